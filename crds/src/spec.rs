@@ -1,0 +1,244 @@
+//! `spec` of a `PaimonMysqlSync`: source table, sink table, batching, parallelism, checkpoints.
+
+use std::collections::BTreeMap;
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{HumanDuration, PaimonMysqlSyncStatus};
+
+/// Keeps one MySQL table continuously equal to one Apache Paimon primary-key table.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "paimonsync.io",
+    version = "v1alpha1",
+    kind = "PaimonMysqlSync",
+    plural = "paimonmysqlsyncs",
+    shortname = "pms",
+    namespaced,
+    status = "PaimonMysqlSyncStatus",
+    scale(
+        spec_replicas_path = ".spec.parallelism",
+        status_replicas_path = ".status.readySlots"
+    ),
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Snapshot","type":"integer","jsonPath":".status.snapshotId"}"#,
+    printcolumn = r#"{"name":"Lag","type":"integer","jsonPath":".status.lagSnapshots"}"#,
+    printcolumn = r#"{"name":"Slots","type":"string","jsonPath":".status.slotsReady"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct PaimonMysqlSyncSpec {
+    pub source: SourceSpec,
+    pub sink: SinkSpec,
+    /// Number of sink slots; slot k owns the buckets b with b mod parallelism == k.
+    #[serde(default = "default_parallelism")]
+    #[schemars(range(min = 1, max = 256))]
+    pub parallelism: u32,
+    #[serde(default)]
+    pub checkpoint: CheckpointSpec,
+    #[serde(default)]
+    pub state: SyncState,
+}
+
+fn default_parallelism() -> u32 {
+    1
+}
+
+/// Where to read: one Paimon primary-key table.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceSpec {
+    /// Warehouse root: `file:///path`, a plain absolute path, or `s3://bucket/prefix`.
+    #[schemars(length(min = 1))]
+    pub warehouse: String,
+    #[schemars(length(min = 1))]
+    pub database: String,
+    #[schemars(length(min = 1))]
+    pub table: String,
+    #[serde(default)]
+    pub scan_mode: ScanMode,
+    /// First snapshot to read with `scanMode: from-snapshot`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub start_snapshot: Option<i64>,
+    /// RFC 3339 instant for `scanMode: from-timestamp`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_timestamp: Option<String>,
+    /// Paimon consumer id: the worker writes `consumer/consumer-<id>` so that snapshots it
+    /// still needs are not expired. Defaults to `pms-<table>` (plus `-slot<k>` when parallel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumer_id: Option<String>,
+    #[serde(default = "default_poll_interval")]
+    pub poll_interval: HumanDuration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s3: Option<S3Spec>,
+}
+
+fn default_poll_interval() -> HumanDuration {
+    HumanDuration::from_secs(1)
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScanMode {
+    /// Full merge-on-read of the latest snapshot, then its changes.
+    #[default]
+    LatestFull,
+    /// Changes only, from the snapshot after the latest.
+    Latest,
+    /// Changes from `startSnapshot` on (that snapshot's own changes included).
+    FromSnapshot,
+    /// Changes from the first snapshot committed at or after `startTimestamp`.
+    FromTimestamp,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct S3Spec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    #[serde(default)]
+    pub path_style: bool,
+    /// Secret with keys `accessKeyId` and `secretAccessKey`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret_ref: Option<SecretRef>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+pub struct SecretRef {
+    #[schemars(length(min = 1))]
+    pub name: String,
+}
+
+/// Where to write: one MySQL/MariaDB table with the same primary key.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SinkSpec {
+    /// `mysql://host:port/database`; standalone, it may carry `user:password@`.
+    #[schemars(regex(pattern = r"^mysql://"))]
+    pub url: String,
+    /// Secret with keys `username` and `password`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret_ref: Option<SecretRef>,
+    #[schemars(length(min = 1))]
+    pub table: String,
+    #[serde(default)]
+    pub columns: ColumnMapping,
+    /// Flush after this many input records (0 = off).
+    #[serde(default = "default_max_rows")]
+    pub max_rows: u32,
+    /// Flush at least this often while changes are buffered (0s = off).
+    #[serde(default = "default_flush_interval")]
+    pub flush_interval: HumanDuration,
+    /// Hard memory bound of the buffer, in bytes: reaching it flushes early.
+    #[serde(default = "default_max_buffer_bytes")]
+    #[schemars(range(min = 65536))]
+    pub max_buffer_bytes: u64,
+    /// Retries of a transient failure (deadlock, lock wait, lost connection).
+    #[serde(default = "default_max_retries")]
+    #[schemars(range(max = 100))]
+    pub max_retries: u32,
+    /// Accept UNIQUE keys on the target besides the one matching the Paimon key. Off by
+    /// default: an upsert that collides on another unique key would update a different row.
+    #[serde(default)]
+    pub allow_extra_unique_keys: bool,
+    #[serde(default)]
+    pub delivery: Delivery,
+    #[serde(default)]
+    pub visibility: Visibility,
+}
+
+fn default_max_rows() -> u32 {
+    1000
+}
+fn default_flush_interval() -> HumanDuration {
+    HumanDuration::from_secs(1)
+}
+fn default_max_buffer_bytes() -> u64 {
+    64 * 1024 * 1024
+}
+fn default_max_retries() -> u32 {
+    3
+}
+
+/// Which Paimon columns go to which MySQL columns. Default: all, by the same name.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ColumnMapping {
+    /// Only these Paimon columns (key columns are always included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+    /// Paimon column name → MySQL column name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub rename: BTreeMap<String, String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Delivery {
+    #[default]
+    AtLeastOnce,
+    ExactlyOnce,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Visibility {
+    #[default]
+    Batch,
+    Snapshot,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointSpec {
+    #[serde(default = "default_checkpoint_interval")]
+    pub interval: HumanDuration,
+    /// Defaults to `configmap` under the operator and `file` standalone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<CheckpointStorage>,
+    /// Checkpoint file path with `storage: file` (default `./pms-checkpoint-<slot>.json`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Keep checkpoint ConfigMaps when the resource is deleted.
+    #[serde(default)]
+    pub retain_on_delete: bool,
+}
+
+impl Default for CheckpointSpec {
+    fn default() -> Self {
+        Self {
+            interval: default_checkpoint_interval(),
+            storage: None,
+            path: None,
+            retain_on_delete: false,
+        }
+    }
+}
+
+fn default_checkpoint_interval() -> HumanDuration {
+    HumanDuration::from_secs(10)
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckpointStorage {
+    Configmap,
+    S3,
+    File,
+    Mysql,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SyncState {
+    #[default]
+    Running,
+    Suspended,
+}

@@ -1,0 +1,295 @@
+//! The worker's resolved configuration: the `PaimonMysqlSync` spec from a YAML file (a bare
+//! `spec` or a whole resource), this process's slot, and credentials from the URL or env.
+
+use std::path::{Path, PathBuf};
+
+use pms_crds::{CheckpointStorage, PaimonMysqlSyncSpec};
+use serde::Deserialize;
+
+use crate::error::{Result, WorkerError};
+
+/// Which share of the buckets this process owns: buckets `b` with `b % slots == slot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Slot {
+    pub slot: u32,
+    pub slots: u32,
+}
+
+impl Slot {
+    pub fn new(slot: u32, slots: u32) -> Result<Self> {
+        if slots == 0 || slot >= slots {
+            return Err(WorkerError::Config(format!(
+                "slot {slot} of {slots} is impossible: use --slot K --slots N with 0 <= K < N"
+            )));
+        }
+        Ok(Self { slot, slots })
+    }
+
+    pub fn owns_bucket(&self, bucket: i32) -> bool {
+        bucket.rem_euclid(self.slots as i32) as u32 == self.slot
+    }
+}
+
+impl std::fmt::Display for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.slot, self.slots)
+    }
+}
+
+/// Everything the worker needs, resolved once at start.
+#[derive(Clone, Debug)]
+pub struct WorkerConfig {
+    pub spec: PaimonMysqlSyncSpec,
+    /// A name for this sync, used in the checkpoint and the progress table.
+    pub sync_name: String,
+    pub slot: Slot,
+    pub mysql: MysqlTarget,
+    pub checkpoint_path: PathBuf,
+    pub consumer_id: String,
+}
+
+/// Connection data for the target. `Debug` never prints the password.
+#[derive(Clone)]
+pub struct MysqlTarget {
+    pub host: String,
+    pub port: u16,
+    pub database: String,
+    pub user: String,
+    pub password: Option<String>,
+}
+
+impl std::fmt::Debug for MysqlTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.redacted_url())
+    }
+}
+
+impl MysqlTarget {
+    /// The URL for logs and errors: user shown, password never.
+    pub fn redacted_url(&self) -> String {
+        format!("mysql://{}@{}:{}/{}", self.user, self.host, self.port, self.database)
+    }
+
+    /// Parses `mysql://[user[:password]@]host[:port]/database`; `MYSQL_USER` and
+    /// `MYSQL_PASSWORD` (e.g. from a Kubernetes Secret) win over the URL's.
+    pub fn from_url(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
+        let parsed = url::Url::parse(url).map_err(|e| {
+            WorkerError::Config(format!("sink.url is not a URL ({e}); write mysql://host:3306/database"))
+        })?;
+        if parsed.scheme() != "mysql" {
+            return Err(WorkerError::Config(format!(
+                "sink.url must start with mysql://, not {}://",
+                parsed.scheme()
+            )));
+        }
+        let host = parsed
+            .host_str()
+            .filter(|h| !h.is_empty())
+            .ok_or_else(|| WorkerError::Config("sink.url has no host: write mysql://host:3306/database".into()))?
+            .to_string();
+        let database = parsed.path().trim_start_matches('/').to_string();
+        if database.is_empty() || database.contains('/') {
+            return Err(WorkerError::Config(
+                "sink.url must name exactly one database: mysql://host:3306/database".into(),
+            ));
+        }
+        let decode = |s: &str| {
+            percent_decode(s).map_err(|_| WorkerError::Config("sink.url has a badly escaped user or password".into()))
+        };
+        let url_user = (!parsed.username().is_empty()).then(|| decode(parsed.username())).transpose()?;
+        let url_password = parsed.password().map(decode).transpose()?;
+        let user = env("MYSQL_USER").or(url_user).unwrap_or_else(|| "root".to_string());
+        let password = env("MYSQL_PASSWORD").or(url_password);
+        Ok(Self { host, port: parsed.port().unwrap_or(3306), database, user, password })
+    }
+}
+
+fn percent_decode(s: &str) -> std::result::Result<String, ()> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = bytes.get(i + 1..i + 3).ok_or(())?;
+            let hex = std::str::from_utf8(hex).map_err(|_| ())?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| ())?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| ())
+}
+
+/// The config file holds either a bare spec or a whole `PaimonMysqlSync` resource.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ConfigFile {
+    Resource { metadata: Option<Metadata>, spec: Box<PaimonMysqlSyncSpec> },
+    Spec(Box<PaimonMysqlSyncSpec>),
+}
+
+#[derive(Deserialize)]
+struct Metadata {
+    name: Option<String>,
+}
+
+impl WorkerConfig {
+    pub fn load(path: &Path, slot: Slot, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| WorkerError::ConfigFile { path: path.display().to_string(), source })?;
+        Self::from_yaml(&text, slot, env, path.parent())
+    }
+
+    pub fn from_yaml(
+        text: &str,
+        slot: Slot,
+        env: &dyn Fn(&str) -> Option<String>,
+        base_dir: Option<&Path>,
+    ) -> Result<Self> {
+        // Parse as a bare spec first when there is no `spec:` key, so the error names the bad field.
+        let value: serde_yaml::Value = serde_yaml::from_str(text)
+            .map_err(|e| WorkerError::Config(format!("the config file is not YAML: {e}")))?;
+        let file = if value.get("spec").is_some() {
+            serde_yaml::from_value::<ConfigFile>(value.clone())
+                .ok()
+                .ok_or(())
+                .or_else(|_| {
+                    let spec: PaimonMysqlSyncSpec = serde_yaml::from_value(value["spec"].clone())
+                        .map_err(|e| WorkerError::Config(format!("spec: {e}")))?;
+                    Ok::<_, WorkerError>(ConfigFile::Spec(Box::new(spec)))
+                })?
+        } else {
+            ConfigFile::Spec(Box::new(
+                serde_yaml::from_value(value).map_err(|e| WorkerError::Config(e.to_string()))?,
+            ))
+        };
+        let (name, spec) = match file {
+            ConfigFile::Resource { metadata, spec } => (metadata.and_then(|m| m.name), *spec),
+            ConfigFile::Spec(spec) => (None, *spec),
+        };
+        let sync_name = env("PMS_SYNC_NAME")
+            .or(name)
+            .unwrap_or_else(|| format!("{}.{}", spec.source.database, spec.source.table));
+        Self::resolve(spec, sync_name, slot, env, base_dir)
+    }
+
+    fn resolve(
+        spec: PaimonMysqlSyncSpec,
+        sync_name: String,
+        slot: Slot,
+        env: &dyn Fn(&str) -> Option<String>,
+        base_dir: Option<&Path>,
+    ) -> Result<Self> {
+        use pms_crds::ScanMode;
+        match spec.source.scan_mode {
+            ScanMode::FromSnapshot if spec.source.start_snapshot.is_none() => {
+                return Err(WorkerError::Config("scanMode from-snapshot needs source.startSnapshot".into()))
+            }
+            ScanMode::FromTimestamp if spec.source.start_timestamp.is_none() => {
+                return Err(WorkerError::Config(
+                    "scanMode from-timestamp needs source.startTimestamp (RFC 3339, e.g. 2026-11-01T00:00:00Z)".into(),
+                ))
+            }
+            _ => {}
+        }
+        match spec.checkpoint.storage {
+            None | Some(CheckpointStorage::File) => {}
+            Some(other) => {
+                return Err(WorkerError::Config(format!(
+                    "checkpoint.storage {other:?} is not available in this worker yet; use storage: file"
+                )))
+            }
+        }
+        let mysql = MysqlTarget::from_url(&spec.sink.url, env)?;
+        let suffix = if slot.slots > 1 { format!(".slot{}-of-{}", slot.slot, slot.slots) } else { String::new() };
+        let checkpoint_path = match &spec.checkpoint.path {
+            Some(p) => PathBuf::from(format!("{p}{suffix}")),
+            None => PathBuf::from(format!("pms-checkpoint-{}{suffix}.json", sanitize(&sync_name))),
+        };
+        // A relative path is relative to the config file, so a sync's files stay together.
+        let checkpoint_path = match base_dir {
+            Some(dir) if checkpoint_path.is_relative() => dir.join(checkpoint_path),
+            _ => checkpoint_path,
+        };
+        let consumer_base = spec
+            .source
+            .consumer_id
+            .clone()
+            .unwrap_or_else(|| format!("pms-{}", sanitize(&sync_name)));
+        let consumer_id =
+            if slot.slots > 1 { format!("{consumer_base}-slot{}", slot.slot) } else { consumer_base };
+        Ok(Self { spec, sync_name, slot, mysql, checkpoint_path, consumer_id })
+    }
+
+    /// `db.table` of the source, for messages.
+    pub fn source_name(&self) -> String {
+        format!("{}.{}", self.spec.source.database, self.spec.source.table)
+    }
+
+    /// `db.table` of the target, for messages.
+    pub fn target_name(&self) -> String {
+        format!("{}.{}", self.mysql.database, self.spec.sink.table)
+    }
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    const MINIMAL: &str = "
+source: {warehouse: /tmp/wh, database: shop, table: orders}
+sink: {url: 'mysql://app:s%40cret@127.0.0.1:3307/serving', table: orders_rt}
+";
+
+    #[test]
+    fn bare_spec_takes_defaults_and_url_credentials() {
+        let cfg = WorkerConfig::from_yaml(MINIMAL, Slot::new(0, 1).unwrap(), &no_env, None).unwrap();
+        assert_eq!(cfg.mysql.user, "app");
+        assert_eq!(cfg.mysql.password.as_deref(), Some("s@cret"));
+        assert_eq!(cfg.mysql.port, 3307);
+        assert_eq!(cfg.spec.sink.max_rows, 1000);
+        assert_eq!(cfg.consumer_id, "pms-shop-orders");
+        assert!(!format!("{:?}", cfg.mysql).contains("cret"), "Debug must not print the password");
+    }
+
+    #[test]
+    fn env_password_wins_and_slots_get_their_own_files() {
+        let env = |k: &str| (k == "MYSQL_PASSWORD").then(|| "from-env".to_string());
+        let cfg = WorkerConfig::from_yaml(MINIMAL, Slot::new(2, 3).unwrap(), &env, None).unwrap();
+        assert_eq!(cfg.mysql.password.as_deref(), Some("from-env"));
+        assert!(cfg.checkpoint_path.to_string_lossy().ends_with(".slot2-of-3.json"));
+        assert_eq!(cfg.consumer_id, "pms-shop-orders-slot2");
+    }
+
+    #[test]
+    fn whole_resource_is_accepted() {
+        let text = format!("apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSync\nmetadata: {{name: o2m}}\nspec:\n{}",
+            MINIMAL.lines().map(|l| format!("  {l}\n")).collect::<String>());
+        let cfg = WorkerConfig::from_yaml(&text, Slot::new(0, 1).unwrap(), &no_env, None).unwrap();
+        assert_eq!(cfg.sync_name, "o2m");
+    }
+
+    #[test]
+    fn unknown_scan_mode_and_bad_slot_are_refused() {
+        let bad = MINIMAL.replace("table: orders}", "table: orders, scanMode: newest}");
+        let err = WorkerConfig::from_yaml(&bad, Slot::new(0, 1).unwrap(), &no_env, None).unwrap_err();
+        assert!(err.to_string().contains("newest"), "{err}");
+        assert!(Slot::new(3, 3).is_err());
+    }
+
+    #[test]
+    fn slot_owns_buckets_modulo() {
+        let s = Slot::new(1, 3).unwrap();
+        assert!(s.owns_bucket(1) && s.owns_bucket(4) && !s.owns_bucket(0) && !s.owns_bucket(5));
+    }
+}

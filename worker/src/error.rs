@@ -1,0 +1,74 @@
+//! Errors of the worker. Each variant says what failed and, where it can, what to do about it.
+
+use thiserror::Error;
+
+pub type Result<T, E = WorkerError> = std::result::Result<T, E>;
+
+#[derive(Debug, Error)]
+pub enum WorkerError {
+    #[error("configuration: {0}")]
+    Config(String),
+
+    #[error("reading config file {path}: {source}")]
+    ConfigFile {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("Paimon table {table}: {message}")]
+    Source { table: String, message: String },
+
+    #[error("Paimon table {table}: {source}")]
+    Paimon {
+        table: String,
+        #[source]
+        source: paimon::Error,
+    },
+
+    #[error(
+        "Paimon snapshot {needed} of {table} has expired (the earliest kept is {earliest}); \
+         the changes between them are gone, so this slot can't resume. Recover with a rebuild: \
+         delete the checkpoint ({checkpoint}) and start again with scanMode latest-full, \
+         and set a consumerId so Paimon keeps the snapshots a running sync still needs"
+    )]
+    SnapshotExpired {
+        table: String,
+        needed: i64,
+        earliest: i64,
+        checkpoint: String,
+    },
+
+    #[error("MySQL target {table} is not fit for this sync:\n  - {}", problems.join("\n  - "))]
+    Validation { table: String, problems: Vec<String> },
+
+    #[error("{0}")]
+    Data(String),
+
+    #[error("MySQL {action} on {table} failed{key}: {source}")]
+    Sink {
+        action: &'static str,
+        table: String,
+        /// ` for key (…)` when the failing row is known.
+        key: String,
+        #[source]
+        source: mysql_async::Error,
+    },
+
+    #[error("MySQL connection to {url}: {source}")]
+    Connect {
+        url: String,
+        #[source]
+        source: mysql_async::Error,
+    },
+
+    #[error("checkpoint {location}: {message}")]
+    Checkpoint { location: String, message: String },
+
+    #[error("admin endpoint {addr}: {source}")]
+    Admin {
+        addr: String,
+        #[source]
+        source: std::io::Error,
+    },
+}

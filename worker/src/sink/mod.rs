@@ -1,0 +1,208 @@
+//! The MySQL sink: validates the target once, then writes each flush as one transaction of
+//! multi-row deletes and upserts, retrying what is transient.
+
+pub mod layout;
+mod retry;
+pub mod statements;
+pub mod target_schema;
+
+use std::time::Instant;
+
+use mysql_async::prelude::*;
+use mysql_async::{Conn, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, TxOpts, Value};
+use tracing::{info, warn};
+
+use crate::buffer::Batch;
+use crate::config::WorkerConfig;
+use crate::error::{Result, WorkerError};
+use crate::metrics::Metrics;
+use layout::{plan_layout, suggested_create_table, Layout, SourceColumn};
+use statements::{chunk_ranges, wire_bytes, Dialect, Statements};
+use target_schema::TargetTable;
+
+/// Rows per statement at most; larger statements gain little and hold locks longer.
+const MAX_ROWS_PER_STATEMENT: usize = 4096;
+
+pub struct MysqlSink {
+    pool: Pool,
+    target: String,
+    layout: Layout,
+    statements: Statements,
+    max_statement_bytes: usize,
+    max_retries: u32,
+    metrics: Metrics,
+}
+
+impl MysqlSink {
+    /// Connects and validates the target table against the Paimon columns; writes nothing.
+    pub async fn open(cfg: &WorkerConfig, source: &[SourceColumn], metrics: Metrics) -> Result<Self> {
+        let target = cfg.target_name();
+        let m = &cfg.mysql;
+        let opts = OptsBuilder::default()
+            .ip_or_hostname(m.host.clone())
+            .tcp_port(m.port)
+            .user(Some(m.user.clone()))
+            .pass(m.password.clone())
+            .db_name(Some(m.database.clone()))
+            .stmt_cache_size(64)
+            // Values are computed in UTC and must be stored as such; strict mode turns a value
+            // that doesn't fit into an error instead of a silently truncated row.
+            .init(vec![
+                "SET SESSION time_zone = '+00:00'",
+                "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'",
+            ])
+            .pool_opts(PoolOpts::default().with_constraints(PoolConstraints::new(1, 2).expect("1 <= 2")));
+        let pool = Pool::new(opts);
+        let connect_err = |source| WorkerError::Connect { url: m.redacted_url(), source };
+        let mut conn = pool.get_conn().await.map_err(connect_err)?;
+        let (version, max_packet): (String, u64) = conn
+            .query_first("SELECT VERSION(), @@max_allowed_packet")
+            .await
+            .map_err(connect_err)?
+            .unwrap_or_default();
+        let dialect = Dialect::from_version(&version);
+        let table = TargetTable::load(&mut conn, &cfg.spec.sink.table).await.map_err(connect_err)?;
+        let Some(table) = table else {
+            return Err(WorkerError::Validation {
+                table: target,
+                problems: vec![format!(
+                    "the table does not exist in database {:?}; create it first, for example:\n{}",
+                    m.database,
+                    suggested_create_table(&cfg.spec.sink.table, source, &cfg.spec.sink.columns)
+                )],
+            });
+        };
+        let layout = plan_layout(source, &cfg.spec.sink.columns, &table, cfg.spec.sink.allow_extra_unique_keys)
+            .map_err(|problems| WorkerError::Validation { table: target.clone(), problems })?;
+        for w in &layout.warnings {
+            warn!(table = %target, "{w}");
+        }
+        info!(table = %target, server = %version, ?dialect, max_allowed_packet = max_packet, columns = layout.columns.len(), "MySQL target validated");
+        let statements = Statements::new(&cfg.spec.sink.table, &layout, dialect);
+        Ok(Self {
+            pool,
+            target,
+            layout,
+            statements,
+            // Leave room for the SQL text and protocol framing.
+            max_statement_bytes: (max_packet as usize).saturating_sub(64 * 1024).clamp(64 * 1024, 16 << 20),
+            max_retries: cfg.spec.sink.max_retries,
+            metrics,
+        })
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Writes one flush in one transaction: deletes first (they may free unique values the
+    /// upserts need), then upserts. Transient failures retry the whole transaction.
+    pub async fn write(&self, batch: &Batch) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let mut attempt = 0;
+        loop {
+            match self.try_write(batch).await {
+                Ok(()) => break,
+                Err(failure) if retry::is_transient(&failure.error) && attempt < self.max_retries => {
+                    attempt += 1;
+                    self.metrics.retries.inc();
+                    let wait = retry::backoff(attempt);
+                    warn!(table = %self.target, attempt, max_retries = self.max_retries, wait_ms = wait.as_millis() as u64, error = %failure.error, "transient MySQL failure, retrying the flush");
+                    tokio::time::sleep(wait).await;
+                }
+                Err(failure) => {
+                    return Err(WorkerError::Sink {
+                        action: failure.action,
+                        table: self.target.clone(),
+                        key: failure.key.map(|k| format!(" for key ({k})")).unwrap_or_default(),
+                        source: failure.error,
+                    })
+                }
+            }
+        }
+        self.metrics.observe_flush(batch, started.elapsed());
+        Ok(())
+    }
+
+    async fn try_write(&self, batch: &Batch) -> std::result::Result<(), Failure> {
+        let mut conn = self.pool.get_conn().await.map_err(|e| Failure::new("connect", e))?;
+        let mut tx = conn.start_transaction(TxOpts::default()).await.map_err(|e| Failure::new("begin", e))?;
+        let key_rows: Vec<Vec<&Value>> =
+            batch.deletes.iter().map(|r| self.layout.key_positions.iter().map(|&i| &r[i]).collect()).collect();
+        self.run_chunks(&mut tx, "delete", &key_rows, |n| self.statements.delete(n)).await?;
+        let rows: Vec<Vec<&Value>> = batch.upserts.iter().map(|r| r.iter().collect()).collect();
+        self.run_chunks(&mut tx, "upsert", &rows, |n| self.statements.upsert(n)).await?;
+        tx.commit().await.map_err(|e| Failure::new("commit", e))
+    }
+
+    async fn run_chunks(
+        &self,
+        tx: &mut mysql_async::Transaction<'_>,
+        action: &'static str,
+        rows: &[Vec<&Value>],
+        sql_for: impl Fn(usize) -> String,
+    ) -> std::result::Result<(), Failure> {
+        let params_per_row = rows.first().map_or(1, Vec::len);
+        let ranges = chunk_ranges(rows.len(), params_per_row, MAX_ROWS_PER_STATEMENT, self.max_statement_bytes, |i| {
+            rows[i].iter().map(|v| wire_bytes(v)).sum()
+        });
+        for range in ranges {
+            let chunk = &rows[range];
+            let params: Vec<Value> = chunk.iter().flat_map(|r| r.iter().map(|v| (*v).clone())).collect();
+            if let Err(error) = tx.exec_drop(sql_for(chunk.len()), Params::Positional(params)).await {
+                let key = if retry::is_transient(&error) { None } else { self.locate_failing_row(tx, chunk, &sql_for).await };
+                return Err(Failure { action, error, key });
+            }
+        }
+        Ok(())
+    }
+
+    /// After a data error in a multi-row statement, finds the row that fails, so the error
+    /// can name its key. The transaction is rolled back afterwards anyway.
+    async fn locate_failing_row(
+        &self,
+        tx: &mut mysql_async::Transaction<'_>,
+        chunk: &[Vec<&Value>],
+        sql_for: &impl Fn(usize) -> String,
+    ) -> Option<String> {
+        let sql = sql_for(1);
+        for row in chunk {
+            let params: Vec<Value> = row.iter().map(|v| (*v).clone()).collect();
+            if tx.exec_drop(sql.as_str(), Params::Positional(params)).await.is_err() {
+                let key: Vec<String> = if row.len() == self.statements.key_len() {
+                    row.iter().map(|v| v.as_sql(false)).collect()
+                } else {
+                    self.layout.key_positions.iter().map(|&i| row[i].as_sql(false)).collect()
+                };
+                return Some(key.join(", "));
+            }
+        }
+        None
+    }
+
+    /// Runs a query on a pooled connection (tests and the demo use it to look at the target).
+    pub async fn conn(&self) -> Result<Conn> {
+        self.pool.get_conn().await.map_err(|source| WorkerError::Connect { url: self.target.clone(), source })
+    }
+
+    pub async fn close(self) {
+        if let Err(e) = self.pool.disconnect().await {
+            warn!(error = %e, "closing the MySQL pool");
+        }
+    }
+}
+
+struct Failure {
+    action: &'static str,
+    error: mysql_async::Error,
+    key: Option<String>,
+}
+
+impl Failure {
+    fn new(action: &'static str, error: mysql_async::Error) -> Self {
+        Self { action, error, key: None }
+    }
+}

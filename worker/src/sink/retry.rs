@@ -1,0 +1,40 @@
+//! Which MySQL failures are worth retrying, and how long to wait before the next try.
+
+use std::time::Duration;
+
+/// Deadlock (1213), lock wait timeout (1205) and a lost or gone connection (2006, 2013, I/O)
+/// pass with a retry; everything else (bad data, missing privileges, …) fails fast.
+pub fn is_transient(err: &mysql_async::Error) -> bool {
+    match err {
+        mysql_async::Error::Server(e) => matches!(e.code, 1205 | 1213 | 2006 | 2013 | 1927 | 1053),
+        mysql_async::Error::Io(_) => true,
+        mysql_async::Error::Driver(d) => matches!(
+            d,
+            mysql_async::DriverError::ConnectionClosed | mysql_async::DriverError::PoolDisconnected
+        ),
+        _ => false,
+    }
+}
+
+/// Exponential backoff from 100 ms, capped at 5 s.
+pub fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis((100u64 << attempt.min(6)).min(5_000))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(code: u16) -> mysql_async::Error {
+        mysql_async::Error::Server(mysql_async::ServerError { code, message: String::new(), state: String::new() })
+    }
+
+    #[test]
+    fn classification() {
+        assert!(is_transient(&server(1213)));
+        assert!(is_transient(&server(1205)));
+        assert!(!is_transient(&server(1264)), "out of range is a data error");
+        assert!(!is_transient(&server(1045)), "access denied is permanent");
+        assert!(backoff(0) < backoff(1) && backoff(20) == Duration::from_secs(5));
+    }
+}

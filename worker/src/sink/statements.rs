@@ -1,0 +1,208 @@
+//! SQL text for multi-row upserts and deletes, and how to cut a batch into statements.
+
+use std::ops::Range;
+
+use mysql_async::Value;
+
+use super::layout::{quote_ident, Layout};
+
+/// How `ON DUPLICATE KEY UPDATE` refers to the incoming row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dialect {
+    /// MySQL ≥ 8.0.19: `VALUES (…) AS new ON DUPLICATE KEY UPDATE c = new.c` (VALUES() is deprecated there).
+    RowAlias,
+    /// MariaDB and older MySQL: `c = VALUES(c)`.
+    ValuesFunction,
+}
+
+impl Dialect {
+    /// From `SELECT VERSION()`, e.g. `8.0.36` or `10.11.6-MariaDB-0+deb12u1`.
+    pub fn from_version(version: &str) -> Self {
+        if version.to_ascii_lowercase().contains("mariadb") {
+            return Dialect::ValuesFunction;
+        }
+        let nums: Vec<u32> = version
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|s| !s.is_empty())
+            .take(3)
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        match nums.as_slice() {
+            [major, minor, patch, ..] if (*major, *minor, *patch) >= (8, 0, 19) => Dialect::RowAlias,
+            _ => Dialect::ValuesFunction,
+        }
+    }
+}
+
+/// The statements of one target table.
+#[derive(Clone, Debug)]
+pub struct Statements {
+    table: String,
+    columns: Vec<String>,
+    non_key: Vec<String>,
+    key: Vec<String>,
+    dialect: Dialect,
+}
+
+/// MySQL's limit on placeholders in one prepared statement.
+pub const MAX_PLACEHOLDERS: usize = 65_535;
+
+impl Statements {
+    pub fn new(table: &str, layout: &Layout, dialect: Dialect) -> Self {
+        let quoted: Vec<String> = layout.columns.iter().map(|c| quote_ident(&c.mysql)).collect();
+        Self {
+            table: quote_ident(table),
+            non_key: layout.columns.iter().zip(&quoted).filter(|(c, _)| !c.is_key).map(|(_, q)| q.clone()).collect(),
+            key: layout.key_positions.iter().map(|&i| quoted[i].clone()).collect(),
+            columns: quoted,
+            dialect,
+        }
+    }
+
+    pub fn key_len(&self) -> usize {
+        self.key.len()
+    }
+
+    pub fn column_len(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// `INSERT … VALUES (?,…),… ON DUPLICATE KEY UPDATE …` for `rows` rows.
+    pub fn upsert(&self, rows: usize) -> String {
+        let tuple = placeholders(self.columns.len());
+        let mut sql = format!("INSERT INTO {} ({}) VALUES ", self.table, self.columns.join(", "));
+        push_repeated(&mut sql, &tuple, rows);
+        // With only key columns there is nothing to update; assigning a key to itself is a no-op.
+        let updates: &[String] = if self.non_key.is_empty() { &self.key[..1] } else { &self.non_key };
+        match self.dialect {
+            Dialect::RowAlias => {
+                sql.push_str(" AS new ON DUPLICATE KEY UPDATE ");
+                sql.push_str(&updates.iter().map(|c| format!("{c} = new.{c}")).collect::<Vec<_>>().join(", "));
+            }
+            Dialect::ValuesFunction => {
+                sql.push_str(" ON DUPLICATE KEY UPDATE ");
+                sql.push_str(&updates.iter().map(|c| format!("{c} = VALUES({c})")).collect::<Vec<_>>().join(", "));
+            }
+        }
+        sql
+    }
+
+    /// `DELETE … WHERE (k1, k2) IN ((?, ?), …)` for `rows` keys.
+    pub fn delete(&self, rows: usize) -> String {
+        let mut sql = if self.key.len() == 1 {
+            format!("DELETE FROM {} WHERE {} IN ", self.table, self.key[0])
+        } else {
+            format!("DELETE FROM {} WHERE ({}) IN ", self.table, self.key.join(", "))
+        };
+        if self.key.len() == 1 {
+            sql.push('(');
+            sql.push_str(&vec!["?"; rows].join(", "));
+            sql.push(')');
+        } else {
+            sql.push('(');
+            push_repeated(&mut sql, &placeholders(self.key.len()), rows);
+            sql.push(')');
+        }
+        sql
+    }
+}
+
+fn placeholders(n: usize) -> String {
+    format!("({})", vec!["?"; n].join(", "))
+}
+
+fn push_repeated(sql: &mut String, tuple: &str, rows: usize) {
+    sql.reserve(rows * (tuple.len() + 2));
+    for i in 0..rows {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        sql.push_str(tuple);
+    }
+}
+
+/// Bytes a value takes in the binary protocol, roughly (length prefix included).
+pub fn wire_bytes(v: &Value) -> usize {
+    match v {
+        Value::NULL => 1,
+        Value::Bytes(b) => b.len() + 9,
+        Value::Date(..) => 12,
+        Value::Time(..) => 13,
+        _ => 9,
+    }
+}
+
+/// Cuts `rows` into ranges that each fit one statement: at most `max_rows` rows, at most
+/// `MAX_PLACEHOLDERS` parameters and about `max_bytes` of parameter data.
+pub fn chunk_ranges<'a>(
+    rows: usize,
+    params_per_row: usize,
+    max_rows: usize,
+    max_bytes: usize,
+    row_bytes: impl Fn(usize) -> usize + 'a,
+) -> Vec<Range<usize>> {
+    let max_rows = max_rows.min(MAX_PLACEHOLDERS / params_per_row.max(1)).max(1);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < rows {
+        let mut end = start;
+        let mut bytes = 0;
+        while end < rows && end - start < max_rows {
+            let b = row_bytes(end);
+            if end > start && bytes + b > max_bytes {
+                break;
+            }
+            bytes += b;
+            end += 1;
+        }
+        out.push(start..end);
+        start = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::{Encoding, Precision};
+    use crate::sink::layout::ColumnPlan;
+
+    fn layout(keys: &[&str], others: &[&str]) -> Layout {
+        let mut columns = Vec::new();
+        for (k, is_key) in keys.iter().map(|k| (k, true)).chain(others.iter().map(|o| (o, false))) {
+            columns.push(ColumnPlan { paimon: k.to_string(), mysql: k.to_string(), encoding: Encoding::Native, precision: Precision::default(), is_key });
+        }
+        Layout { key_positions: (0..keys.len()).collect(), columns, warnings: vec![] }
+    }
+
+    #[test]
+    fn dialect_by_server_version() {
+        assert_eq!(Dialect::from_version("10.11.6-MariaDB-0+deb12u1"), Dialect::ValuesFunction);
+        assert_eq!(Dialect::from_version("8.0.18"), Dialect::ValuesFunction);
+        assert_eq!(Dialect::from_version("8.0.19"), Dialect::RowAlias);
+        assert_eq!(Dialect::from_version("8.4.2-commercial"), Dialect::RowAlias);
+        assert_eq!(Dialect::from_version("5.7.44-log"), Dialect::ValuesFunction);
+    }
+
+    #[test]
+    fn upsert_and_delete_sql() {
+        let s = Statements::new("orders", &layout(&["id"], &["amount"]), Dialect::ValuesFunction);
+        assert_eq!(
+            s.upsert(2),
+            "INSERT INTO `orders` (`id`, `amount`) VALUES (?, ?), (?, ?) ON DUPLICATE KEY UPDATE `amount` = VALUES(`amount`)"
+        );
+        assert_eq!(s.delete(3), "DELETE FROM `orders` WHERE `id` IN (?, ?, ?)");
+        let c = Statements::new("t", &layout(&["a", "b"], &[]), Dialect::RowAlias);
+        assert_eq!(c.upsert(1), "INSERT INTO `t` (`a`, `b`) VALUES (?, ?) AS new ON DUPLICATE KEY UPDATE `a` = new.`a`");
+        assert_eq!(c.delete(2), "DELETE FROM `t` WHERE (`a`, `b`) IN ((?, ?), (?, ?))");
+    }
+
+    #[test]
+    fn chunks_respect_rows_placeholders_and_bytes() {
+        assert_eq!(chunk_ranges(10, 2, 4, 1 << 20, |_| 10), vec![0..4, 4..8, 8..10]);
+        assert_eq!(chunk_ranges(70_000, 1, 100_000, usize::MAX, |_| 1).len(), 2);
+        assert_eq!(chunk_ranges(5, 1, 100, 25, |_| 10), vec![0..2, 2..4, 4..5]);
+        // One row bigger than the budget still goes, alone.
+        assert_eq!(chunk_ranges(2, 1, 100, 5, |_| 10), vec![0..1, 1..2]);
+    }
+}

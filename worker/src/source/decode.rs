@@ -1,0 +1,95 @@
+//! Record batches → keyed changes in the sink's column order.
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, RecordBatch};
+use mysql_async::Value;
+
+use crate::buffer::{encode_key, Change, ChangeKind};
+use crate::convert::column_values;
+use crate::error::{Result, WorkerError};
+use crate::sink::layout::Layout;
+
+const ROW_KIND: &str = "rowkind";
+const SEQUENCE: &str = "_SEQUENCE_NUMBER";
+
+/// Row kinds as Paimon names them; `-U` (the before-image of an update) is ignored because
+/// the `+U` that follows carries the new row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowKind {
+    Insert,
+    UpdateBefore,
+    UpdateAfter,
+    Delete,
+}
+
+impl RowKind {
+    fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "+I" => RowKind::Insert,
+            "-U" => RowKind::UpdateBefore,
+            "+U" => RowKind::UpdateAfter,
+            "-D" => RowKind::Delete,
+            _ => return None,
+        })
+    }
+
+    pub fn label(&self) -> &'static str {
+        match self {
+            RowKind::Insert => "+I",
+            RowKind::UpdateBefore => "-U",
+            RowKind::UpdateAfter => "+U",
+            RowKind::Delete => "-D",
+        }
+    }
+}
+
+/// One decoded change, ready for the buffer.
+pub struct Decoded {
+    pub key: Vec<u8>,
+    pub kind: RowKind,
+    pub change: Change,
+}
+
+/// Decodes a batch: the full read has no `rowkind` (all inserts), change reads do.
+/// `snapshot_id` and the row's sequence number order changes of one key.
+pub fn decode_batch(batch: &RecordBatch, layout: &Layout, snapshot_id: i64, table: &str) -> Result<Vec<Decoded>> {
+    let n = batch.num_rows();
+    let mut columns: Vec<std::vec::IntoIter<Value>> = Vec::with_capacity(layout.columns.len());
+    for c in &layout.columns {
+        let array = batch.column_by_name(&c.paimon).ok_or_else(|| {
+            WorkerError::Data(format!("Paimon table {table}: column {:?} is missing from the read (schema changed?)", c.paimon))
+        })?;
+        let values = column_values(array, c.encoding, c.precision)
+            .map_err(|e| WorkerError::Data(format!("Paimon table {table}, column {:?}: {e}", c.paimon)))?;
+        columns.push(values.into_iter());
+    }
+    let kinds = batch.column_by_name(ROW_KIND).map(|a| a.as_string::<i32>().clone());
+    let sequences = batch.column_by_name(SEQUENCE).and_then(|a| a.as_primitive_opt::<Int64Type>().cloned());
+    let mut out = Vec::with_capacity(n);
+    let mut key_buf = Vec::new();
+    for i in 0..n {
+        let row: Vec<Value> = columns.iter_mut().map(|c| c.next().unwrap_or(Value::NULL)).collect();
+        let kind = match &kinds {
+            Some(k) => RowKind::parse(k.value(i))
+                .ok_or_else(|| WorkerError::Data(format!("Paimon table {table}: unknown row kind {:?}", k.value(i))))?,
+            None => RowKind::Insert,
+        };
+        let key_values: Vec<&Value> = layout.key_positions.iter().map(|&p| &row[p]).collect();
+        if let Some(pos) = key_values.iter().position(|v| **v == Value::NULL) {
+            return Err(WorkerError::Data(format!(
+                "Paimon table {table}, snapshot {snapshot_id}: NULL in key column {:?}; a NULL key can't identify a MySQL row, \
+                 so the sync stops here without writing this change",
+                layout.columns[layout.key_positions[pos]].paimon
+            )));
+        }
+        encode_key(&key_values, &mut key_buf);
+        let sequence = sequences.as_ref().filter(|s| !s.is_null(i)).map_or(0, |s| s.value(i));
+        let change_kind = match kind {
+            RowKind::Delete | RowKind::UpdateBefore => ChangeKind::Delete,
+            RowKind::Insert | RowKind::UpdateAfter => ChangeKind::Upsert,
+        };
+        out.push(Decoded { key: key_buf.clone(), kind, change: Change { kind: change_kind, row, order: (snapshot_id, sequence) } });
+    }
+    Ok(out)
+}

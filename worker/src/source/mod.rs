@@ -1,0 +1,181 @@
+//! Reading Paimon with the `paimon` crate: the full merge-on-read of one snapshot and the
+//! changes of each later snapshot, restricted to this slot's buckets.
+
+mod consumer;
+pub mod decode;
+
+use std::collections::HashMap;
+
+use paimon::table::{IncrementalPlan, IncrementalScanMode, IncrementalSplit, Table};
+use paimon::{CatalogFactory, CatalogOptions, Options};
+use pms_crds::SourceSpec;
+use tracing::debug;
+
+use crate::config::Slot;
+use crate::error::{Result, WorkerError};
+use crate::sink::layout::SourceColumn;
+
+pub use paimon::table::ArrowRecordBatchStream;
+
+/// An open Paimon table, seen by one slot.
+pub struct PaimonSource {
+    table: Table,
+    name: String,
+    slot: Slot,
+    columns: Vec<SourceColumn>,
+}
+
+/// A full read of one snapshot: its rows (all `+I`) and how many to expect (for progress).
+pub struct FullRead {
+    pub snapshot_id: i64,
+    pub expected_rows: u64,
+    pub batches: ArrowRecordBatchStream,
+}
+
+impl PaimonSource {
+    pub async fn open(spec: &SourceSpec, slot: Slot) -> Result<Self> {
+        let name = format!("{}.{}", spec.database, spec.table);
+        let mut options = Options::new();
+        options.set(CatalogOptions::WAREHOUSE, warehouse_uri(&spec.warehouse));
+        if let Some(s3) = &spec.s3 {
+            for (k, v) in s3_options(s3) {
+                options.set(k, v);
+            }
+        }
+        let paimon_err = |source| WorkerError::Paimon { table: name.clone(), source };
+        let catalog = CatalogFactory::create(options).await.map_err(paimon_err)?;
+        let table = catalog
+            .get_table(&paimon::catalog::Identifier::new(spec.database.clone(), spec.table.clone()))
+            .await
+            .map_err(|e| WorkerError::Source {
+                table: name.clone(),
+                message: format!("can't open the table in warehouse {} ({e}); check source.warehouse, database and table", spec.warehouse),
+            })?;
+        // Ask for the sequence number with every change, so the buffer can order changes of one key.
+        let table = table.copy_with_options(HashMap::from([(
+            "table-read.sequence-number.enabled".to_string(),
+            "true".to_string(),
+        )]));
+        let schema = table.schema();
+        // The full primary key (partition fields included) is what identifies a row in MySQL.
+        let keys: Vec<String> = schema.primary_keys().to_vec();
+        if schema.primary_keys().is_empty() {
+            return Err(WorkerError::Source {
+                table: name,
+                message: "has no primary key; only primary-key tables can be synced to MySQL".into(),
+            });
+        }
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| SourceColumn {
+                name: f.name().to_string(),
+                data_type: f.data_type().clone(),
+                is_key: keys.iter().any(|k| k == f.name()),
+            })
+            .collect();
+        Ok(Self { table, name, slot, columns })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn columns(&self) -> &[SourceColumn] {
+        &self.columns
+    }
+
+    fn err(&self, source: paimon::Error) -> WorkerError {
+        WorkerError::Paimon { table: self.name.clone(), source }
+    }
+
+    pub async fn latest_snapshot(&self) -> Result<Option<i64>> {
+        self.table.snapshot_manager().get_latest_snapshot_id().await.map_err(|e| self.err(e))
+    }
+
+    pub async fn earliest_snapshot(&self) -> Result<Option<i64>> {
+        self.table.snapshot_manager().earliest_snapshot_id().await.map_err(|e| self.err(e))
+    }
+
+    /// The first snapshot committed at or after `millis` since the epoch.
+    pub async fn snapshot_at_or_after(&self, millis: i64) -> Result<Option<i64>> {
+        let snapshot = self.table.snapshot_manager().later_or_equal_time_millis(millis).await.map_err(|e| self.err(e))?;
+        Ok(snapshot.map(|s| s.id()))
+    }
+
+    /// Merge-on-read of the latest snapshot, this slot's buckets only.
+    pub async fn full_read(&self) -> Result<FullRead> {
+        let builder = self.table.new_read_builder();
+        let plan = builder.new_scan().plan().await.map_err(|e| self.err(e))?;
+        let snapshot_id = plan.snapshot_id().ok_or_else(|| WorkerError::Source {
+            table: self.name.clone(),
+            message: "the full read found no snapshot".into(),
+        })?;
+        let splits: Vec<_> = plan.splits().iter().filter(|s| self.slot.owns_bucket(s.bucket())).cloned().collect();
+        let expected_rows = splits.iter().map(|s| s.merged_row_count().unwrap_or_else(|| s.row_count()).max(0) as u64).sum();
+        debug!(table = %self.name, snapshot_id, splits = splits.len(), expected_rows, "planned full read");
+        let read = builder.new_read().map_err(|e| self.err(e))?;
+        let batches = read.to_arrow(&splits).map_err(|e| self.err(e))?;
+        Ok(FullRead { snapshot_id, expected_rows, batches })
+    }
+
+    /// The changes committed by one snapshot (delta files for `changelog-producer=none`,
+    /// changelog files otherwise), with a leading `rowkind` and `_SEQUENCE_NUMBER` column.
+    pub async fn changes(&self, snapshot_id: i64) -> Result<ArrowRecordBatchStream> {
+        let builder = self.table.new_read_builder();
+        let plan = builder
+            .new_incremental_scan(IncrementalScanMode::Auto, snapshot_id - 1, snapshot_id)
+            .plan()
+            .await
+            .map_err(|e| self.err(e))?;
+        let splits: Vec<IncrementalSplit> = plan
+            .splits()
+            .iter()
+            .filter(|s| match s {
+                IncrementalSplit::Data(d) => self.slot.owns_bucket(d.bucket()),
+                IncrementalSplit::DiffPair { .. } => true,
+            })
+            .cloned()
+            .collect();
+        debug!(table = %self.name, snapshot_id, mode = ?plan.mode(), splits = splits.len(), "planned snapshot changes");
+        let plan = IncrementalPlan::new(plan.mode(), splits);
+        let read = builder.new_read().map_err(|e| self.err(e))?;
+        read.to_audit_log_arrow(&plan).map_err(|e| self.err(e))
+    }
+
+    /// Tells Paimon's snapshot expiration that this consumer still needs `next_snapshot` on.
+    pub async fn write_consumer(&self, consumer_id: &str, next_snapshot: i64) -> Result<()> {
+        consumer::write(&self.table, consumer_id, next_snapshot).await.map_err(|e| self.err(e))
+    }
+}
+
+/// Accepts `file:///path`, `/path` and `s3://…` warehouses.
+fn warehouse_uri(warehouse: &str) -> String {
+    if warehouse.starts_with('/') {
+        format!("file://{warehouse}")
+    } else {
+        warehouse.to_string()
+    }
+}
+
+/// The catalog options for an S3 warehouse; keys come from env (`AWS_ACCESS_KEY_ID`,
+/// `AWS_SECRET_ACCESS_KEY`), which the operator fills from the referenced Secret.
+fn s3_options(s3: &pms_crds::S3Spec) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Some(e) = &s3.endpoint {
+        out.push(("s3.endpoint".to_string(), e.clone()));
+    }
+    if let Some(r) = &s3.region {
+        out.push(("s3.region".to_string(), r.clone()));
+    }
+    if s3.path_style {
+        out.push(("s3.path.style.access".to_string(), "true".to_string()));
+    }
+    if let Ok(k) = std::env::var("AWS_ACCESS_KEY_ID") {
+        out.push(("s3.access-key".to_string(), k));
+    }
+    if let Ok(k) = std::env::var("AWS_SECRET_ACCESS_KEY") {
+        out.push(("s3.secret-key".to_string(), k));
+    }
+    out
+}
