@@ -1,1 +1,17 @@
-//! Test harness: starts MariaDB, writes Paimon tables with the reference writers, runs the worker.
+//! Test harness: a real MariaDB (started by `scripts/with-mariadb.sh`), Paimon tables written
+//! by Apache Paimon's own Java implementation (`scripts/paimon-java.sh`), and the worker binary.
+//!
+//! The core check of every scenario: after the worker caught up to snapshot S, the MySQL table
+//! (`SELECT … ORDER BY key`) equals the reference reader's batch read of S, value by value.
+
+pub mod compare;
+pub mod mysql;
+pub mod paimon;
+pub mod worker;
+
+use std::path::PathBuf;
+
+/// The repository root (tests run with the package dir as cwd).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}

@@ -61,7 +61,6 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             error!("{e}");
-            eprintln!("pms-worker: error: {e}");
             ExitCode::FAILURE
         }
     }

@@ -111,12 +111,35 @@ impl PaimonSource {
             table: self.name.clone(),
             message: "the full read found no snapshot".into(),
         })?;
-        let splits: Vec<_> = plan.splits().iter().filter(|s| self.slot.owns_bucket(s.bucket())).cloned().collect();
+        let mut splits: Vec<_> = plan.splits().iter().filter(|s| self.slot.owns_bucket(s.bucket())).cloned().collect();
+        if let Some(max_level) = self.full_compaction_max_level() {
+            splits = splits.iter().map(|s| max_level_only(s, max_level)).collect::<paimon::Result<_>>().map_err(|e| self.err(e))?;
+        }
         let expected_rows = splits.iter().map(|s| s.merged_row_count().unwrap_or_else(|| s.row_count()).max(0) as u64).sum();
         debug!(table = %self.name, snapshot_id, splits = splits.len(), expected_rows, "planned full read");
         let read = builder.new_read().map_err(|e| self.err(e))?;
         let batches = read.to_arrow(&splits).map_err(|e| self.err(e))?;
         Ok(FullRead { snapshot_id, expected_rows, batches })
+    }
+
+    /// With `changelog-producer=full-compaction`, each changelog is the difference between the
+    /// files of the highest level before and after a full compaction. Rows only in lower levels
+    /// (not yet compacted) are neither "before" nor visible as changes until that compaction,
+    /// so the full read must take the highest level alone, or a row inserted and deleted
+    /// between two compactions would never be deleted in MySQL. (Flink's latest-full reads all
+    /// levels and has exactly that gap.)
+    fn full_compaction_max_level(&self) -> Option<i32> {
+        let options = self.table.schema().options();
+        let producer = options.get("changelog-producer").map(|s| s.to_ascii_lowercase());
+        if producer.as_deref() != Some("full-compaction") {
+            return None;
+        }
+        let num_levels = options
+            .get("num-levels")
+            .and_then(|v| v.parse::<i32>().ok())
+            .or_else(|| options.get("num-sorted-run.compaction-trigger").and_then(|v| v.parse::<i32>().ok()).map(|t| t + 1))
+            .unwrap_or(6);
+        Some(num_levels - 1)
     }
 
     /// The changes committed by one snapshot (delta files for `changelog-producer=none`,
@@ -147,6 +170,23 @@ impl PaimonSource {
     pub async fn write_consumer(&self, consumer_id: &str, next_snapshot: i64) -> Result<()> {
         consumer::write(&self.table, consumer_id, next_snapshot).await.map_err(|e| self.err(e))
     }
+}
+
+/// The same split with only the files of `level` (and their deletion vectors).
+fn max_level_only(split: &paimon::table::DataSplit, level: i32) -> paimon::Result<paimon::table::DataSplit> {
+    let keep: Vec<usize> = split.data_files().iter().enumerate().filter(|(_, f)| f.level == level).map(|(i, _)| i).collect();
+    let mut builder = paimon::table::DataSplit::builder()
+        .with_snapshot(split.snapshot_id())
+        .with_partition(split.partition().clone())
+        .with_bucket(split.bucket())
+        .with_bucket_path(split.bucket_path().to_string())
+        .with_total_buckets(split.total_buckets())
+        .with_data_files(keep.iter().map(|&i| split.data_files()[i].clone()).collect())
+        .with_raw_convertible(split.raw_convertible());
+    if let Some(dv) = split.data_deletion_files() {
+        builder = builder.with_data_deletion_files(keep.iter().map(|&i| dv[i].clone()).collect());
+    }
+    builder.build()
 }
 
 /// Accepts `file:///path`, `/path` and `s3://…` warehouses.

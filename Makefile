@@ -1,0 +1,39 @@
+# paimon-mysql-sync — see README.md. Caches: cargo target in ~/.cache/pms/target, Maven in ~/.m2.
+SHELL := /bin/bash
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
+
+.PHONY: demo test unit fixtures build release crds check clean
+
+## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
+demo: release
+	scripts/demo.sh
+
+## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables.
+test: build fixtures
+	scripts/with-mariadb.sh cargo test --workspace --no-fail-fast
+
+## Unit tests only (no servers needed).
+unit:
+	cargo test --workspace --lib --bins
+
+build:
+	cargo build --workspace --bins
+
+release:
+	cargo build --release -p pms-worker
+
+## The Java reference writer/reader used by the tests.
+fixtures:
+	scripts/paimon-java.sh latest /nonexistent db t >/dev/null 2>&1 || true
+	@test -f tests/paimon-java/target/pms-paimon-fixtures.jar || { echo "building the Paimon Java fixtures failed: run scripts/paimon-java.sh by hand to see why" >&2; exit 1; }
+
+## Regenerate the CRD YAML from the Rust types.
+crds:
+	cargo run -q -p pms-crds --bin crdgen > crds/paimonmysqlsync.yaml
+
+check:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+
+clean:
+	cargo clean

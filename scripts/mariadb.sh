@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# A throw-away MariaDB server on a free loopback port.
+#   scripts/mariadb.sh start DIR   → starts it (data, socket, pid and port under DIR), prints the port
+#   scripts/mariadb.sh stop DIR    → stops it by pid and removes DIR
+# A user pms/pms with all privileges is created for TCP clients.
+set -euo pipefail
+
+cmd=${1:?usage: mariadb.sh start|stop DIR}
+dir=${2:?usage: mariadb.sh start|stop DIR}
+
+find_bin() {
+  for b in "$@"; do
+    if command -v "$b" >/dev/null 2>&1; then command -v "$b"; return 0; fi
+    for d in /usr/sbin /usr/bin; do [ -x "$d/$b" ] && { echo "$d/$b"; return 0; }; done
+  done
+  return 1
+}
+
+case "$cmd" in
+start)
+  server=$(find_bin mariadbd mysqld) || { echo "mariadb.sh: no MariaDB server found; install it with: apt-get install -y mariadb-server" >&2; exit 1; }
+  install_db=$(find_bin mariadb-install-db mysql_install_db) || { echo "mariadb.sh: mariadb-install-db missing (apt-get install -y mariadb-server)" >&2; exit 1; }
+  client=$(find_bin mariadb mysql) || { echo "mariadb.sh: mariadb client missing (apt-get install -y mariadb-client)" >&2; exit 1; }
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  user_opt=()
+  [ "$(id -u)" = 0 ] && user_opt=(--user=root)
+  "$install_db" --no-defaults "${user_opt[@]}" --datadir="$dir/data" --auth-root-authentication-method=normal \
+    --skip-test-db >"$dir/install.log" 2>&1 || { cat "$dir/install.log" >&2; exit 1; }
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+  "$server" --no-defaults "${user_opt[@]}" --datadir="$dir/data" --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" \
+    --port="$port" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$dir/error.log" \
+    --innodb-buffer-pool-size=256M --innodb-flush-log-at-trx-commit=2 --max-connections=500 \
+    --max-allowed-packet=64M --character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci \
+    >"$dir/stdout.log" 2>&1 &
+  echo $! >"$dir/server.pid"
+  echo "$port" >"$dir/port"
+  for _ in $(seq 1 300); do
+    if "$client" --no-defaults -uroot --socket="$dir/mysqld.sock" -e "SELECT 1" >/dev/null 2>&1; then
+      "$client" --no-defaults -uroot --socket="$dir/mysqld.sock" -e \
+        "CREATE USER IF NOT EXISTS 'pms'@'%' IDENTIFIED BY 'pms'; GRANT ALL ON *.* TO 'pms'@'%' WITH GRANT OPTION; FLUSH PRIVILEGES;"
+      echo "$port"
+      exit 0
+    fi
+    if ! kill -0 "$(cat "$dir/server.pid")" 2>/dev/null; then
+      echo "mariadb.sh: the server exited during start:" >&2; tail -20 "$dir/error.log" >&2; exit 1
+    fi
+    sleep 0.1
+  done
+  echo "mariadb.sh: the server did not answer within 30 s:" >&2; tail -20 "$dir/error.log" >&2; exit 1
+  ;;
+stop)
+  if [ -f "$dir/server.pid" ]; then
+    pid=$(cat "$dir/server.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -rf "$dir"
+  ;;
+*) echo "usage: mariadb.sh start|stop DIR" >&2; exit 2 ;;
+esac

@@ -1,0 +1,106 @@
+//! A fresh database per test on the run's MariaDB server.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use mysql_async::prelude::*;
+use mysql_async::{Opts, OptsBuilder, Pool, Row};
+use serde_json::Value as Json;
+
+use crate::compare::ColumnType;
+
+pub struct TestDb {
+    pub name: String,
+    pub port: u16,
+    pool: Pool,
+}
+
+/// The port of the MariaDB server started by `scripts/with-mariadb.sh`.
+pub fn server_port() -> u16 {
+    let port = std::env::var("PMS_TEST_MYSQL_PORT").unwrap_or_else(|_| {
+        panic!(
+            "PMS_TEST_MYSQL_PORT is not set: these tests need a real MariaDB server. \
+             Run them with `make test` (or `scripts/with-mariadb.sh cargo test`), which starts one."
+        )
+    });
+    port.parse().expect("PMS_TEST_MYSQL_PORT is a port number")
+}
+
+fn opts(port: u16, db: Option<&str>) -> Opts {
+    OptsBuilder::default()
+        .ip_or_hostname("127.0.0.1")
+        .tcp_port(port)
+        .user(Some("pms"))
+        .pass(Some("pms"))
+        .db_name(db)
+        .init(vec!["SET SESSION time_zone = '+00:00'"])
+        .into()
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+impl TestDb {
+    /// Creates `pms_<test>_<pid>_<n>`, so no two tests (or runs) share a database.
+    pub async fn new(test: &str) -> Self {
+        let port = server_port();
+        let name = format!("pms_{}_{}_{}", test, std::process::id(), COUNTER.fetch_add(1, Ordering::SeqCst));
+        let admin = Pool::new(opts(port, None));
+        let mut conn = admin.get_conn().await.unwrap_or_else(|e| panic!("can't reach MariaDB on port {port}: {e}"));
+        conn.query_drop(format!("CREATE DATABASE `{name}` CHARACTER SET utf8mb4")).await.expect("create database");
+        drop(conn);
+        admin.disconnect().await.ok();
+        Self { pool: Pool::new(opts(port, Some(&name))), name, port }
+    }
+
+    /// A sink URL with credentials, as a standalone user would write it.
+    pub fn url(&self) -> String {
+        format!("mysql://pms:pms@127.0.0.1:{}/{}", self.port, self.name)
+    }
+
+    pub async fn exec(&self, sql: &str) {
+        let mut conn = self.pool.get_conn().await.expect("connect");
+        conn.query_drop(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+
+    pub async fn count(&self, table: &str) -> i64 {
+        let mut conn = self.pool.get_conn().await.expect("connect");
+        conn.query_first(format!("SELECT COUNT(*) FROM `{table}`")).await.expect("count").unwrap_or(0)
+    }
+
+    pub async fn query_strings(&self, sql: &str) -> Vec<Vec<Option<String>>> {
+        let mut conn = self.pool.get_conn().await.expect("connect");
+        let rows: Vec<Row> = conn.query(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        rows.into_iter()
+            .map(|r| {
+                (0..r.len())
+                    .map(|i| match r.as_ref(i) {
+                        Some(mysql_async::Value::NULL) | None => None,
+                        Some(mysql_async::Value::Bytes(b)) => Some(String::from_utf8_lossy(b).into_owned()),
+                        Some(v) => Some(v.as_sql(true).trim_matches('\'').to_string()),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The table's rows in the reference encoding (see `compare`), ordered by the key columns.
+    pub async fn rows(&self, table: &str, columns: &[(String, ColumnType)], key: &[String]) -> Vec<Vec<Json>> {
+        let select: Vec<String> = columns.iter().map(|(name, ty)| ty.select_expr(&format!("`{name}`"))).collect();
+        let order: Vec<String> = key.iter().map(|k| format!("`{k}`")).collect();
+        let sql = format!("SELECT {} FROM `{table}` ORDER BY {}", select.join(", "), order.join(", "));
+        let mut conn = self.pool.get_conn().await.expect("connect");
+        let rows: Vec<Row> = conn.query(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        rows.into_iter()
+            .map(|r| {
+                columns
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (_, ty))| match r.as_ref(i) {
+                        Some(mysql_async::Value::NULL) | None => Json::Null,
+                        Some(mysql_async::Value::Bytes(b)) => ty.from_mysql_text(b),
+                        Some(other) => panic!("text protocol returned {other:?}"),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+}

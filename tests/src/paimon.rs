@@ -1,0 +1,123 @@
+//! Paimon tables written and read by Apache Paimon's Java implementation
+//! (`scripts/paimon-java.sh`, a small Maven project under `tests/paimon-java`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value as Json};
+
+use crate::compare::ColumnType;
+use crate::repo_root;
+
+/// A throw-away warehouse holding one table.
+pub struct Table {
+    dir: tempfile::TempDir,
+    pub database: String,
+    pub name: String,
+    /// `(name, type)` from the create section of the script.
+    pub columns: Vec<(String, String)>,
+    pub primary_keys: Vec<String>,
+}
+
+impl Table {
+    /// Creates the table with the reference writer. `create` is the script's create section:
+    /// `{"columns": [{"name", "type"}], "primaryKeys": [...], "partitionKeys": [...], "options": {...}}`.
+    pub fn create(create: Json) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let columns = create["columns"]
+            .as_array()
+            .expect("columns")
+            .iter()
+            .map(|c| (c["name"].as_str().unwrap().to_string(), c["type"].as_str().unwrap().to_string()))
+            .collect();
+        let primary_keys = create["primaryKeys"].as_array().expect("primaryKeys").iter().map(|k| k.as_str().unwrap().to_string()).collect();
+        let table = Self { dir, database: "db".into(), name: "t".into(), columns, primary_keys };
+        table.run_script(json!({"create": create, "commits": []}));
+        table
+    }
+
+    pub fn warehouse(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn table_dir(&self) -> PathBuf {
+        self.dir.path().join(format!("{}.db", self.database)).join(&self.name)
+    }
+
+    /// Commits rows (`[["+I", [values…]], …]`), one commit per call. Returns the latest snapshot.
+    pub fn commit(&self, rows: &[(&str, Json)]) -> i64 {
+        let rows: Vec<Json> = rows.iter().map(|(kind, values)| json!({"kind": kind, "values": values})).collect();
+        self.commits(vec![json!({"rows": rows})])
+    }
+
+    /// Runs several commit steps (`{"rows": …}`, `{"compact": "full"}`, `{"generate": …}`).
+    pub fn commits(&self, commits: Vec<Json>) -> i64 {
+        let out = self.run_script(json!({"commits": commits}));
+        out.lines()
+            .filter_map(|l| serde_json::from_str::<Json>(l).ok())
+            .filter_map(|j| j["snapshot"].as_i64())
+            .last()
+            .unwrap_or_else(|| self.latest())
+    }
+
+    pub fn compact(&self) -> i64 {
+        self.commits(vec![json!({"compact": "full"})])
+    }
+
+    fn run_script(&self, mut script: Json) -> String {
+        script["warehouse"] = json!(self.warehouse());
+        script["database"] = json!(self.database);
+        script["table"] = json!(self.name);
+        let file = self.dir.path().join(".script.json");
+        std::fs::write(&file, serde_json::to_vec_pretty(&script).unwrap()).unwrap();
+        paimon_java(&["write", file.to_str().unwrap()])
+    }
+
+    pub fn latest(&self) -> i64 {
+        let out = paimon_java(&["latest", self.warehouse().to_str().unwrap(), &self.database, &self.name]);
+        out.trim().parse().unwrap_or_else(|_| panic!("latest snapshot: {out}"))
+    }
+
+    pub fn expire(&self, retain_max: u32) {
+        paimon_java(&["expire", self.warehouse().to_str().unwrap(), &self.database, &self.name, "--retain-max", &retain_max.to_string()]);
+    }
+
+    /// The reference batch read of a snapshot (default latest), sorted by primary key.
+    pub fn read(&self, snapshot: Option<i64>) -> Vec<Vec<Json>> {
+        let wh = self.warehouse().to_str().unwrap().to_string();
+        let mut args = vec!["read".to_string(), wh, self.database.clone(), self.name.clone()];
+        if let Some(s) = snapshot {
+            args.push("--snapshot".into());
+            args.push(s.to_string());
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        paimon_java(&args)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str::<Vec<Json>>(l).unwrap_or_else(|e| panic!("reference row {l}: {e}")))
+            .collect()
+    }
+
+    /// Columns with their comparison type, optionally renamed/excluded like the sink does.
+    pub fn compare_columns(&self) -> Vec<(String, ColumnType)> {
+        self.columns.iter().map(|(n, t)| (n.clone(), ColumnType::parse(t))).collect()
+    }
+}
+
+/// Runs the Java reference tool; a failure is a test failure with its output.
+pub fn paimon_java(args: &[&str]) -> String {
+    let script = repo_root().join("scripts/paimon-java.sh");
+    let out = Command::new(&script)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("can't run {} ({e}); it needs Java 17 and Maven", script.display()));
+    if !out.status.success() {
+        panic!(
+            "paimon-java.sh {} failed:\n{}\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

@@ -1,0 +1,133 @@
+//! Resume, crash and stop: the final state always equals the reference read.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use pms_tests::mysql::TestDb;
+use pms_tests::worker::SyncConfig;
+use serde_json::json;
+
+fn records_read(stderr: &str) -> u64 {
+    let line = stderr.lines().rev().find(|l| l.contains("records_read")).expect("summary line");
+    let plain: String = line.chars().filter(|c| !c.is_control()).collect();
+    let after = plain.split("records_read").nth(1).unwrap();
+    after.trim_start_matches(|c: char| !c.is_ascii_digit()).split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+}
+
+#[tokio::test]
+async fn resume_after_once_reads_only_new_snapshots() {
+    let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 300, "+I", 0)]);
+    let db = TestDb::new("resume").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::new(&t, &db.url(), "orders", "", "");
+    let first = cfg.run_once(&[]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(records_read(&stderr(&first)), 300);
+    // Nothing new: nothing read, nothing changes.
+    let idle = cfg.run_once(&[]);
+    assert_eq!(records_read(&stderr(&idle)), 0, "{}", stderr(&idle));
+    t.commits(vec![generate_step(1, 10, 3, "+U", 1), generate_step(2, 5, 7, "-D", 0)]);
+    let second = cfg.run_once(&[]);
+    assert!(second.status.success());
+    assert_eq!(records_read(&stderr(&second)), 15, "only the two new snapshots are read");
+    assert_synced(&t, &db, "orders", None).await;
+    let cp: serde_json::Value = serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
+    assert_eq!(cp["epoch"], 3, "every start bumps the epoch");
+}
+
+/// kill -9 while a continuous run is writing, more commits, then resume: same final state.
+#[tokio::test]
+async fn kill_9_during_a_continuous_run_then_resume() {
+    let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 2000, "+I", 0)]);
+    let db = TestDb::new("kill9").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::new(&t, &db.url(), "orders", "maxRows: 50", "");
+    std::fs::write(&cfg.path, std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 200ms\n").unwrap();
+    let mut child = cfg.spawn(&[]);
+    // Commit while the worker runs, then kill it in the middle of the work.
+    for salt in 1..=3 {
+        t.commits(vec![generate_step(salt, 400, 5, "+U", salt), generate_step(salt + 10, 50, 37, "-D", 0)]);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    child.kill().expect("kill -9");
+    child.wait().unwrap();
+    t.commits(vec![generate(5000, 100, "+I", 0), generate_step(1, 20, 1, "-D", 0)]);
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+}
+
+/// SIGTERM: flush, checkpoint the latest snapshot, exit 0.
+#[tokio::test]
+async fn sigterm_flushes_checkpoints_and_exits_cleanly() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 100, "+I", 0)]);
+    let db = TestDb::new("sigterm").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::new(&t, &db.url(), "orders", "flushInterval: 1h\nmaxRows: 0", "");
+    let mut child = cfg.spawn(&["--admin-addr", "127.0.0.1:0"]);
+    let latest = t.commits(vec![generate_step(1, 30, 2, "+U", 9)]);
+    // Wait until the run has seen the latest snapshot (it flushes when caught up).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while db.count("orders").await < 100 {
+        assert!(Instant::now() < deadline, "the continuous run did not catch up");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "SIGTERM did not stop the worker");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "a stop on SIGTERM exits 0");
+    let cp: serde_json::Value = serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
+    assert_eq!(cp["snapshotId"], latest);
+    assert_synced(&t, &db, "orders", None).await;
+}
+
+/// The admin endpoint serves Prometheus metrics and health while the worker runs.
+#[tokio::test]
+async fn metrics_and_health_endpoint() {
+    let t = orders_table(json!({"bucket": "1"}), false);
+    t.commits(vec![generate(1, 50, "+I", 0), generate_step(1, 10, 1, "+U", 1)]);
+    let db = TestDb::new("metrics").await;
+    db.exec(ORDERS_DDL).await;
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let cfg = SyncConfig::new(&t, &db.url(), "orders", "", "");
+    let mut child = cfg.spawn(&["--admin-addr", &format!("127.0.0.1:{port}")]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let metrics = loop {
+        let body = http_get(port, "/metrics");
+        if body.as_deref().is_some_and(|b| b.contains("pms_current_snapshot{") && !b.contains("pms_current_snapshot{slot=\"0\",sync=\"db.t\"} 0")) {
+            break body.unwrap();
+        }
+        assert!(Instant::now() < deadline, "no metrics: {body:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(http_get(port, "/healthz").unwrap().contains("ok"));
+    assert!(http_get(port, "/readyz").unwrap().contains("ready"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for needle in ["pms_records_read_total{kind=\"+I\"", "pms_rows_written_total{op=\"upsert\"", "pms_flush_duration_seconds_bucket", "pms_snapshots_behind", "pms_reduce_ratio"] {
+        assert!(metrics.contains(needle), "missing {needle} in:\n{metrics}");
+    }
+}
+
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    write!(s, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").ok()?;
+    let mut body = String::new();
+    s.read_to_string(&mut body).ok()?;
+    Some(body)
+}

@@ -1,0 +1,79 @@
+//! Every Paimon type, with NULLs and extremes, arrives value for value (process TZ irrelevant).
+
+mod common;
+
+use common::*;
+use pms_tests::mysql::TestDb;
+use pms_tests::paimon::Table;
+use pms_tests::worker::SyncConfig;
+use serde_json::json;
+
+const COLUMNS: &[(&str, &str, &str)] = &[
+    ("id", "BIGINT NOT NULL", "BIGINT NOT NULL PRIMARY KEY"),
+    ("b", "BOOLEAN", "BOOLEAN"),
+    ("ti", "TINYINT", "TINYINT"),
+    ("si", "SMALLINT", "SMALLINT"),
+    ("i", "INT", "INT"),
+    ("bi", "BIGINT", "BIGINT"),
+    ("f", "FLOAT", "FLOAT"),
+    ("d", "DOUBLE", "DOUBLE"),
+    ("dec38", "DECIMAL(38, 10)", "DECIMAL(38,10)"),
+    ("dec5", "DECIMAL(5, 2)", "DECIMAL(5,2)"),
+    ("c", "CHAR(5)", "CHAR(5)"),
+    ("vc", "VARCHAR(20)", "VARCHAR(20)"),
+    ("s", "STRING", "LONGTEXT"),
+    ("bin", "BINARY(4)", "BINARY(4)"),
+    ("vb", "VARBINARY(10)", "VARBINARY(10)"),
+    ("by", "BYTES", "LONGBLOB"),
+    ("dt", "DATE", "DATE"),
+    ("tm", "TIME(3)", "TIME(3)"),
+    ("ts0", "TIMESTAMP(0)", "DATETIME"),
+    ("ts3", "TIMESTAMP(3)", "DATETIME(3)"),
+    ("ts6", "TIMESTAMP(6)", "DATETIME(6)"),
+    ("ts9", "TIMESTAMP(9)", "VARCHAR(29)"),
+    ("ltz", "TIMESTAMP(6) WITH LOCAL TIME ZONE", "DATETIME(6)"),
+    ("arr", "ARRAY<INT>", "JSON"),
+    ("m", "MAP<STRING, INT>", "JSON"),
+    ("r", "ROW<x INT, y STRING>", "JSON"),
+];
+
+#[tokio::test]
+async fn every_type_with_nulls_and_extremes() {
+    let table = Table::create(json!({
+        "columns": COLUMNS.iter().map(|(n, t, _)| json!({"name": n, "type": t})).collect::<Vec<_>>(),
+        "primaryKeys": ["id"], "partitionKeys": [],
+        "options": {"bucket": "1", "changelog-producer": "input"}
+    }));
+    let max = json!([1, true, 127, 32767, 2147483647i64, i64::MAX, 3.4028235e38, 1.7976931348623157e308,
+        "9999999999999999999999999999.9999999999", "999.99", "abcde", "ＵＮＩＣＯＤＥ✓", "emoji 😀 𝄞 中文",
+        "ffffffff", "00ff00ff00ff00ff00ff", "deadbeef", "9999-12-31", "23:59:59.999",
+        "9999-12-31 23:59:59", "9999-12-31 23:59:59.999", "9999-12-31 23:59:59.999999", "2024-01-02 03:04:05.123456789",
+        "2038-01-19 03:14:07.999999", [1, null, 3], {"a": 1, "ключ": null}, {"x": 7, "y": "nested 😀"}]);
+    let min = json!([2, false, -128, -32768, -2147483648i64, i64::MIN, -1.17549435e-38, -2.2250738585072014e-308,
+        "-9999999999999999999999999999.9999999999", "-999.99", "", "", "",
+        "00000000", "", "", "1000-01-01", "00:00:00.000",
+        "1000-01-01 00:00:00", "1000-01-01 00:00:00.001", "1000-01-01 00:00:00.000001",
+        // TIMESTAMP(7..9) is read as Arrow nanoseconds, which only span 1677..2262 (see README, limits).
+        "1700-01-01 00:00:00.000000001",
+        "1970-01-01 00:00:00.000001", [], {}, {"x": null, "y": null}]);
+    let nulls: Vec<serde_json::Value> = std::iter::once(json!(3)).chain((1..COLUMNS.len()).map(|_| serde_json::Value::Null)).collect();
+    table.commits(vec![json!({"rows": [{"kind": "+I", "values": max}, {"kind": "+I", "values": min}, {"kind": "+I", "values": nulls}]})]);
+    let db = TestDb::new("types").await;
+    let ddl: Vec<String> = COLUMNS.iter().map(|(n, _, m)| format!("`{n}` {m}")).collect();
+    db.exec(&format!("CREATE TABLE t ({}) DEFAULT CHARSET = utf8mb4", ddl.join(", "))).await;
+    let cfg = SyncConfig::new(&table, &db.url(), "t", "", "");
+    // A far-from-UTC process time zone must not shift any value.
+    let out = cfg.command(&["--once"]).env("TZ", "Pacific/Kiritimati").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_synced(&table, &db, "t", None).await;
+
+    // The same values arriving as changes (+U of every row, from the changelog).
+    let mut updated = table.read(None);
+    for row in &mut updated {
+        row[1] = json!(row[1].as_bool().map(|b| !b));
+    }
+    table.commits(vec![json!({"rows": updated.iter().map(|v| json!({"kind": "+U", "values": v})).collect::<Vec<_>>()})]);
+    let out = cfg.command(&["--once"]).env("TZ", "America/St_Johns").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_synced(&table, &db, "t", None).await;
+}

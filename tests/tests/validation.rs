@@ -1,0 +1,196 @@
+//! Bad input stops the worker before its first write, with a message that says what to do.
+
+mod common;
+
+use common::*;
+use pms_tests::mysql::TestDb;
+use pms_tests::paimon::Table;
+use pms_tests::worker::SyncConfig;
+use serde_json::json;
+
+fn orders() -> Table {
+    let t = orders_table(json!({"bucket": "1"}), false);
+    t.commits(vec![generate(1, 20, "+I", 0)]);
+    t
+}
+
+/// Runs `--once` against a target created by `ddl`; expects failure naming every `needles`, and an empty table.
+async fn refused(table: &Table, name: &str, ddl: Option<&str>, sink_extra: &str, needles: &[&str]) -> String {
+    let db = TestDb::new(name).await;
+    if let Some(ddl) = ddl {
+        db.exec(ddl).await;
+    }
+    let cfg = SyncConfig::new(table, &db.url(), "orders", sink_extra, "");
+    let out = cfg.run_once(&[]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{name}: expected a refusal, got success:\n{err}");
+    for n in needles {
+        assert!(err.contains(n), "{name}: the error should mention {n:?}:\n{err}");
+    }
+    if ddl.is_some() {
+        assert_eq!(db.count("orders").await, 0, "{name}: nothing may be written");
+    }
+    assert!(!err.contains(":pms@"), "the password must never be logged");
+    err
+}
+
+#[tokio::test]
+async fn every_unfit_target_is_refused_before_writing() {
+    let t = orders();
+    refused(&t, "missing_table", None, "", &["does not exist", "CREATE TABLE `orders`", "PRIMARY KEY (`id`)"]).await;
+    refused(
+        &t,
+        "no_key",
+        Some("CREATE TABLE orders (id BIGINT NOT NULL, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3))"),
+        "",
+        &["needs a PRIMARY KEY", "no PRIMARY KEY or UNIQUE key"],
+    )
+    .await;
+    refused(
+        &t,
+        "wrong_key",
+        Some("CREATE TABLE orders (id BIGINT NOT NULL, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), PRIMARY KEY (id, status))"),
+        "",
+        &["exactly the Paimon key (`id`)", "PRIMARY(id, status)"],
+    )
+    .await;
+    refused(
+        &t,
+        "extra_unique",
+        Some("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), UNIQUE KEY uk_status (status))"),
+        "",
+        &["uk_status", "allowExtraUniqueKeys"],
+    )
+    .await;
+    refused(
+        &t,
+        "missing_column",
+        Some("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), updated_at DATETIME(3))"),
+        "",
+        &["\"status\" has no MySQL column", "sink.columns.exclude"],
+    )
+    .await;
+    refused(
+        &t,
+        "unmapped_not_null",
+        Some("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), owner VARCHAR(10) NOT NULL)"),
+        "",
+        &["\"owner\" is NOT NULL without a default"],
+    )
+    .await;
+    refused(
+        &t,
+        "narrow_types",
+        Some("CREATE TABLE orders (id INT NOT NULL PRIMARY KEY, amount DECIMAL(6,1), status VARCHAR(64) CHARACTER SET utf8mb3, updated_at DATETIME)"),
+        "",
+        &["\"id\": Paimon BIGINT", "\"amount\"", "scale 1 < 2", "utf8mb4", "fraction digits 0 < 3"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn extra_unique_key_can_be_accepted_explicitly() {
+    let t = orders();
+    let db = TestDb::new("extra_unique_ok").await;
+    db.exec("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), UNIQUE KEY uk_upd (updated_at))").await;
+    let cfg = SyncConfig::new(&t, &db.url(), "orders", "allowExtraUniqueKeys: true", "");
+    let out = cfg.run_once(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("uk_upd"), "the risk is still logged as a warning");
+    assert_synced(&t, &db, "orders", None).await;
+}
+
+#[tokio::test]
+async fn columns_can_be_renamed_and_excluded() {
+    let t = orders();
+    let db = TestDb::new("mapping").await;
+    db.exec("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount_usd DECIMAL(10,2), updated_at DATETIME(3))").await;
+    let cfg = SyncConfig::new(&t, &db.url(), "orders", "columns: {exclude: [status], rename: {amount: amount_usd}}", "");
+    cfg.sync_once(&[]);
+    let reference = t.read(None);
+    let mysql = db.query_strings("SELECT id, amount_usd FROM orders ORDER BY id").await;
+    assert_eq!(mysql.len(), reference.len());
+    for (r, m) in reference.iter().zip(&mysql) {
+        assert_eq!(m[0].as_deref(), Some(r[0].to_string().as_str()));
+        assert_eq!(m[1].as_deref(), r[1].as_str());
+    }
+}
+
+#[tokio::test]
+async fn bad_credentials_are_reported_without_the_password() {
+    let t = orders();
+    let db = TestDb::new("bad_credentials").await;
+    db.exec(ORDERS_DDL).await;
+    let url = db.url().replace("pms:pms@", "pms:wrong-secret@");
+    let cfg = SyncConfig::new(&t, &url, "orders", "", "");
+    let out = cfg.run_once(&[]);
+    let err = stderr(&out);
+    assert!(!out.status.success());
+    assert!(err.contains("Access denied") && err.contains("mysql://pms@127.0.0.1"), "{err}");
+    assert!(!err.contains("wrong-secret"), "the password must never be logged:\n{err}");
+    // MYSQL_PASSWORD from the environment wins over the URL's.
+    let out = cfg.command(&["--once"]).env("MYSQL_PASSWORD", "pms").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_synced(&t, &db, "orders", None).await;
+}
+
+#[tokio::test]
+async fn expired_resume_snapshot_is_an_error_that_names_it() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 20, "+I", 0)]);
+    let db = TestDb::new("expired").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::new(&t, &db.url(), "orders", "", "");
+    cfg.sync_once(&[]);
+    // Four more snapshots, then expire all but the newest two: snapshot 2 (the next to read) is gone.
+    for i in 0..4 {
+        t.commits(vec![generate(100 + i * 10, 5, "+I", 0)]);
+    }
+    t.expire(2);
+    let before = db.count("orders").await;
+    let out = cfg.run_once(&[]);
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("snapshot 2 of db.t has expired") && err.contains("rebuild"), "{err}");
+    assert_eq!(db.count("orders").await, before, "nothing is written past an expired snapshot");
+}
+
+#[tokio::test]
+async fn corrupt_checkpoint_and_corrupt_data_file_stop_with_context() {
+    let t = orders();
+    let db = TestDb::new("corrupt").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::new(&t, &db.url(), "orders", "", "");
+    std::fs::write(cfg.checkpoint_path(0, 1), b"{\"snapshotId\": ").unwrap();
+    let out = cfg.run_once(&[]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("is corrupt") && stderr(&out).contains("checkpoint.json"), "{}", stderr(&out));
+    std::fs::remove_file(cfg.checkpoint_path(0, 1)).unwrap();
+
+    // Truncate every data file: the read fails, nothing is written, no checkpoint advances.
+    for entry in walk(&t.table_dir()) {
+        if entry.extension().is_some_and(|e| e == "parquet") {
+            let bytes = std::fs::read(&entry).unwrap();
+            std::fs::write(&entry, &bytes[..bytes.len() / 2]).unwrap();
+        }
+    }
+    let out = cfg.run_once(&[]);
+    assert!(!out.status.success(), "a corrupt data file must fail the run");
+    assert!(stderr(&out).contains("db.t"), "{}", stderr(&out));
+    assert_eq!(db.count("orders").await, 0);
+    let cp = std::fs::read_to_string(cfg.checkpoint_path(0, 1)).unwrap_or_default();
+    assert!(!cp.contains("incremental"), "no checkpoint may claim the failed read: {cp}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
