@@ -11,9 +11,8 @@ use serde_json::json;
 
 fn records_read(stderr: &str) -> u64 {
     let line = stderr.lines().rev().find(|l| l.contains("records_read")).expect("summary line");
-    let plain: String = line.chars().filter(|c| !c.is_control()).collect();
-    let after = plain.split("records_read").nth(1).unwrap();
-    after.trim_start_matches(|c: char| !c.is_ascii_digit()).split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    let value = line.split("records_read=").nth(1).expect("records_read=N");
+    value.split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
 }
 
 #[tokio::test]
@@ -96,7 +95,7 @@ async fn sigterm_flushes_checkpoints_and_exits_cleanly() {
 #[tokio::test]
 async fn metrics_and_health_endpoint() {
     let t = orders_table(json!({"bucket": "1"}), false);
-    t.commits(vec![generate(1, 50, "+I", 0), generate_step(1, 10, 1, "+U", 1)]);
+    let latest = t.commits(vec![generate(1, 50, "+I", 0), generate_step(1, 10, 1, "+U", 1)]);
     let db = TestDb::new("metrics").await;
     db.exec(ORDERS_DDL).await;
     let port = {
@@ -108,14 +107,17 @@ async fn metrics_and_health_endpoint() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let metrics = loop {
         let body = http_get(port, "/metrics");
-        if body.as_deref().is_some_and(|b| b.contains("pms_current_snapshot{") && !b.contains("pms_current_snapshot{slot=\"0\",sync=\"db.t\"} 0")) {
+        let current = body.as_deref().and_then(|b| {
+            b.lines().find(|l| l.starts_with("pms_current_snapshot{")).and_then(|l| l.rsplit(' ').next()?.parse::<i64>().ok())
+        });
+        let ready = http_get(port, "/readyz").is_some_and(|r| r.contains("200 OK"));
+        if current == Some(latest) && ready {
             break body.unwrap();
         }
         assert!(Instant::now() < deadline, "no metrics: {body:?}");
         std::thread::sleep(Duration::from_millis(100));
     };
     assert!(http_get(port, "/healthz").unwrap().contains("ok"));
-    assert!(http_get(port, "/readyz").unwrap().contains("ready"));
     child.kill().unwrap();
     child.wait().unwrap();
     for needle in ["pms_records_read_total{kind=\"+I\"", "pms_rows_written_total{op=\"upsert\"", "pms_flush_duration_seconds_bucket", "pms_snapshots_behind", "pms_reduce_ratio"] {

@@ -142,11 +142,17 @@ async fn expired_resume_snapshot_is_an_error_that_names_it() {
     db.exec(ORDERS_DDL).await;
     let cfg = SyncConfig::new(&t, &db.url(), "orders", "", "");
     cfg.sync_once(&[]);
-    // Four more snapshots, then expire all but the newest two: snapshot 2 (the next to read) is gone.
+    // Four more snapshots, then expire all but the newest two.
     for i in 0..4 {
         t.commits(vec![generate(100 + i * 10, 5, "+I", 0)]);
     }
+    // The worker's consumer file (nextSnapshot = 2) keeps Paimon from expiring what it still needs.
     t.expire(2);
+    assert!(t.table_dir().join("snapshot/snapshot-2").exists(), "the consumer file must protect snapshot 2");
+    // Without it (e.g. after consumer.expiration-time), snapshot 2 expires: the next read must fail loudly.
+    std::fs::remove_file(t.table_dir().join("consumer/consumer-pms-db-t")).unwrap();
+    t.expire(2);
+    assert!(!t.table_dir().join("snapshot/snapshot-2").exists());
     let before = db.count("orders").await;
     let out = cfg.run_once(&[]);
     let err = stderr(&out);
