@@ -45,6 +45,7 @@ impl RowKind {
 }
 
 /// One decoded change, ready for the buffer.
+#[derive(Debug)]
 pub struct Decoded {
     pub key: Vec<u8>,
     pub kind: RowKind,
@@ -92,4 +93,53 @@ pub fn decode_batch(batch: &RecordBatch, layout: &Layout, snapshot_id: i64, tabl
         out.push(Decoded { key: key_buf.clone(), kind, change: Change { kind: change_kind, row, order: (snapshot_id, sequence) } });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{ArrayRef, Int64Array, StringArray};
+
+    use super::*;
+    use crate::convert::{Encoding, Precision};
+    use crate::sink::layout::ColumnPlan;
+
+    fn layout() -> Layout {
+        let col = |name: &str, is_key| ColumnPlan {
+            paimon: name.into(),
+            mysql: name.into(),
+            encoding: Encoding::Native,
+            precision: Precision::default(),
+            is_key,
+        };
+        Layout { columns: vec![col("id", true), col("v", false)], key_positions: vec![0], warnings: vec![] }
+    }
+
+    fn batch(kinds: Vec<&str>, ids: Vec<Option<i64>>) -> RecordBatch {
+        let n = ids.len();
+        RecordBatch::try_from_iter(vec![
+            ("rowkind", Arc::new(StringArray::from(kinds)) as ArrayRef),
+            ("_SEQUENCE_NUMBER", Arc::new(Int64Array::from((0..n as i64).collect::<Vec<_>>())) as ArrayRef),
+            ("id", Arc::new(Int64Array::from(ids)) as ArrayRef),
+            ("v", Arc::new(StringArray::from(vec![Some("x"); n])) as ArrayRef),
+        ])
+        .unwrap()
+    }
+
+    #[test]
+    fn row_kinds_map_to_upserts_and_deletes_with_paimon_order() {
+        let decoded = decode_batch(&batch(vec!["+I", "-U", "+U", "-D"], vec![Some(1), Some(1), Some(1), Some(2)]), &layout(), 9, "db.t").unwrap();
+        let kinds: Vec<_> = decoded.iter().map(|d| (d.kind, d.change.kind, d.change.order)).collect();
+        assert_eq!(kinds[0], (RowKind::Insert, ChangeKind::Upsert, (9, 0)));
+        assert_eq!(kinds[2], (RowKind::UpdateAfter, ChangeKind::Upsert, (9, 2)));
+        assert_eq!(kinds[3], (RowKind::Delete, ChangeKind::Delete, (9, 3)));
+        assert_eq!(decoded[0].key, decoded[2].key);
+    }
+
+    #[test]
+    fn a_null_key_stops_with_the_column_name() {
+        let err = decode_batch(&batch(vec!["+I", "+I"], vec![Some(1), None]), &layout(), 4, "db.t").unwrap_err();
+        assert!(err.to_string().contains("NULL in key column \"id\"") && err.to_string().contains("snapshot 4"), "{err}");
+    }
 }

@@ -1,0 +1,26 @@
+//! The committed CRD YAML must be what the Rust types generate (`make crds` rewrites it).
+
+use kube::CustomResourceExt;
+
+#[test]
+fn committed_crd_matches_the_types() {
+    let generated = serde_yaml::to_string(&pms_crds::PaimonMysqlSync::crd()).unwrap();
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/paimonmysqlsync.yaml");
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(committed == generated, "{path} is stale: run `make crds` and commit the result");
+}
+
+#[test]
+fn a_standalone_spec_parses_with_defaults() {
+    let spec: pms_crds::PaimonMysqlSyncSpec = serde_yaml::from_str(
+        "source: {warehouse: /wh, database: d, table: t}\nsink: {url: 'mysql://h/db', table: t}\n",
+    )
+    .unwrap();
+    assert_eq!(spec.parallelism, 1);
+    assert_eq!(spec.sink.flush_interval.0, std::time::Duration::from_secs(1));
+    assert_eq!(spec.source.scan_mode, pms_crds::ScanMode::LatestFull);
+    let bad = serde_yaml::from_str::<pms_crds::PaimonMysqlSyncSpec>(
+        "source: {warehouse: /wh, database: d, table: t, pollInterval: soon}\nsink: {url: 'mysql://h/db', table: t}\n",
+    );
+    assert!(bad.unwrap_err().to_string().contains("invalid duration \"soon\""));
+}
