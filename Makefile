@@ -27,9 +27,11 @@ fixtures:
 	scripts/paimon-java.sh latest /nonexistent db t >/dev/null 2>&1 || true
 	@test -f tests/paimon-java/target/pms-paimon-fixtures.jar || { echo "building the Paimon Java fixtures failed: run scripts/paimon-java.sh by hand to see why" >&2; exit 1; }
 
-## Regenerate the CRD YAML from the Rust types.
+## Regenerate the CRD YAML from the Rust types (crds/ and the Helm chart's copy).
 crds:
 	cargo run -q -p pms-crds --bin crdgen > crds/paimonmysqlsync.yaml
+	mkdir -p charts/paimon-mysql-sync/crds
+	cp crds/paimonmysqlsync.yaml charts/paimon-mysql-sync/crds/paimonmysqlsync.yaml
 
 check:
 	cargo fmt --all -- --check

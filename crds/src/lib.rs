@@ -10,3 +10,30 @@ mod status;
 pub use duration::HumanDuration;
 pub use spec::*;
 pub use status::*;
+
+/// The CRD as YAML. Goes through JSON text first: with serde_json's `arbitrary_precision`
+/// (enabled in the workspace by the `paimon` crate) numbers would otherwise serialize as
+/// private maps instead of plain YAML numbers.
+pub fn crd_yaml() -> String {
+    use kube::CustomResourceExt;
+    let mut crd = serde_json::to_value(PaimonMysqlSync::crd()).expect("the CRD serializes");
+    drop_unsigned_formats(&mut crd);
+    let json = serde_json::to_string(&crd).expect("the CRD serializes");
+    let value: serde_yaml::Value = serde_yaml::from_str(&json).expect("JSON is YAML");
+    serde_yaml::to_string(&value).expect("YAML serializes")
+}
+
+/// schemars writes `format: uint32/uint64`, which the API server doesn't know (it warns on
+/// every apply); `minimum: 0` already says what matters.
+fn drop_unsigned_formats(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::Object(map) => {
+            if matches!(map.get("format").and_then(|f| f.as_str()), Some("uint32" | "uint64" | "uint" | "uint8" | "uint16")) {
+                map.remove("format");
+            }
+            map.values_mut().for_each(drop_unsigned_formats);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_unsigned_formats),
+        _ => {}
+    }
+}

@@ -49,6 +49,10 @@ fn default_parallelism() -> u32 {
 /// Where to read: one Paimon primary-key table.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!has(self.scanMode) || self.scanMode != 'from-snapshot' || has(self.startSnapshot)", "message": "scanMode from-snapshot needs startSnapshot"},
+    {"rule": "!has(self.scanMode) || self.scanMode != 'from-timestamp' || has(self.startTimestamp)", "message": "scanMode from-timestamp needs startTimestamp (RFC 3339)"}
+]))]
 pub struct SourceSpec {
     /// Warehouse root: `file:///path`, a plain absolute path, or `s3://bucket/prefix`.
     #[schemars(length(min = 1))]
@@ -58,6 +62,7 @@ pub struct SourceSpec {
     #[schemars(length(min = 1))]
     pub table: String,
     #[serde(default)]
+    #[schemars(extend("default" = "latest-full"))]
     pub scan_mode: ScanMode,
     /// First snapshot to read with `scanMode: from-snapshot`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -65,6 +70,7 @@ pub struct SourceSpec {
     pub start_snapshot: Option<i64>,
     /// RFC 3339 instant for `scanMode: from-timestamp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"))]
     pub start_timestamp: Option<String>,
     /// Paimon consumer id: the worker writes `consumer/consumer-<id>` so that snapshots it
     /// still needs are not expired. Defaults to `pms-<table>` (plus `-slot<k>` when parallel).

@@ -1,5 +1,6 @@
 //! `status` of a `PaimonMysqlSync`, written by the operator.
 
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -22,6 +23,9 @@ pub struct PaimonMysqlSyncStatus {
     pub slots_ready: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slots: Vec<SlotStatus>,
+    /// `Ready`, `Progressing` and `Degraded`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

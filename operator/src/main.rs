@@ -1,8 +1,148 @@
-//! `pms-operator`: reconciles `PaimonMysqlSync` resources into per-slot worker Deployments.
-//! Not implemented yet (see the operator issue); it only checks that it can reach the API server.
+//! `pms-operator`: runs in the cluster (Helm chart) or out of it from a kubeconfig.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::routing::get;
+use axum::Router;
+use clap::Parser;
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::runtime::controller::Controller;
+use kube::runtime::events::Reporter;
+use kube::runtime::watcher;
+use kube::{Api, Client};
+use kube_lease_manager::LeaseManagerBuilder;
+use pms_crds::PaimonMysqlSync;
+use pms_operator::context::{Context, Metrics, Settings};
+use pms_operator::reconcile::{self, names};
+use tracing::{error, info, warn};
+
+#[derive(Parser)]
+#[command(name = "pms-operator", version, about = "Reconciles PaimonMysqlSync resources into worker Deployments")]
+struct Cli {
+    /// Watch one namespace only (default: all namespaces).
+    #[arg(long, env = "PMS_WATCH_NAMESPACE")]
+    namespace: Option<String>,
+    /// Worker image for the Deployments.
+    #[arg(long, env = "PMS_WORKER_IMAGE", default_value = "paimon-mysql-sync/pms-worker:0.1.0")]
+    worker_image: String,
+    #[arg(long, env = "PMS_WORKER_IMAGE_PULL_POLICY", default_value = "IfNotPresent")]
+    worker_image_pull_policy: String,
+    /// Serve /metrics and /healthz here.
+    #[arg(long, env = "PMS_ADMIN_ADDR", default_value = "0.0.0.0:8080")]
+    admin_addr: String,
+    /// Leader election: only the holder of this Lease reconciles, so replicas are safe.
+    #[arg(long, env = "PMS_LEASE_NAME", default_value = "pms-operator")]
+    lease_name: String,
+    /// Namespace of the Lease (default: the pod's, else the kubeconfig's).
+    #[arg(long, env = "PMS_LEASE_NAMESPACE")]
+    lease_namespace: Option<String>,
+    /// Log as JSON lines.
+    #[arg(long, env = "PMS_LOG_JSON")]
+    log_json: bool,
+}
 
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::from_default_env()).init();
-    anyhow::bail!("pms-operator is not implemented yet; run the worker standalone with `pms-worker run --config sync.yaml`")
+async fn main() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,kube=warn".into());
+    if cli.log_json {
+        tracing_subscriber::fmt().json().with_env_filter(filter).init();
+    } else {
+        tracing_subscriber::fmt().with_env_filter(filter).with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init();
+    }
+    match run(cli).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            error!("{e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    // In cluster: the pod's service account; out of cluster: KUBECONFIG or ~/.kube/config.
+    let client = Client::try_default().await?;
+    let metrics = Metrics::default();
+    serve_admin(&cli.admin_addr, metrics.clone()).await?;
+
+    let lease_ns = cli.lease_namespace.clone().or_else(|| std::env::var("POD_NAMESPACE").ok()).unwrap_or_else(|| client.default_namespace().to_string());
+    let identity = std::env::var("POD_NAME").unwrap_or_else(|_| format!("pms-operator-{}", std::process::id()));
+    let leases = LeaseManagerBuilder::new(client.clone(), &cli.lease_name)
+        .with_namespace(&lease_ns)
+        .with_identity(&identity)
+        .with_duration(15)
+        .with_grace(5)
+        .build()
+        .await?;
+    let (mut leader, lease_task) = leases.watch().await;
+    info!(lease = %format!("{lease_ns}/{}", cli.lease_name), %identity, "waiting to become the leader");
+    while !*leader.borrow_and_update() {
+        leader.changed().await?;
+    }
+    info!("leader: reconciling");
+
+    let ctx = Arc::new(Context {
+        client: client.clone(),
+        settings: Settings { worker_image: cli.worker_image, image_pull_policy: cli.worker_image_pull_policy, ..Settings::default() },
+        reporter: Reporter { controller: names::MANAGER.into(), instance: Some(identity) },
+        metrics,
+    });
+    let (syncs, deployments, config_maps) = match &cli.namespace {
+        Some(ns) => (Api::<PaimonMysqlSync>::namespaced(client.clone(), ns), Api::<Deployment>::namespaced(client.clone(), ns), Api::<ConfigMap>::namespaced(client.clone(), ns)),
+        None => (Api::all(client.clone()), Api::all(client.clone()), Api::all(client.clone())),
+    };
+    let owned = watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={}", names::MANAGER));
+    let controller = Controller::new(syncs, watcher::Config::default())
+        .owns(deployments, owned.clone())
+        .owns(config_maps, owned)
+        .shutdown_on_signal()
+        .run(reconcile::reconcile, reconcile::error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                warn!(error = %e, "reconcile error");
+            }
+        });
+    // Losing the lease stops reconciling at once: another replica takes over.
+    let lost = async {
+        loop {
+            if leader.changed().await.is_err() || !*leader.borrow() {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        _ = controller => info!("controller stopped"),
+        _ = lost => {
+            error!("lost the leader lease; exiting so a fresh start can wait for it again");
+            return Err("lost leadership".into());
+        }
+    }
+    drop(leader);
+    let _ = tokio::time::timeout(Duration::from_secs(5), lease_task).await;
+    Ok(())
+}
+
+async fn serve_admin(addr: &str, metrics: Metrics) -> Result<(), std::io::Error> {
+    let app = Router::new()
+        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/metrics",
+            get(move || async move {
+                use prometheus::Encoder;
+                let mut buf = Vec::new();
+                let _ = prometheus::TextEncoder::new().encode(&metrics.registry.gather(), &mut buf);
+                String::from_utf8_lossy(&buf).into_owned()
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    info!(addr = %listener.local_addr()?, "admin endpoint: /metrics /healthz");
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            error!(error = %e, "admin endpoint stopped");
+        }
+    });
+    Ok(())
 }

@@ -9,9 +9,18 @@ use serde_json::{json, Value as Json};
 use crate::compare::ColumnType;
 use crate::repo_root;
 
+/// Which reference implementation writes the table (reads always use Paimon Java).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writer {
+    Java,
+    /// `pypaimon` from PyPI (`tests/pypaimon/write.py`): no compaction; deletes via `rowkind.field`.
+    PyPaimon,
+}
+
 /// A throw-away warehouse holding one table.
 pub struct Table {
     dir: tempfile::TempDir,
+    writer: Writer,
     pub database: String,
     pub name: String,
     /// `(name, type)` from the create section of the script.
@@ -23,6 +32,10 @@ impl Table {
     /// Creates the table with the reference writer. `create` is the script's create section:
     /// `{"columns": [{"name", "type"}], "primaryKeys": [...], "partitionKeys": [...], "options": {...}}`.
     pub fn create(create: Json) -> Self {
+        Self::create_with(Writer::Java, create)
+    }
+
+    pub fn create_with(writer: Writer, create: Json) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let columns = create["columns"]
             .as_array()
@@ -31,7 +44,7 @@ impl Table {
             .map(|c| (c["name"].as_str().unwrap().to_string(), c["type"].as_str().unwrap().to_string()))
             .collect();
         let primary_keys = create["primaryKeys"].as_array().expect("primaryKeys").iter().map(|k| k.as_str().unwrap().to_string()).collect();
-        let table = Self { dir, database: "db".into(), name: "t".into(), columns, primary_keys };
+        let table = Self { dir, writer, database: "db".into(), name: "t".into(), columns, primary_keys };
         table.run_script(json!({"create": create, "commits": []}));
         table
     }
@@ -70,7 +83,13 @@ impl Table {
         script["table"] = json!(self.name);
         let file = self.dir.path().join(".script.json");
         std::fs::write(&file, serde_json::to_vec_pretty(&script).unwrap()).unwrap();
-        paimon_java(&["write", file.to_str().unwrap()])
+        match self.writer {
+            Writer::Java => paimon_java(&["write", file.to_str().unwrap()]),
+            Writer::PyPaimon => run_tool(
+                Command::new("python3").arg(repo_root().join("tests/pypaimon/write.py")).args(["write", file.to_str().unwrap()]),
+                "tests/pypaimon/write.py (needs `pip install pypaimon==2.1.0`)",
+            ),
+        }
     }
 
     pub fn latest(&self) -> i64 {
@@ -106,18 +125,13 @@ impl Table {
 
 /// Runs the Java reference tool; a failure is a test failure with its output.
 pub fn paimon_java(args: &[&str]) -> String {
-    let script = repo_root().join("scripts/paimon-java.sh");
-    let out = Command::new(&script)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("can't run {} ({e}); it needs Java 17 and Maven", script.display()));
+    run_tool(Command::new(repo_root().join("scripts/paimon-java.sh")).args(args), "scripts/paimon-java.sh (needs Java 17 and Maven)")
+}
+
+fn run_tool(cmd: &mut Command, what: &str) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("can't run {what}: {e}"));
     if !out.status.success() {
-        panic!(
-            "paimon-java.sh {} failed:\n{}\n{}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        panic!("{what} failed: {cmd:?}\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     }
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

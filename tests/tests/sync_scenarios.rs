@@ -193,3 +193,36 @@ async fn full_compaction_producer_never_misses_a_delete() {
     assert_synced(&table, &db, "orders", None).await;
     assert_eq!(db.count("orders").await, 10 + 10 - 5 - 3);
 }
+
+/// A table written by pypaimon (deletes through its `rowkind.field`), read by us and by Paimon Java.
+#[tokio::test]
+async fn pypaimon_written_table() {
+    use pms_tests::paimon::Writer;
+    let table = Table::create_with(
+        Writer::PyPaimon,
+        json!({
+            "columns": [
+                {"name": "id", "type": "BIGINT NOT NULL"}, {"name": "amount", "type": "DECIMAL(12, 3)"},
+                {"name": "name", "type": "STRING"}, {"name": "day", "type": "DATE"},
+                {"name": "at", "type": "TIMESTAMP(6)"}, {"name": "flag", "type": "BOOLEAN"},
+                {"name": "payload", "type": "BYTES"}, {"name": "op", "type": "STRING"}
+            ],
+            "primaryKeys": ["id"], "partitionKeys": [],
+            "options": {"bucket": "3", "changelog-producer": "input", "rowkind.field": "op"}
+        }),
+    );
+    let row = |kind: &str, id: i64, name: &str| {
+        json!({"kind": kind, "values": [id, format!("{id}.125"), name, "2024-02-29", "2024-02-29 12:34:56.654321", id % 2 == 0, "00ff10", kind]})
+    };
+    table.commits(vec![json!({"rows": (1..=30).map(|i| row("+I", i, "først 😀")).collect::<Vec<_>>()})]);
+    let db = TestDb::new("pypaimon").await;
+    db.exec("CREATE TABLE t (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(12,3), name TEXT, day DATE, at DATETIME(6), \
+             flag BOOLEAN, payload BLOB, op VARCHAR(2)) DEFAULT CHARSET = utf8mb4").await;
+    let cfg = SyncConfig::new(&table, &db.url(), "t", "", "");
+    cfg.sync_once(&[]);
+    assert_synced(&table, &db, "t", None).await;
+    table.commits(vec![json!({"rows": (1..=10).map(|i| row(if i % 2 == 0 { "-D" } else { "+U" }, i, "updated")).collect::<Vec<_>>()})]);
+    cfg.sync_once(&[]);
+    assert_synced(&table, &db, "t", None).await;
+    assert_eq!(db.count("t").await, 25);
+}

@@ -44,8 +44,16 @@ pub struct WorkerConfig {
     pub sync_name: String,
     pub slot: Slot,
     pub mysql: MysqlTarget,
-    pub checkpoint_path: PathBuf,
+    pub checkpoint: CheckpointTarget,
     pub consumer_id: String,
+}
+
+/// Where checkpoints go: a local file (standalone default) or a ConfigMap (operator default).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CheckpointTarget {
+    File(PathBuf),
+    /// `<sync>-checkpoint-<slot>` in this namespace (or the kubeconfig's).
+    ConfigMap { namespace: Option<String> },
 }
 
 /// Connection data for the target. `Debug` never prints the password.
@@ -194,24 +202,26 @@ impl WorkerConfig {
             }
             _ => {}
         }
-        match spec.checkpoint.storage {
-            None | Some(CheckpointStorage::File) => {}
+        let mysql = MysqlTarget::from_url(&spec.sink.url, env)?;
+        let checkpoint = match spec.checkpoint.storage {
+            None | Some(CheckpointStorage::File) => {
+                let suffix = if slot.slots > 1 { format!(".slot{}-of-{}", slot.slot, slot.slots) } else { String::new() };
+                let path = match &spec.checkpoint.path {
+                    Some(p) => PathBuf::from(format!("{p}{suffix}")),
+                    None => PathBuf::from(format!("pms-checkpoint-{}{suffix}.json", sanitize(&sync_name))),
+                };
+                // A relative path is relative to the config file, so a sync's files stay together.
+                CheckpointTarget::File(match base_dir {
+                    Some(dir) if path.is_relative() => dir.join(path),
+                    _ => path,
+                })
+            }
+            Some(CheckpointStorage::Configmap) => CheckpointTarget::ConfigMap { namespace: env("PMS_NAMESPACE") },
             Some(other) => {
                 return Err(WorkerError::Config(format!(
-                    "checkpoint.storage {other:?} is not available in this worker yet; use storage: file"
+                    "checkpoint.storage {other:?} is not available in this worker yet; use file or configmap"
                 )))
             }
-        }
-        let mysql = MysqlTarget::from_url(&spec.sink.url, env)?;
-        let suffix = if slot.slots > 1 { format!(".slot{}-of-{}", slot.slot, slot.slots) } else { String::new() };
-        let checkpoint_path = match &spec.checkpoint.path {
-            Some(p) => PathBuf::from(format!("{p}{suffix}")),
-            None => PathBuf::from(format!("pms-checkpoint-{}{suffix}.json", sanitize(&sync_name))),
-        };
-        // A relative path is relative to the config file, so a sync's files stay together.
-        let checkpoint_path = match base_dir {
-            Some(dir) if checkpoint_path.is_relative() => dir.join(checkpoint_path),
-            _ => checkpoint_path,
         };
         let consumer_base = spec
             .source
@@ -220,7 +230,7 @@ impl WorkerConfig {
             .unwrap_or_else(|| format!("pms-{}", sanitize(&sync_name)));
         let consumer_id =
             if slot.slots > 1 { format!("{consumer_base}-slot{}", slot.slot) } else { consumer_base };
-        Ok(Self { spec, sync_name, slot, mysql, checkpoint_path, consumer_id })
+        Ok(Self { spec, sync_name, slot, mysql, checkpoint, consumer_id })
     }
 
     /// `db.table` of the source, for messages.
@@ -267,7 +277,8 @@ sink: {url: 'mysql://app:s%40cret@127.0.0.1:3307/serving', table: orders_rt}
         let env = |k: &str| (k == "MYSQL_PASSWORD").then(|| "from-env".to_string());
         let cfg = WorkerConfig::from_yaml(MINIMAL, Slot::new(2, 3).unwrap(), &env, None).unwrap();
         assert_eq!(cfg.mysql.password.as_deref(), Some("from-env"));
-        assert!(cfg.checkpoint_path.to_string_lossy().ends_with(".slot2-of-3.json"));
+        let CheckpointTarget::File(path) = &cfg.checkpoint else { panic!("file by default") };
+        assert!(path.to_string_lossy().ends_with(".slot2-of-3.json"));
         assert_eq!(cfg.consumer_id, "pms-shop-orders-slot2");
     }
 

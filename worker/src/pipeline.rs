@@ -10,8 +10,8 @@ use tracing::{info, warn};
 
 use crate::admin::Readiness;
 use crate::buffer::{ChangeBuffer, FlushReason};
-use crate::checkpoint::{Checkpoint, FileCheckpointStore, Phase};
-use crate::config::WorkerConfig;
+use crate::checkpoint::{Checkpoint, CheckpointStore, ConfigMapCheckpointStore, FileCheckpointStore, Phase};
+use crate::config::{CheckpointTarget, WorkerConfig};
 use crate::error::{Result, WorkerError};
 use crate::metrics::Metrics;
 use crate::progress::Progress;
@@ -40,7 +40,7 @@ struct Pipeline {
     source: PaimonSource,
     sink: MysqlSink,
     buffer: ChangeBuffer,
-    store: FileCheckpointStore,
+    store: CheckpointStore,
     metrics: Metrics,
     epoch: u64,
     last_checkpoint: Instant,
@@ -57,8 +57,13 @@ enum Start {
 pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Result<RunSummary> {
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
     let sink = MysqlSink::open(&cfg, source.columns(), metrics.clone()).await?;
-    let store = FileCheckpointStore::new(&cfg.checkpoint_path);
-    let checkpoint = store.load()?;
+    let mut store = match &cfg.checkpoint {
+        CheckpointTarget::File(path) => CheckpointStore::File(FileCheckpointStore::new(path)),
+        CheckpointTarget::ConfigMap { namespace } => {
+            CheckpointStore::ConfigMap(ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace.clone()).await?)
+        }
+    };
+    let checkpoint = store.load().await?;
     if let Some(cp) = &checkpoint {
         if (cp.slot, cp.slots) != (cfg.slot.slot, cfg.slot.slots) {
             return Err(WorkerError::Checkpoint {
@@ -266,8 +271,9 @@ impl Pipeline {
             phase,
             epoch: self.epoch,
             updated: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            latest_snapshot: Some(latest.max(snapshot_id)),
         };
-        self.store.save(&cp)?;
+        self.store.save(&cp).await?;
         self.last_checkpoint = Instant::now();
         // Paimon must keep every snapshot this slot still has to read.
         if let Err(e) = self.source.write_consumer(&self.cfg.consumer_id, cp.next_snapshot()).await {

@@ -73,6 +73,7 @@ mod tests {
             phase: Phase::Incremental,
             epoch: 2,
             updated: "2026-11-30T00:00:00Z".into(),
+            latest_snapshot: Some(9),
         };
         store.save(&cp).unwrap();
         assert_eq!(store.load().unwrap(), Some(cp.clone()));

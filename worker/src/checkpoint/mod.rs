@@ -1,9 +1,11 @@
 //! Checkpoints: how far a slot got, written only after the flush that covers it committed.
 
+mod configmap;
 mod file;
 
 use serde::{Deserialize, Serialize};
 
+pub use configmap::{checkpoint_labels, checkpoint_name, ConfigMapCheckpointStore, DATA_KEY};
 pub use file::FileCheckpointStore;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +29,9 @@ pub struct Checkpoint {
     pub epoch: u64,
     /// RFC 3339 time of the write, for status and humans.
     pub updated: String,
+    /// The latest Paimon snapshot seen when this was written (for lag in status).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_snapshot: Option<i64>,
 }
 
 impl Checkpoint {
@@ -35,6 +40,35 @@ impl Checkpoint {
         match self.phase {
             Phase::Full => self.snapshot_id,
             Phase::Incremental => self.snapshot_id + 1,
+        }
+    }
+}
+
+/// Where this slot keeps its checkpoint.
+pub enum CheckpointStore {
+    File(FileCheckpointStore),
+    ConfigMap(ConfigMapCheckpointStore),
+}
+
+impl CheckpointStore {
+    pub fn location(&self) -> String {
+        match self {
+            CheckpointStore::File(s) => s.location(),
+            CheckpointStore::ConfigMap(s) => s.location(),
+        }
+    }
+
+    pub async fn load(&mut self) -> crate::error::Result<Option<Checkpoint>> {
+        match self {
+            CheckpointStore::File(s) => s.load(),
+            CheckpointStore::ConfigMap(s) => s.load().await,
+        }
+    }
+
+    pub async fn save(&mut self, checkpoint: &Checkpoint) -> crate::error::Result<()> {
+        match self {
+            CheckpointStore::File(s) => s.save(checkpoint),
+            CheckpointStore::ConfigMap(s) => s.save(checkpoint).await,
         }
     }
 }

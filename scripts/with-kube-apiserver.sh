@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs a command with a throw-away Kubernetes API server (scripts/kube-apiserver.sh): KUBECONFIG and
+# PMS_TEST_KUBECONFIG name its admin kubeconfig, and the server is stopped (by pid) when the command
+# ends, however it ends.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d "${TMPDIR:-/tmp}/pms-kube.XXXXXX")
+trap '"$here/kube-apiserver.sh" stop "$dir"' EXIT
+kubeconfig=$("$here/kube-apiserver.sh" start "$dir")
+export KUBECONFIG=$kubeconfig PMS_TEST_KUBECONFIG=$kubeconfig PMS_TEST_KUBE_DIR=$dir
+echo "with-kube-apiserver: API server at $(sed -n 's/^ *server: //p' "$kubeconfig") (KUBECONFIG=$kubeconfig)" >&2
+"$@"
