@@ -2,15 +2,15 @@
 SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 
-.PHONY: demo test unit fixtures build release crds check clean
+.PHONY: demo test unit fixtures k8s-tools build release crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
 demo: release
 	scripts/demo.sh
 
 ## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables.
-test: build fixtures
-	scripts/with-mariadb.sh cargo test --workspace --no-fail-fast
+test: build fixtures k8s-tools
+	scripts/with-mariadb.sh scripts/with-kube-apiserver.sh cargo test --workspace --no-fail-fast
 
 ## Unit tests only (no servers needed).
 unit:
@@ -26,6 +26,10 @@ release:
 fixtures:
 	scripts/paimon-java.sh latest /nonexistent db t >/dev/null 2>&1 || true
 	@test -f tests/paimon-java/target/pms-paimon-fixtures.jar || { echo "building the Paimon Java fixtures failed: run scripts/paimon-java.sh by hand to see why" >&2; exit 1; }
+
+## kube-apiserver, etcd and helm built from the Go module proxy, cached in ~/.cache/pms/k8s.
+k8s-tools:
+	scripts/k8s-tools.sh >/dev/null
 
 ## Regenerate the CRD YAML from the Rust types (crds/ and the Helm chart's copy).
 crds:

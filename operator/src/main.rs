@@ -47,6 +47,8 @@ struct Cli {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    // Several TLS backends are linked in; choose one before any client exists.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,kube=warn".into());
     if cli.log_json {
         tracing_subscriber::fmt().json().with_env_filter(filter).init();

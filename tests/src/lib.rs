@@ -5,6 +5,7 @@
 //! (`SELECT … ORDER BY key`) equals the reference reader's batch read of S, value by value.
 
 pub mod compare;
+pub mod kube;
 pub mod mysql;
 pub mod paimon;
 pub mod worker;

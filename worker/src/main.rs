@@ -44,6 +44,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Several TLS backends are linked in (kube, object storage); choose one before any client exists.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     if cli.log_json {
         tracing_subscriber::fmt().json().with_env_filter(filter).with_writer(std::io::stderr).init();

@@ -43,6 +43,7 @@ struct Pipeline {
     store: CheckpointStore,
     metrics: Metrics,
     epoch: u64,
+    rescaled_from: Option<crate::checkpoint::RescaleBase>,
     last_checkpoint: Instant,
     summary: RunSummary,
     stop: watch::Receiver<bool>,
@@ -79,6 +80,7 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
     let buffer = ChangeBuffer::new(cfg.spec.sink.max_rows, cfg.spec.sink.max_buffer_bytes);
     let mut p = Pipeline {
         epoch: checkpoint.as_ref().map_or(0, |c| c.epoch) + 1,
+        rescaled_from: checkpoint.as_ref().and_then(|c| c.rescaled_from),
         cfg,
         source,
         sink,
@@ -272,6 +274,7 @@ impl Pipeline {
             epoch: self.epoch,
             updated: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             latest_snapshot: Some(latest.max(snapshot_id)),
+            rescaled_from: self.rescaled_from,
         };
         self.store.save(&cp).await?;
         self.last_checkpoint = Instant::now();

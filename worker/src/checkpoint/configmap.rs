@@ -9,7 +9,7 @@ use kube::api::{ObjectMeta, PostParams};
 use kube::Api;
 use tracing::info;
 
-use super::{Checkpoint, Phase};
+use super::{Checkpoint, Phase, RescaleBase};
 use crate::config::Slot;
 use crate::error::{Result, WorkerError};
 
@@ -69,43 +69,75 @@ impl ConfigMapCheckpointStore {
     }
 
     /// This slot's checkpoint. After a rescale (the stored checkpoints were written for another
-    /// number of slots) every new slot starts from the lowest snapshot any old slot reached:
-    /// a consistent point for all keys, and replaying past it is idempotent.
+    /// number of slots) every new slot starts from the lowest snapshot any old slot reached: a
+    /// consistent point for all keys, and replaying past it is idempotent. Slots of one rescale
+    /// start at different times and overwrite old checkpoints, so the point is also kept in the
+    /// new checkpoints (`rescaledFrom`) for the slots that start later.
     pub async fn load(&mut self) -> Result<Option<Checkpoint>> {
         let own = self.read(self.slot.slot).await?;
         self.resource_version = own.as_ref().and_then(|(_, rv)| rv.clone());
-        let old_slots = match &own {
-            Some((cp, _)) if cp.slots == self.slot.slots => return Ok(own.map(|(cp, _)| cp)),
-            Some((cp, _)) => cp.slots,
-            None => match self.read(0).await? {
-                Some((cp, _)) if cp.slots != self.slot.slots => cp.slots,
-                _ => return Ok(None),
-            },
+        let base = match own.map(|(cp, _)| cp) {
+            Some(cp) if cp.slots == self.slot.slots => return Ok(Some(cp)),
+            Some(cp) => self.merge_old_slots(cp.slots).await?,
+            None => {
+                // A slot without a checkpoint: is a rescale under way? Ask the first other slot.
+                let mut found = None;
+                for j in (0..self.slot.slots).filter(|&j| j != self.slot.slot) {
+                    if let Some((cp, _)) = self.read(j).await? {
+                        found = Some(cp);
+                        break;
+                    }
+                }
+                match found {
+                    Some(cp) if cp.slots != self.slot.slots => self.merge_old_slots(cp.slots).await?,
+                    Some(cp) => match cp.rescaled_from {
+                        Some(base) => base,
+                        None => return Ok(None),
+                    },
+                    None => return Ok(None),
+                }
+            }
         };
-        let mut merged: Option<Checkpoint> = None;
-        for slot in 0..old_slots {
-            let Some((cp, _)) = self.read(slot).await? else {
+        info!(from_slots = base.slots, to_slots = self.slot.slots, snapshot_id = base.snapshot_id, phase = ?base.phase,
+              "rescaled: resuming from the lowest snapshot of the old slots");
+        Ok(Some(Checkpoint {
+            sync: self.sync.clone(),
+            slot: self.slot.slot,
+            slots: self.slot.slots,
+            snapshot_id: base.snapshot_id,
+            phase: base.phase,
+            epoch: 0,
+            updated: String::new(),
+            latest_snapshot: None,
+            rescaled_from: Some(base),
+        }))
+    }
+
+    /// The lowest position over the old slots' checkpoints (or, where a new slot already
+    /// replaced one, the rescale point it recorded).
+    async fn merge_old_slots(&self, old_slots: u32) -> Result<RescaleBase> {
+        let mut base: Option<RescaleBase> = None;
+        for j in 0..old_slots {
+            let Some((cp, _)) = self.read(j).await? else {
                 return Err(self.err(format!(
-                    "rescaling from {old_slots} slots, but the checkpoint of old slot {slot} is missing; \
+                    "rescaling from {old_slots} slots, but the checkpoint of old slot {j} is missing; \
                      without it there is no consistent snapshot to resume from: rebuild the target"
                 )));
             };
-            merged = Some(match merged {
-                None => cp,
-                Some(m) => Checkpoint {
-                    snapshot_id: m.snapshot_id.min(cp.snapshot_id),
-                    phase: if m.phase == Phase::Full || cp.phase == Phase::Full { Phase::Full } else { Phase::Incremental },
-                    epoch: m.epoch.max(cp.epoch),
-                    ..m
+            let point = match cp.rescaled_from {
+                Some(b) if cp.slots == self.slot.slots => b,
+                _ => RescaleBase { slots: old_slots, snapshot_id: cp.snapshot_id, phase: cp.phase },
+            };
+            base = Some(match base {
+                None => point,
+                Some(b) => RescaleBase {
+                    slots: old_slots,
+                    snapshot_id: b.snapshot_id.min(point.snapshot_id),
+                    phase: if b.phase == Phase::Full || point.phase == Phase::Full { Phase::Full } else { Phase::Incremental },
                 },
             });
         }
-        let merged = merged.map(|m| Checkpoint { slot: self.slot.slot, slots: self.slot.slots, ..m });
-        if let Some(m) = &merged {
-            info!(from_slots = old_slots, to_slots = self.slot.slots, snapshot_id = m.snapshot_id, phase = ?m.phase,
-                  "rescaled: resuming from the lowest snapshot of the old slots");
-        }
-        Ok(merged)
+        base.ok_or_else(|| self.err("rescaling from 0 slots"))
     }
 
     pub async fn save(&mut self, checkpoint: &Checkpoint) -> Result<()> {

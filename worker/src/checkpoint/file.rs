@@ -74,6 +74,7 @@ mod tests {
             epoch: 2,
             updated: "2026-11-30T00:00:00Z".into(),
             latest_snapshot: Some(9),
+            rescaled_from: None,
         };
         store.save(&cp).unwrap();
         assert_eq!(store.load().unwrap(), Some(cp.clone()));

@@ -32,6 +32,20 @@ pub struct Checkpoint {
     /// The latest Paimon snapshot seen when this was written (for lag in status).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latest_snapshot: Option<i64>,
+    /// Where every slot of a rescale started: kept so slots that start later find it even
+    /// after the old checkpoints were overwritten.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rescaled_from: Option<RescaleBase>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RescaleBase {
+    /// The old number of slots.
+    pub slots: u32,
+    /// The lowest snapshot the old slots had reached, and its phase.
+    pub snapshot_id: i64,
+    pub phase: Phase,
 }
 
 impl Checkpoint {

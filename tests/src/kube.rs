@@ -1,0 +1,81 @@
+//! The test API server (started by `scripts/with-kube-apiserver.sh`), driven with the real
+//! `kubectl` and `helm`, as a user would.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+
+pub fn kubeconfig() -> String {
+    std::env::var("PMS_TEST_KUBECONFIG").unwrap_or_else(|_| {
+        panic!(
+            "PMS_TEST_KUBECONFIG is not set: the operator tests need a real kube-apiserver. Run them with \
+             `make test` (or `scripts/with-kube-apiserver.sh cargo test`), which builds and starts one."
+        )
+    })
+}
+
+fn tool(name: &str) -> PathBuf {
+    let bin = std::env::var("PMS_K8S_BIN").map(PathBuf::from).ok().map(|d| d.join(name)).filter(|p| p.exists());
+    bin.unwrap_or_else(|| PathBuf::from(name))
+}
+
+fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
+    use std::io::Write;
+    cmd.env("KUBECONFIG", kubeconfig());
+    if let Some(input) = stdin {
+        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    } else {
+        cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
+    }
+}
+
+/// `kubectl ARGS` that must succeed; returns stdout.
+pub fn kubectl(args: &[&str]) -> String {
+    let out = kubectl_output(args, None);
+    assert!(out.status.success(), "kubectl {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn kubectl_output(args: &[&str], stdin: Option<&str>) -> Output {
+    run(Command::new(tool("kubectl")).args(args), stdin)
+}
+
+/// `kubectl apply -f -` of a manifest; returns the whole output (callers check success).
+pub fn apply(manifest: &str) -> Output {
+    kubectl_output(&["apply", "-f", "-"], Some(manifest))
+}
+
+pub fn helm(args: &[&str]) -> String {
+    let out = run(Command::new(tool("helm")).args(args), None);
+    assert!(out.status.success(), "helm {}: {}{}", args.join(" "), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// An object as JSON, or None when it doesn't exist.
+pub fn get(kind: &str, name: &str, namespace: &str) -> Option<Json> {
+    let out = kubectl_output(&["get", kind, name, "-n", namespace, "-o", "json"], None);
+    out.status.success().then(|| serde_json::from_slice(&out.stdout).expect("kubectl JSON"))
+}
+
+pub fn list(kind: &str, namespace: &str, selector: &str) -> Vec<Json> {
+    let out = kubectl(&["get", kind, "-n", namespace, "-l", selector, "-o", "json"]);
+    let v: Json = serde_json::from_str(&out).unwrap();
+    v["items"].as_array().cloned().unwrap_or_default()
+}
+
+/// Polls `f` until it returns Some, or fails with `what` after `timeout`.
+pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}

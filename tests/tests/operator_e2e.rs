@@ -1,0 +1,267 @@
+//! End to end on a real kube-apiserver: Helm install, a PaimonMysqlSync reconciled into per-slot
+//! Deployments, workers run locally with exactly the pod's environment (there is no kubelet),
+//! MySQL equal to the reference read, status, rescale 2 → 3, suspend/resume, delete and cleanup,
+//! and invalid resources rejected by the API server.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::*;
+use pms_tests::kube::{apply, get, helm, kubectl, kubectl_output, kubeconfig, list, wait_for};
+use pms_tests::mysql::TestDb;
+use pms_tests::repo_root;
+use pms_tests::worker::worker_bin;
+use serde_json::{json, Value as Json};
+
+const NS: &str = "e2e";
+const SYNC: &str = "orders-to-mysql";
+const SECRET_PASSWORD: &str = "Wr1ter-S3cret-e2e";
+const LONG: Duration = Duration::from_secs(90);
+
+fn operator_bin() -> std::path::PathBuf {
+    worker_bin().with_file_name("pms-operator")
+}
+
+struct Operator(Child);
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_operator() -> Operator {
+    let log = std::fs::File::create(std::env::temp_dir().join("pms-e2e-operator.log")).unwrap();
+    let child = Command::new(operator_bin())
+        .args(["--namespace", NS, "--lease-namespace", NS, "--admin-addr", "127.0.0.1:0"])
+        .env("KUBECONFIG", kubeconfig())
+        .env("RUST_LOG", "info,pms_operator=debug")
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("start pms-operator");
+    Operator(child)
+}
+
+fn sync_manifest(warehouse: &str, db: &TestDb, parallelism: u32, state: &str) -> String {
+    format!(
+        r#"apiVersion: paimonsync.io/v1alpha1
+kind: PaimonMysqlSync
+metadata: {{name: {SYNC}, namespace: {NS}}}
+spec:
+  source: {{warehouse: "{warehouse}", database: db, table: t, pollInterval: 200ms}}
+  sink:
+    url: mysql://127.0.0.1:{}/{}
+    credentialsSecretRef: {{name: mysql-writer}}
+    table: orders
+    maxRows: 200
+  parallelism: {parallelism}
+  checkpoint: {{interval: 1s}}
+  state: {state}
+"#,
+        db.port, db.name
+    )
+}
+
+/// The environment a pod of this Deployment would get: literal values, Secret keys, the namespace.
+fn pod_env(deployment: &Json) -> BTreeMap<String, String> {
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    let mut env = BTreeMap::new();
+    for e in container["env"].as_array().unwrap() {
+        let name = e["name"].as_str().unwrap().to_string();
+        let value = if let Some(v) = e["value"].as_str() {
+            v.to_string()
+        } else if let Some(r) = e["valueFrom"]["secretKeyRef"].as_object() {
+            let secret = get("secret", r["name"].as_str().unwrap(), NS).expect("referenced Secret");
+            let b64 = secret["data"][r["key"].as_str().unwrap()].as_str().expect("secret key");
+            String::from_utf8(base64_decode(b64)).unwrap()
+        } else if e["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace" {
+            NS.to_string()
+        } else {
+            panic!("unexpected env source {e}");
+        };
+        env.insert(name, value);
+    }
+    env
+}
+
+fn base64_decode(s: &str) -> Vec<u8> {
+    let out = Command::new("base64").arg("-d").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    use std::io::Write;
+    let mut out = out;
+    out.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    out.wait_with_output().unwrap().stdout
+}
+
+/// Runs every slot's worker once, as its pod would (config from the ConfigMap, env from the Deployment).
+fn run_workers_once(slots: u32) -> String {
+    let cm = get("configmap", &format!("{SYNC}-config"), NS).expect("worker config");
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("sync.yaml");
+    std::fs::write(&config, cm["data"]["sync.yaml"].as_str().unwrap()).unwrap();
+    let children: Vec<_> = (0..slots)
+        .map(|k| {
+            let d = get("deployment", &format!("{SYNC}-slot-{k}"), NS).expect("slot deployment");
+            let mut env = pod_env(&d);
+            env.insert("PMS_CONFIG".into(), config.display().to_string());
+            env.remove("PMS_ADMIN_ADDR");
+            Command::new(worker_bin())
+                .args(["run", "--once"])
+                .env_clear()
+                .env("PATH", std::env::var("PATH").unwrap())
+                .env("KUBECONFIG", kubeconfig())
+                .env("RUST_LOG", "info")
+                .envs(env)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut logs = String::new();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "worker failed:\n{err}");
+        logs.push_str(&err);
+    }
+    logs
+}
+
+/// There is no kubelet: report the slot pods as the kubelet would.
+fn mark_ready(slots: u32, ready: bool) {
+    let n = if ready { 1 } else { 0 };
+    for k in 0..slots {
+        let patch = json!({"status": {"replicas": n, "readyReplicas": n, "availableReplicas": n, "updatedReplicas": n}}).to_string();
+        kubectl(&["patch", "deployment", &format!("{SYNC}-slot-{k}"), "-n", NS, "--subresource=status", "--type=merge", "-p", &patch]);
+    }
+}
+
+fn status() -> Json {
+    get("pms", SYNC, NS).map(|p| p["status"].clone()).unwrap_or(Json::Null)
+}
+
+fn wait_status(what: &str, f: impl Fn(&Json) -> bool) -> Json {
+    wait_for(what, LONG, || {
+        let s = status();
+        f(&s).then_some(s)
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operator_end_to_end() {
+    // Install the chart: CRD (from the chart's crds/) and the operator's RBAC and Deployment.
+    let chart = repo_root().join("charts/paimon-mysql-sync");
+    helm(&["install", "pms", chart.to_str().unwrap(), "--namespace", "pms-system", "--create-namespace"]);
+    kubectl(&["wait", "--for=condition=established", "--timeout=60s", "crd/paimonmysqlsyncs.paimonsync.io"]);
+    assert!(get("deployment", "pms-paimon-mysql-sync", "pms-system").is_some(), "the chart installs the operator");
+    kubectl(&["create", "namespace", NS]);
+
+    // An invalid resource is rejected by the API server with a readable message.
+    let db = TestDb::new("e2e").await;
+    let bad = sync_manifest("/nowhere", &db, 0, "running").replace("pollInterval: 200ms", "pollInterval: 200ms, scanMode: from-snapshot").replace("mysql://", "postgres://");
+    let out = apply(&bad);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "an invalid PaimonMysqlSync must be rejected");
+    assert!(err.contains("spec.parallelism") && err.contains("greater than or equal to 1"), "{err}");
+    assert!(err.contains("scanMode from-snapshot needs startSnapshot"), "{err}");
+    assert!(err.contains("spec.sink.url"), "{err}");
+
+    // A Paimon table with 4 buckets, a MySQL table and a Secret with a dedicated writer.
+    let table = orders_table(json!({"bucket": "4", "changelog-producer": "input"}), false);
+    table.commits(vec![generate(1, 400, "+I", 0)]);
+    db.exec(ORDERS_DDL).await;
+    db.exec(&format!("CREATE USER IF NOT EXISTS 'e2e_writer'@'%' IDENTIFIED BY '{SECRET_PASSWORD}'")).await;
+    db.exec(&format!("GRANT ALL ON `{}`.* TO 'e2e_writer'@'%'", db.name)).await;
+    kubectl(&["create", "secret", "generic", "mysql-writer", "-n", NS, "--from-literal=username=e2e_writer", &format!("--from-literal=password={SECRET_PASSWORD}")]);
+
+    let _operator = start_operator();
+    let warehouse = table.warehouse().display().to_string();
+    let out = apply(&sync_manifest(&warehouse, &db, 2, "running"));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // The operator builds the objects.
+    let deployments = wait_for("2 slot deployments", LONG, || {
+        let d = list("deployment", NS, &format!("paimonsync.io/sync={SYNC}"));
+        (d.len() == 2).then_some(d)
+    });
+    for d in &deployments {
+        let spec = &d["spec"];
+        assert_eq!(spec["replicas"], 1);
+        assert_eq!(spec["strategy"]["type"], "Recreate");
+        let env = &spec["template"]["spec"]["containers"][0]["env"];
+        assert!(env.to_string().contains("\"PMS_SLOTS\"") && env.to_string().contains("secretKeyRef"), "{env}");
+        assert!(!env.to_string().contains(SECRET_PASSWORD), "secrets are referenced, not copied");
+        assert_eq!(spec["template"]["spec"]["containers"][0]["securityContext"]["allowPrivilegeEscalation"], false);
+        assert_eq!(d["metadata"]["ownerReferences"][0]["kind"], "PaimonMysqlSync");
+    }
+    for (kind, name) in [("configmap", format!("{SYNC}-config")), ("service", format!("{SYNC}-metrics")), ("serviceaccount", format!("{SYNC}-worker")), ("role", format!("{SYNC}-worker")), ("rolebinding", format!("{SYNC}-worker"))] {
+        wait_for(&format!("{kind} {name}"), LONG, || get(kind, &name, NS));
+    }
+    let pms = get("pms", SYNC, NS).unwrap();
+    assert!(pms["metadata"]["finalizers"].to_string().contains("paimonsync.io/cleanup"));
+
+    // The workers run (locally, as their pods would) and checkpoint into ConfigMaps.
+    run_workers_once(2);
+    mark_ready(2, true);
+    assert_synced(&table, &db, "orders", None).await;
+    let latest = table.latest();
+    let s = wait_status("status Running at the latest snapshot", |s| s["phase"] == "Running" && s["snapshotId"] == latest && s["readySlots"] == 2);
+    assert_eq!(s["slotsReady"], "2/2");
+    assert_eq!(s["slots"].as_array().unwrap().len(), 2);
+    assert!(s["conditions"].to_string().contains("\"Ready\""));
+    let printed = kubectl(&["get", "pms", "-n", NS]);
+    assert!(printed.contains("Running") && printed.contains("2/2"), "printer columns:\n{printed}");
+    let events = kubectl(&["get", "events", "-n", NS, "--field-selector", &format!("involvedObject.name={SYNC}"), "-o", "json"]);
+    assert!(events.contains("Running"), "a phase change is an event:\n{events}");
+
+    // Rescale 2 → 3 through the scale subresource; the new slots resume from the old checkpoints.
+    kubectl(&["scale", "pms", SYNC, "-n", NS, "--replicas=3"]);
+    wait_for("3 slot deployments", LONG, || (list("deployment", NS, &format!("paimonsync.io/sync={SYNC}")).len() == 3).then_some(()));
+    let slot2 = get("deployment", &format!("{SYNC}-slot-2"), NS).unwrap();
+    assert_eq!(pod_env(&slot2)["PMS_SLOTS"], "3");
+    let role = get("role", &format!("{SYNC}-worker"), NS).unwrap();
+    assert!(role.to_string().contains(&format!("{SYNC}-checkpoint-2")));
+    table.commits(vec![generate_step(1, 100, 3, "+U", 5), generate_step(2, 40, 7, "-D", 0)]);
+    let logs = run_workers_once(3);
+    assert!(logs.contains("rescaled"), "the new slots start from the old checkpoints:\n{logs}");
+    mark_ready(3, true);
+    assert_synced(&table, &db, "orders", None).await;
+    let latest = table.latest();
+    wait_status("status after rescale", |s| s["phase"] == "Running" && s["snapshotId"] == latest && s["slotsReady"] == "3/3");
+
+    // Suspend: the slots go to 0 replicas (a pod's SIGTERM flushes and checkpoints); resume brings them back.
+    kubectl(&["patch", "pms", SYNC, "-n", NS, "--type=merge", "-p", r#"{"spec":{"state":"suspended"}}"#]);
+    wait_for("replicas 0", LONG, || {
+        list("deployment", NS, &format!("paimonsync.io/sync={SYNC}")).iter().all(|d| d["spec"]["replicas"] == 0).then_some(())
+    });
+    mark_ready(3, false);
+    wait_status("Suspended", |s| s["phase"] == "Suspended");
+    kubectl(&["patch", "pms", SYNC, "-n", NS, "--type=merge", "-p", r#"{"spec":{"state":"running"}}"#]);
+    wait_for("replicas 1", LONG, || {
+        list("deployment", NS, &format!("paimonsync.io/sync={SYNC}")).iter().all(|d| d["spec"]["replicas"] == 1).then_some(())
+    });
+
+    // Secrets never reach status, events or the operator's log.
+    let everything = format!(
+        "{}{}{}",
+        kubectl(&["get", "pms", SYNC, "-n", NS, "-o", "yaml"]),
+        kubectl(&["get", "events", "-n", NS, "-o", "yaml"]),
+        std::fs::read_to_string(std::env::temp_dir().join("pms-e2e-operator.log")).unwrap_or_default()
+    );
+    assert!(!everything.contains(SECRET_PASSWORD), "a secret leaked into status, events or logs");
+
+    // Delete: the finalizer removes the workers, their config and their checkpoints.
+    kubectl(&["delete", "pms", SYNC, "-n", NS, "--wait=true", "--timeout=60s"]);
+    assert!(get("pms", SYNC, NS).is_none());
+    for kind in ["deployment", "configmap", "service", "role", "rolebinding", "serviceaccount"] {
+        let left = list(kind, NS, &format!("paimonsync.io/sync={SYNC}"));
+        assert!(left.is_empty(), "{kind} left behind after delete: {left:?}");
+    }
+    let out = kubectl_output(&["get", "configmap", &format!("{SYNC}-checkpoint-0"), "-n", NS], None);
+    assert!(!out.status.success(), "checkpoint ConfigMaps are removed unless retainOnDelete");
+}
