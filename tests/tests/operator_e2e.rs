@@ -202,6 +202,24 @@ async fn operator_end_to_end() {
     for (kind, name) in [("configmap", format!("{SYNC}-config")), ("service", format!("{SYNC}-metrics")), ("serviceaccount", format!("{SYNC}-worker")), ("role", format!("{SYNC}-worker")), ("rolebinding", format!("{SYNC}-worker"))] {
         wait_for(&format!("{kind} {name}"), LONG, || get(kind, &name, NS));
     }
+    // Leader election: the running operator holds the Lease; a second replica waits and does nothing.
+    let lease = wait_for("the leader Lease", LONG, || get("lease", "pms-operator", NS));
+    let holder = lease["spec"]["holderIdentity"].as_str().unwrap_or_default().to_string();
+    assert!(holder.starts_with("pms-operator-"), "{lease}");
+    let second_log = std::env::temp_dir().join("pms-e2e-operator-2.log");
+    let second = Command::new(operator_bin())
+        .args(["--namespace", NS, "--lease-namespace", NS, "--admin-addr", "127.0.0.1:0"])
+        .env("KUBECONFIG", kubeconfig())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&second_log).unwrap())
+        .spawn()
+        .unwrap();
+    let second = Operator(second);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(get("lease", "pms-operator", NS).unwrap()["spec"]["holderIdentity"], holder.as_str(), "the leader keeps the lease");
+    drop(second);
+    let log = std::fs::read_to_string(&second_log).unwrap();
+    assert!(log.contains("waiting to become the leader") && !log.contains("leader: reconciling"), "{log}");
     let pms = get("pms", SYNC, NS).unwrap();
     assert!(pms["metadata"]["finalizers"].to_string().contains("paimonsync.io/cleanup"));
 
