@@ -21,17 +21,18 @@ pub struct SyncConfig {
 }
 
 impl SyncConfig {
-    /// `extra` is YAML appended under `sink:` (indented by the caller as plain `key: value` lines).
-    pub fn new(table: &Table, url: &str, target_table: &str, sink_extra: &str, top_extra: &str) -> Self {
+    /// `sink_extra` and `source_extra` are `key: value` lines added under `sink:` and `source:`.
+    pub fn new(table: &Table, url: &str, target_table: &str, sink_extra: &str, source_extra: &str) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("sync.yaml");
-        let sink_extra: String = sink_extra.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("  {}\n", l.trim())).collect();
+        let indent = |extra: &str| -> String { extra.lines().filter(|l| !l.trim().is_empty()).map(|l| format!("  {}\n", l.trim())).collect() };
         let yaml = format!(
-            "source:\n  warehouse: {}\n  database: {}\n  table: {}\n  pollInterval: 100ms\n{}sink:\n  url: {url}\n  table: {target_table}\n{sink_extra}checkpoint:\n  path: {}\n",
+            "source:\n  warehouse: {}\n  database: {}\n  table: {}\n  pollInterval: 100ms\n{}sink:\n  url: {url}\n  table: {target_table}\n{}checkpoint:\n  path: {}\n",
             table.warehouse().display(),
             table.database,
             table.name,
-            top_extra,
+            indent(source_extra),
+            indent(sink_extra),
             dir.path().join("checkpoint.json").display(),
         );
         std::fs::write(&path, yaml).expect("write config");

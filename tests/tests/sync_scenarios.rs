@@ -55,8 +55,7 @@ async fn producer_scenario(producer: &str, extra: serde_json::Value) {
             // Its changelog only exists for compacted snapshots; a fresh full compaction covers all.
             table.compact();
         }
-        let cfg2 = SyncConfig::new(&table, &db2.url(), "orders", "", "");
-        std::fs::write(&cfg2.path, std::fs::read_to_string(&cfg2.path).unwrap().replace("pollInterval: 100ms", "pollInterval: 100ms\n  scanMode: from-snapshot\n  startSnapshot: 1\n  consumerId: second")).unwrap();
+        let cfg2 = SyncConfig::new(&table, &db2.url(), "orders", "", "scanMode: from-snapshot\nstartSnapshot: 1\nconsumerId: second");
         cfg2.sync_once(&[]);
         assert_synced(&table, &db2, "orders", None).await;
     }
@@ -165,8 +164,7 @@ async fn composite_key_and_delete_reinsert() {
     // The same changes reduced inside one flush (default maxRows) on a second target.
     let db2 = TestDb::new("composite_one_flush").await;
     db2.exec("CREATE TABLE t (tenant VARCHAR(32) NOT NULL, order_no INT NOT NULL, note TEXT, PRIMARY KEY (tenant, order_no)) DEFAULT CHARSET = utf8mb4").await;
-    let within = SyncConfig::new(&table, &db2.url(), "t", "", "");
-    std::fs::write(&within.path, std::fs::read_to_string(&within.path).unwrap().replace("pollInterval: 100ms", "pollInterval: 100ms\n  scanMode: from-snapshot\n  startSnapshot: 1")).unwrap();
+    let within = SyncConfig::new(&table, &db2.url(), "t", "", "scanMode: from-snapshot\nstartSnapshot: 1");
     within.sync_once(&[]);
     assert_synced(&table, &db2, "t", None).await;
     assert_eq!(db2.count("t").await, 2);
