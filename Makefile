@@ -10,14 +10,17 @@ demo: release
 
 ## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables.
 test: build fixtures k8s-tools
-	scripts/with-mariadb.sh scripts/with-kube-apiserver.sh cargo test --workspace --no-fail-fast
+	scripts/with-mariadb.sh scripts/with-kube-apiserver.sh cargo test --workspace --no-fail-fast $(TEST_FEATURES)
 
 ## Unit tests only (no servers needed).
 unit:
-	cargo test --workspace --lib --bins
+	cargo test --workspace --lib --bins $(TEST_FEATURES)
+
+# Test builds carry the named crash points of the fault-injection suite (off in release builds).
+TEST_FEATURES := --features pms-worker/failpoints
 
 build:
-	cargo build --workspace --bins
+	cargo build --workspace --bins $(TEST_FEATURES)
 
 release:
 	cargo build --release -p pms-worker

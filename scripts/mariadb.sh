@@ -2,6 +2,7 @@
 # A throw-away MariaDB server on a free loopback port.
 #   scripts/mariadb.sh start DIR   → starts it (data, socket, pid and port under DIR), prints the port
 #   scripts/mariadb.sh stop DIR    → stops it by pid and removes DIR
+#   scripts/mariadb.sh crash-restart DIR → kill -9, then the same server again on the same port and data
 # A user pms/pms with all privileges is created for TCP clients.
 set -euo pipefail
 
@@ -16,31 +17,23 @@ find_bin() {
   return 1
 }
 
-case "$cmd" in
-start)
-  server=$(find_bin mariadbd mysqld) || { echo "mariadb.sh: no MariaDB server found; install it with: apt-get install -y mariadb-server" >&2; exit 1; }
-  install_db=$(find_bin mariadb-install-db mysql_install_db) || { echo "mariadb.sh: mariadb-install-db missing (apt-get install -y mariadb-server)" >&2; exit 1; }
-  client=$(find_bin mariadb mysql) || { echo "mariadb.sh: mariadb client missing (apt-get install -y mariadb-client)" >&2; exit 1; }
-  mkdir -p "$dir"
-  dir=$(cd "$dir" && pwd)
-  user_opt=()
-  [ "$(id -u)" = 0 ] && user_opt=(--user=root)
-  "$install_db" --no-defaults "${user_opt[@]}" --datadir="$dir/data" --auth-root-authentication-method=normal \
-    --skip-test-db >"$dir/install.log" 2>&1 || { cat "$dir/install.log" >&2; exit 1; }
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+server=$(find_bin mariadbd mysqld) || { echo "mariadb.sh: no MariaDB server found; install it with: apt-get install -y mariadb-server" >&2; exit 1; }
+client=$(find_bin mariadb mysql) || { echo "mariadb.sh: mariadb client missing (apt-get install -y mariadb-client)" >&2; exit 1; }
+user_opt=()
+[ "$(id -u)" = 0 ] && user_opt=(--user=root)
+
+# Starts the server on $dir's data and port, waits until it answers.
+run_server() {
+  local port=$1
   "$server" --no-defaults "${user_opt[@]}" --datadir="$dir/data" --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" \
     --port="$port" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$dir/error.log" \
     --innodb-buffer-pool-size=256M --innodb-flush-log-at-trx-commit=2 --max-connections=500 \
     --max-allowed-packet=64M --character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci \
-    >"$dir/stdout.log" 2>&1 &
+    >>"$dir/stdout.log" 2>&1 &
   echo $! >"$dir/server.pid"
-  echo "$port" >"$dir/port"
   for _ in $(seq 1 300); do
     if "$client" --no-defaults -uroot --socket="$dir/mysqld.sock" -e "SELECT 1" >/dev/null 2>&1; then
-      "$client" --no-defaults -uroot --socket="$dir/mysqld.sock" -e \
-        "CREATE USER IF NOT EXISTS 'pms'@'%' IDENTIFIED BY 'pms'; GRANT ALL ON *.* TO 'pms'@'%' WITH GRANT OPTION; FLUSH PRIVILEGES;"
-      echo "$port"
-      exit 0
+      return 0
     fi
     if ! kill -0 "$(cat "$dir/server.pid")" 2>/dev/null; then
       echo "mariadb.sh: the server exited during start:" >&2; tail -20 "$dir/error.log" >&2; exit 1
@@ -48,6 +41,27 @@ start)
     sleep 0.1
   done
   echo "mariadb.sh: the server did not answer within 30 s:" >&2; tail -20 "$dir/error.log" >&2; exit 1
+}
+
+case "$cmd" in
+start)
+  install_db=$(find_bin mariadb-install-db mysql_install_db) || { echo "mariadb.sh: mariadb-install-db missing (apt-get install -y mariadb-server)" >&2; exit 1; }
+  mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
+  "$install_db" --no-defaults "${user_opt[@]}" --datadir="$dir/data" --auth-root-authentication-method=normal \
+    --skip-test-db >"$dir/install.log" 2>&1 || { cat "$dir/install.log" >&2; exit 1; }
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+  echo "$port" >"$dir/port"
+  run_server "$port"
+  "$client" --no-defaults -uroot --socket="$dir/mysqld.sock" -e \
+    "CREATE USER IF NOT EXISTS 'pms'@'%' IDENTIFIED BY 'pms'; GRANT ALL ON *.* TO 'pms'@'%' WITH GRANT OPTION; FLUSH PRIVILEGES;"
+  echo "$port"
+  ;;
+crash-restart)
+  kill -9 "$(cat "$dir/server.pid")" 2>/dev/null || true
+  for _ in $(seq 1 100); do kill -0 "$(cat "$dir/server.pid")" 2>/dev/null || break; sleep 0.1; done
+  sleep "${PMS_RESTART_DOWNTIME:-1}"
+  run_server "$(cat "$dir/port")"
   ;;
 stop)
   if [ -f "$dir/server.pid" ]; then

@@ -140,6 +140,11 @@ pub struct SinkSpec {
     /// Flush at least this often while changes are buffered (0s = off).
     #[serde(default = "default_flush_interval")]
     pub flush_interval: HumanDuration,
+    /// Rows per multi-row statement at most (each statement also stays under
+    /// `max_allowed_packet` and 65,535 parameters).
+    #[serde(default = "default_max_rows_per_statement")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub max_rows_per_statement: u32,
     /// Hard memory bound of the buffer, in bytes: reaching it flushes early.
     #[serde(default = "default_max_buffer_bytes")]
     #[schemars(range(min = 65536))]
@@ -152,14 +157,42 @@ pub struct SinkSpec {
     /// default: an upsert that collides on another unique key would update a different row.
     #[serde(default)]
     pub allow_extra_unique_keys: bool,
+    /// `exactly-once`: progress is committed in the same MySQL transaction as the rows
+    /// (table `_paimon_sync_progress`), so a crash never applies a change twice.
     #[serde(default)]
     pub delivery: Delivery,
+    /// `snapshot`: all changes of one Paimon snapshot commit in one transaction.
     #[serde(default)]
     pub visibility: Visibility,
+    /// With `visibility: snapshot`, a snapshot with more input records than this is committed
+    /// in several transactions instead (logged, and counted in `pms_visibility_fallbacks_total`).
+    #[serde(default = "default_max_transaction_rows")]
+    #[schemars(range(min = 1))]
+    pub max_transaction_rows: u64,
+    /// Only overwrite or delete a row when the incoming change is at least as new as the one
+    /// that wrote it: a replay can't regress a row a newer run or another writer updated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence_guard: Option<SequenceGuard>,
+}
+
+fn default_max_transaction_rows() -> u64 {
+    100_000
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SequenceGuard {
+    /// A BIGINT column of the MySQL table (not a Paimon column) holding the Paimon snapshot
+    /// id of the change that last wrote the row. NULL counts as older than any change.
+    #[schemars(length(min = 1))]
+    pub column: String,
 }
 
 fn default_max_rows() -> u32 {
     1000
+}
+fn default_max_rows_per_statement() -> u32 {
+    4096
 }
 fn default_flush_interval() -> HumanDuration {
     HumanDuration::from_secs(1)

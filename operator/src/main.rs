@@ -51,9 +51,10 @@ async fn main() -> std::process::ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,kube=warn".into());
     if cli.log_json {
-        tracing_subscriber::fmt().json().with_env_filter(filter).init();
+        tracing_subscriber::fmt().json().with_env_filter(filter).with_writer(std::io::stderr).init();
     } else {
-        tracing_subscriber::fmt().with_env_filter(filter).with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).init();
+        let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).init();
     }
     match run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -79,8 +80,8 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         .with_grace(5)
         .build()
         .await?;
-    let (mut leader, lease_task) = leases.watch().await;
     info!(lease = %format!("{lease_ns}/{}", cli.lease_name), %identity, "waiting to become the leader");
+    let (mut leader, lease_task) = leases.watch().await;
     while !*leader.borrow_and_update() {
         leader.changed().await?;
     }

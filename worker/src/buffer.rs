@@ -29,6 +29,9 @@ pub struct Change {
 pub struct Batch {
     pub upserts: Vec<Vec<Value>>,
     pub deletes: Vec<Vec<Value>>,
+    /// The Paimon snapshot of each upsert / delete (for the sequence guard).
+    pub upsert_snapshots: Vec<i64>,
+    pub delete_snapshots: Vec<i64>,
     /// Input records reduced into this batch (for the reduce ratio).
     pub input_records: u64,
 }
@@ -122,6 +125,16 @@ impl ChangeBuffer {
         self.bytes
     }
 
+    /// Input records since the last drain.
+    pub fn input_records(&self) -> u64 {
+        self.input_records
+    }
+
+    /// Whether `max_rows` input records are buffered (0 = never).
+    pub fn rows_reached(&self) -> bool {
+        self.max_rows > 0 && self.input_records >= self.max_rows
+    }
+
     /// How long the oldest unflushed change has waited.
     pub fn oldest_age(&self) -> Option<std::time::Duration> {
         self.oldest.map(|t| t.elapsed())
@@ -132,8 +145,14 @@ impl ChangeBuffer {
         let mut batch = Batch { input_records: self.input_records, ..Default::default() };
         for (_, change) in self.changes.drain() {
             match change.kind {
-                ChangeKind::Upsert => batch.upserts.push(change.row),
-                ChangeKind::Delete => batch.deletes.push(change.row),
+                ChangeKind::Upsert => {
+                    batch.upserts.push(change.row);
+                    batch.upsert_snapshots.push(change.order.0);
+                }
+                ChangeKind::Delete => {
+                    batch.deletes.push(change.row);
+                    batch.delete_snapshots.push(change.order.0);
+                }
             }
         }
         self.input_records = 0;

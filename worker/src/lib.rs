@@ -8,6 +8,7 @@ pub mod checkpoint;
 pub mod config;
 pub mod convert;
 pub mod error;
+pub mod failpoint;
 pub mod metrics;
 pub mod pipeline;
 pub mod progress;

@@ -15,6 +15,8 @@ pub struct Metrics {
     pub flush_seconds: Histogram,
     pub flush_rows: Histogram,
     pub retries: IntCounter,
+    /// Snapshots committed in several transactions despite `visibility: snapshot`.
+    pub visibility_fallbacks: IntCounter,
     pub current_snapshot: IntGauge,
     pub latest_snapshot: IntGauge,
     pub snapshots_behind: IntGauge,
@@ -49,6 +51,8 @@ impl Metrics {
         };
         let retries = IntCounter::new("retries_total", "Flush retries after a transient MySQL failure").expect("static");
         registry.register(Box::new(retries.clone())).expect("unique metric");
+        let visibility_fallbacks = IntCounter::new("visibility_fallbacks_total", "Snapshots too large for one transaction, committed in parts").expect("static");
+        registry.register(Box::new(visibility_fallbacks.clone())).expect("unique metric");
         let input_records_flushed = IntCounter::new("input_records_flushed_total", "Input records covered by committed flushes").expect("static");
         registry.register(Box::new(input_records_flushed.clone())).expect("unique metric");
         let rows_flushed = IntCounter::new("rows_flushed_total", "Rows written by committed flushes").expect("static");
@@ -66,6 +70,7 @@ impl Metrics {
             ),
             flush_rows: histogram("flush_rows", "Rows per flush after reduction", prometheus::exponential_buckets(1.0, 4.0, 10).expect("static")),
             retries,
+            visibility_fallbacks,
             current_snapshot: gauge("current_snapshot", "Last Paimon snapshot fully written and checkpointed"),
             latest_snapshot: gauge("latest_snapshot", "Latest Paimon snapshot seen"),
             snapshots_behind: gauge("snapshots_behind", "Snapshots between the checkpoint and the latest"),

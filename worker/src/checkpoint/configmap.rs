@@ -106,6 +106,7 @@ impl ConfigMapCheckpointStore {
             slots: self.slot.slots,
             snapshot_id: base.snapshot_id,
             phase: base.phase,
+            position: None,
             epoch: 0,
             updated: String::new(),
             latest_snapshot: None,
@@ -126,7 +127,12 @@ impl ConfigMapCheckpointStore {
             };
             let point = match cp.rescaled_from {
                 Some(b) if cp.slots == self.slot.slots => b,
-                _ => RescaleBase { slots: old_slots, snapshot_id: cp.snapshot_id, phase: cp.phase },
+                // A position inside a snapshot means that snapshot must be read again whole.
+                _ => RescaleBase {
+                    slots: old_slots,
+                    snapshot_id: if cp.phase == Phase::Full { cp.snapshot_id } else { cp.next_snapshot() - 1 },
+                    phase: cp.phase,
+                },
             };
             base = Some(match base {
                 None => point,

@@ -71,6 +71,7 @@ mod tests {
             slots: 1,
             snapshot_id: 7,
             phase: Phase::Incremental,
+            position: None,
             epoch: 2,
             updated: "2026-11-30T00:00:00Z".into(),
             latest_snapshot: Some(9),

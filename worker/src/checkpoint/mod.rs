@@ -25,6 +25,10 @@ pub struct Checkpoint {
     pub slots: u32,
     pub snapshot_id: i64,
     pub phase: Phase,
+    /// Inside `snapshot_id`: the changes before this position are written, the rest are not.
+    /// `None`: the whole snapshot is written (incremental) or nothing of it yet (full).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<Position>,
     /// Bumped by every start of the slot; fences older writers.
     pub epoch: u64,
     /// RFC 3339 time of the write, for status and humans.
@@ -48,12 +52,19 @@ pub struct RescaleBase {
     pub phase: Phase,
 }
 
+/// How far into one snapshot's ordered splits a slot got: `row` rows into split `split`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Position {
+    pub split: u32,
+    pub row: u64,
+}
+
 impl Checkpoint {
-    /// The first snapshot whose changes are still to be written.
+    /// The first snapshot whose changes are still (at least partly) to be written.
     pub fn next_snapshot(&self) -> i64 {
-        match self.phase {
-            Phase::Full => self.snapshot_id,
-            Phase::Incremental => self.snapshot_id + 1,
+        match (self.phase, self.position) {
+            (Phase::Incremental, None) => self.snapshot_id + 1,
+            _ => self.snapshot_id,
         }
     }
 }

@@ -168,6 +168,22 @@ fn check_keys(
     }
 }
 
+/// The sequence-guard column must be a BIGINT of the target that no Paimon column maps to.
+pub fn check_guard_column(layout: &Layout, target: &TargetTable, column: &str) -> Result<(), Vec<String>> {
+    let problem = match target.column(column) {
+        None => format!(
+            "sink.sequenceGuard.column {column:?} does not exist: `ALTER TABLE … ADD COLUMN {} BIGINT NULL`",
+            quote_ident(column)
+        ),
+        Some(c) if layout.columns.iter().any(|p| p.mysql.eq_ignore_ascii_case(column)) => {
+            format!("sink.sequenceGuard.column {:?} is also a mapped Paimon column; use a column of its own", c.name)
+        }
+        Some(c) if c.data_type != "bigint" => format!("sink.sequenceGuard.column {:?} must be BIGINT, not {}", c.name, c.column_type),
+        Some(_) => return Ok(()),
+    };
+    Err(vec![problem])
+}
+
 fn declared_precision(t: &DataType) -> Option<u32> {
     match t {
         DataType::Timestamp(t) => Some(t.precision()),

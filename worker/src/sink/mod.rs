@@ -2,6 +2,7 @@
 //! multi-row deletes and upserts, retrying what is transient.
 
 pub mod layout;
+mod progress;
 mod retry;
 pub mod statements;
 pub mod target_schema;
@@ -13,24 +14,31 @@ use mysql_async::{Conn, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, Tx
 use tracing::{info, warn};
 
 use crate::buffer::Batch;
+use crate::checkpoint::Checkpoint;
 use crate::config::WorkerConfig;
+use crate::failpoint;
 use crate::error::{Result, WorkerError};
 use crate::metrics::Metrics;
 use layout::{plan_layout, suggested_create_table, Layout, SourceColumn};
 use statements::{chunk_ranges, wire_bytes, Dialect, Statements};
 use target_schema::TargetTable;
 
-/// Rows per statement at most; larger statements gain little and hold locks longer.
-const MAX_ROWS_PER_STATEMENT: usize = 4096;
-
 pub struct MysqlSink {
     pool: Pool,
     target: String,
     layout: Layout,
     statements: Statements,
+    guarded: bool,
+    max_rows_per_statement: usize,
     max_statement_bytes: usize,
     max_retries: u32,
     metrics: Metrics,
+}
+
+/// With `delivery: exactly-once`, what `open` claimed: this run's epoch and the stored progress.
+pub struct Claim {
+    pub epoch: u64,
+    pub progress: Option<Checkpoint>,
 }
 
 impl MysqlSink {
@@ -72,18 +80,25 @@ impl MysqlSink {
                 )],
             });
         };
+        let guard = cfg.spec.sink.sequence_guard.as_ref().map(|g| g.column.as_str());
         let layout = plan_layout(source, &cfg.spec.sink.columns, &table, cfg.spec.sink.allow_extra_unique_keys)
+            .and_then(|layout| match guard {
+                Some(g) => layout::check_guard_column(&layout, &table, g).map(|()| layout),
+                None => Ok(layout),
+            })
             .map_err(|problems| WorkerError::Validation { table: target.clone(), problems })?;
         for w in &layout.warnings {
             warn!(table = %target, "{w}");
         }
         info!(table = %target, server = %version, ?dialect, max_allowed_packet = max_packet, columns = layout.columns.len(), "MySQL target validated");
-        let statements = Statements::new(&cfg.spec.sink.table, &layout, dialect);
+        let statements = Statements::new(&cfg.spec.sink.table, &layout, dialect, guard);
         Ok(Self {
             pool,
             target,
             layout,
             statements,
+            guarded: guard.is_some(),
+            max_rows_per_statement: cfg.spec.sink.max_rows_per_statement as usize,
             // Leave room for the SQL text and protocol framing.
             max_statement_bytes: (max_packet as usize).saturating_sub(64 * 1024).clamp(64 * 1024, 16 << 20),
             max_retries: cfg.spec.sink.max_retries,
@@ -95,16 +110,27 @@ impl MysqlSink {
         &self.layout
     }
 
+    /// Exactly-once: creates the progress table if needed, takes this slot over (a new epoch)
+    /// and returns the progress committed by earlier runs.
+    pub async fn claim(&self, cfg: &WorkerConfig) -> Result<Claim> {
+        let mut conn = self.conn().await?;
+        let (epoch, progress) = progress::claim(&mut conn, &cfg.sync_name, cfg.slot.slot, cfg.slot.slots)
+            .await
+            .map_err(|source| WorkerError::Sink { action: "claim progress", table: progress::TABLE.into(), key: String::new(), source })?;
+        Ok(Claim { epoch, progress })
+    }
+
     /// Writes one flush in one transaction: deletes first (they may free unique values the
-    /// upserts need), then upserts. Transient failures retry the whole transaction.
-    pub async fn write(&self, batch: &Batch) -> Result<()> {
-        if batch.is_empty() {
+    /// upserts need), then upserts, then (exactly-once) the progress row. Transient failures
+    /// retry the whole transaction.
+    pub async fn write(&self, batch: &Batch, progress: Option<&Checkpoint>) -> Result<()> {
+        if batch.is_empty() && progress.is_none() {
             return Ok(());
         }
         let started = Instant::now();
         let mut attempt = 0;
         loop {
-            match self.try_write(batch).await {
+            match self.try_write(batch, progress).await {
                 Ok(()) => break,
                 Err(failure) if retry::is_transient(&failure.error) && attempt < self.max_retries => {
                     attempt += 1;
@@ -127,31 +153,62 @@ impl MysqlSink {
         Ok(())
     }
 
-    async fn try_write(&self, batch: &Batch) -> std::result::Result<(), Failure> {
+    async fn try_write(&self, batch: &Batch, progress: Option<&Checkpoint>) -> std::result::Result<(), Failure> {
+        failpoint::hit("before-transaction");
         let mut conn = self.pool.get_conn().await.map_err(|e| Failure::new("connect", e))?;
         let mut tx = conn.start_transaction(TxOpts::default()).await.map_err(|e| Failure::new("begin", e))?;
-        let key_rows: Vec<Vec<&Value>> =
-            batch.deletes.iter().map(|r| self.layout.key_positions.iter().map(|&i| &r[i]).collect()).collect();
-        self.run_chunks(&mut tx, "delete", &key_rows, |n| self.statements.delete(n)).await?;
+        let guard = |snapshots: &[i64], i: usize| self.guarded.then(|| Value::Int(snapshots[i]));
+        let key_rows: Vec<Vec<&Value>> = batch.deletes.iter().map(|r| self.layout.key_positions.iter().map(|&i| &r[i]).collect()).collect();
+        let delete_guards: Vec<Option<Value>> = (0..batch.deletes.len()).map(|i| guard(&batch.delete_snapshots, i)).collect();
+        self.run_chunks(&mut tx, "delete", &key_rows, &delete_guards, |n| self.statements.delete(n)).await?;
         let rows: Vec<Vec<&Value>> = batch.upserts.iter().map(|r| r.iter().collect()).collect();
-        self.run_chunks(&mut tx, "upsert", &rows, |n| self.statements.upsert(n)).await?;
+        let upsert_guards: Vec<Option<Value>> = (0..batch.upserts.len()).map(|i| guard(&batch.upsert_snapshots, i)).collect();
+        self.run_chunks(&mut tx, "upsert", &rows, &upsert_guards, |n| self.statements.upsert(n)).await?;
+        if let Some(cp) = progress {
+            let (sql, params) = progress::update(cp);
+            tx.exec_drop(sql, params).await.map_err(|e| Failure::new("progress update", e))?;
+            if tx.affected_rows() == 0 {
+                // Dropping the transaction rolls it back: nothing of this flush is written.
+                return Err(Failure::new(
+                    "progress update",
+                    mysql_async::Error::Other(
+                        format!(
+                            "fenced: slot {} of sync {} was taken over by a newer worker (epoch > {}); this one stops without committing",
+                            cp.slot, cp.sync, cp.epoch
+                        )
+                        .into(),
+                    ),
+                ));
+            }
+        }
+        failpoint::hit("after-batch-before-commit");
         tx.commit().await.map_err(|e| Failure::new("commit", e))
     }
 
+    /// Runs statements of up to `sink.maxRowsPerStatement` rows. `guards[i]`, when set, is
+    /// appended to row i's parameters (the sequence guard's value).
     async fn run_chunks(
         &self,
         tx: &mut mysql_async::Transaction<'_>,
         action: &'static str,
         rows: &[Vec<&Value>],
+        guards: &[Option<Value>],
         sql_for: impl Fn(usize) -> String,
     ) -> std::result::Result<(), Failure> {
-        let params_per_row = rows.first().map_or(1, Vec::len);
-        let ranges = chunk_ranges(rows.len(), params_per_row, MAX_ROWS_PER_STATEMENT, self.max_statement_bytes, |i| {
+        let params_per_row = rows.first().map_or(1, |r| r.len() + usize::from(self.guarded));
+        let ranges = chunk_ranges(rows.len(), params_per_row, self.max_rows_per_statement, self.max_statement_bytes, |i| {
             rows[i].iter().map(|v| wire_bytes(v)).sum()
         });
-        for range in ranges {
-            let chunk = &rows[range];
-            let params: Vec<Value> = chunk.iter().flat_map(|r| r.iter().map(|v| (*v).clone())).collect();
+        for (n, range) in ranges.into_iter().enumerate() {
+            if n == 1 {
+                failpoint::hit("mid-chunk");
+            }
+            let chunk = &rows[range.clone()];
+            let params: Vec<Value> = chunk
+                .iter()
+                .zip(&guards[range])
+                .flat_map(|(r, g)| r.iter().map(|v| (*v).clone()).chain(g.clone()))
+                .collect();
             if let Err(error) = tx.exec_drop(sql_for(chunk.len()), Params::Positional(params)).await {
                 let key = if retry::is_transient(&error) { None } else { self.locate_failing_row(tx, chunk, &sql_for).await };
                 return Err(Failure { action, error, key });
@@ -169,10 +226,15 @@ impl MysqlSink {
         sql_for: &impl Fn(usize) -> String,
     ) -> Option<String> {
         let sql = sql_for(1);
+        let is_delete = sql.starts_with("DELETE");
         for row in chunk {
-            let params: Vec<Value> = row.iter().map(|v| (*v).clone()).collect();
+            let mut params: Vec<Value> = row.iter().map(|v| (*v).clone()).collect();
+            // The highest guard value: the row's own values are on trial, not its age.
+            if self.guarded {
+                params.push(Value::Int(i64::MAX));
+            }
             if tx.exec_drop(sql.as_str(), Params::Positional(params)).await.is_err() {
-                let key: Vec<String> = if row.len() == self.statements.key_len() {
+                let key: Vec<String> = if is_delete {
                     row.iter().map(|v| v.as_sql(false)).collect()
                 } else {
                     self.layout.key_positions.iter().map(|&i| row[i].as_sql(false)).collect()

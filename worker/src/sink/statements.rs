@@ -42,29 +42,31 @@ pub struct Statements {
     non_key: Vec<String>,
     key: Vec<String>,
     dialect: Dialect,
+    /// The sequence-guard column, if any: written last, compared first.
+    guard: Option<String>,
 }
 
 /// MySQL's limit on placeholders in one prepared statement.
 pub const MAX_PLACEHOLDERS: usize = 65_535;
 
 impl Statements {
-    pub fn new(table: &str, layout: &Layout, dialect: Dialect) -> Self {
-        let quoted: Vec<String> = layout.columns.iter().map(|c| quote_ident(&c.mysql)).collect();
-        Self {
-            table: quote_ident(table),
-            non_key: layout.columns.iter().zip(&quoted).filter(|(c, _)| !c.is_key).map(|(_, q)| q.clone()).collect(),
-            key: layout.key_positions.iter().map(|&i| quoted[i].clone()).collect(),
-            columns: quoted,
-            dialect,
-        }
+    pub fn new(table: &str, layout: &Layout, dialect: Dialect, guard: Option<&str>) -> Self {
+        let mut quoted: Vec<String> = layout.columns.iter().map(|c| quote_ident(&c.mysql)).collect();
+        let non_key = layout.columns.iter().zip(&quoted).filter(|(c, _)| !c.is_key).map(|(_, q)| q.clone()).collect();
+        let key = layout.key_positions.iter().map(|&i| quoted[i].clone()).collect();
+        let guard = guard.map(quote_ident);
+        quoted.extend(guard.clone());
+        Self { table: quote_ident(table), non_key, key, columns: quoted, dialect, guard }
     }
 
-    pub fn key_len(&self) -> usize {
-        self.key.len()
-    }
-
-    pub fn column_len(&self) -> usize {
+    /// Parameters per upserted row (the mapped columns, plus the guard value).
+    pub fn upsert_params(&self) -> usize {
         self.columns.len()
+    }
+
+    /// Parameters per deleted row (the key, plus the guard value).
+    pub fn delete_params(&self) -> usize {
+        self.key.len() + usize::from(self.guard.is_some())
     }
 
     /// `INSERT … VALUES (?,…),… ON DUPLICATE KEY UPDATE …` for `rows` rows.
@@ -73,22 +75,41 @@ impl Statements {
         let mut sql = format!("INSERT INTO {} ({}) VALUES ", self.table, self.columns.join(", "));
         push_repeated(&mut sql, &tuple, rows);
         // With only key columns there is nothing to update; assigning a key to itself is a no-op.
-        let updates: &[String] = if self.non_key.is_empty() { &self.key[..1] } else { &self.non_key };
-        match self.dialect {
-            Dialect::RowAlias => {
-                sql.push_str(" AS new ON DUPLICATE KEY UPDATE ");
-                sql.push_str(&updates.iter().map(|c| format!("{c} = new.{c}")).collect::<Vec<_>>().join(", "));
-            }
-            Dialect::ValuesFunction => {
-                sql.push_str(" ON DUPLICATE KEY UPDATE ");
-                sql.push_str(&updates.iter().map(|c| format!("{c} = VALUES({c})")).collect::<Vec<_>>().join(", "));
-            }
+        let updates: &[String] = if self.non_key.is_empty() && self.guard.is_none() { &self.key[..1] } else { &self.non_key };
+        let incoming = |c: &str| match self.dialect {
+            Dialect::RowAlias => format!("new.{c}"),
+            Dialect::ValuesFunction => format!("VALUES({c})"),
+        };
+        if self.dialect == Dialect::RowAlias {
+            sql.push_str(" AS new");
         }
+        sql.push_str(" ON DUPLICATE KEY UPDATE ");
+        let mut sets: Vec<String> = match &self.guard {
+            // Assignments run left to right: compare against the stored guard before it changes.
+            Some(g) => updates
+                .iter()
+                .map(|c| format!("{c} = IF({} >= COALESCE({g}, -1), {}, {c})", incoming(g), incoming(c)))
+                .chain(std::iter::once(format!("{g} = GREATEST(COALESCE({g}, -1), {})", incoming(g))))
+                .collect(),
+            None => updates.iter().map(|c| format!("{c} = {}", incoming(c))).collect(),
+        };
+        if sets.is_empty() {
+            sets.push(format!("{0} = {0}", self.key[0]));
+        }
+        sql.push_str(&sets.join(", "));
         sql
     }
 
-    /// `DELETE … WHERE (k1, k2) IN ((?, ?), …)` for `rows` keys.
+    /// `DELETE … WHERE (k1, k2) IN ((?, ?), …)` for `rows` keys; with a guard, each key only
+    /// when the stored row is not newer than the delete.
     pub fn delete(&self, rows: usize) -> String {
+        if let Some(g) = &self.guard {
+            let one = format!(
+                "({} AND COALESCE({g}, -1) <= ?)",
+                self.key.iter().map(|k| format!("{k} = ?")).collect::<Vec<_>>().join(" AND ")
+            );
+            return format!("DELETE FROM {} WHERE {}", self.table, vec![one; rows].join(" OR "));
+        }
         let mut sql = if self.key.len() == 1 {
             format!("DELETE FROM {} WHERE {} IN ", self.table, self.key[0])
         } else {
@@ -186,15 +207,28 @@ mod tests {
 
     #[test]
     fn upsert_and_delete_sql() {
-        let s = Statements::new("orders", &layout(&["id"], &["amount"]), Dialect::ValuesFunction);
+        let s = Statements::new("orders", &layout(&["id"], &["amount"]), Dialect::ValuesFunction, None);
         assert_eq!(
             s.upsert(2),
             "INSERT INTO `orders` (`id`, `amount`) VALUES (?, ?), (?, ?) ON DUPLICATE KEY UPDATE `amount` = VALUES(`amount`)"
         );
         assert_eq!(s.delete(3), "DELETE FROM `orders` WHERE `id` IN (?, ?, ?)");
-        let c = Statements::new("t", &layout(&["a", "b"], &[]), Dialect::RowAlias);
+        let c = Statements::new("t", &layout(&["a", "b"], &[]), Dialect::RowAlias, None);
         assert_eq!(c.upsert(1), "INSERT INTO `t` (`a`, `b`) VALUES (?, ?) AS new ON DUPLICATE KEY UPDATE `a` = new.`a`");
         assert_eq!(c.delete(2), "DELETE FROM `t` WHERE (`a`, `b`) IN ((?, ?), (?, ?))");
+    }
+
+    #[test]
+    fn guarded_statements_compare_before_they_write() {
+        let s = Statements::new("orders", &layout(&["id"], &["amount"]), Dialect::ValuesFunction, Some("seq"));
+        assert_eq!(
+            s.upsert(1),
+            "INSERT INTO `orders` (`id`, `amount`, `seq`) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE \
+             `amount` = IF(VALUES(`seq`) >= COALESCE(`seq`, -1), VALUES(`amount`), `amount`), \
+             `seq` = GREATEST(COALESCE(`seq`, -1), VALUES(`seq`))"
+        );
+        assert_eq!(s.delete(2), "DELETE FROM `orders` WHERE (`id` = ? AND COALESCE(`seq`, -1) <= ?) OR (`id` = ? AND COALESCE(`seq`, -1) <= ?)");
+        assert_eq!((s.upsert_params(), s.delete_params()), (3, 2));
     }
 
     #[test]

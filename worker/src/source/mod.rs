@@ -6,7 +6,7 @@ pub mod decode;
 
 use std::collections::HashMap;
 
-use paimon::table::{IncrementalPlan, IncrementalScanMode, IncrementalSplit, Table};
+use paimon::table::{DataSplit, IncrementalPlan, IncrementalScanMode, IncrementalSplit, Table};
 use paimon::{CatalogFactory, CatalogOptions, Options};
 use pms_crds::SourceSpec;
 use tracing::debug;
@@ -25,11 +25,33 @@ pub struct PaimonSource {
     columns: Vec<SourceColumn>,
 }
 
-/// A full read of one snapshot: its rows (all `+I`) and how many to expect (for progress).
-pub struct FullRead {
+/// What one slot reads of one snapshot: its splits in a fixed order, read one after the other,
+/// so "n rows into split k" names the same records on every run (the resume position).
+pub struct SnapshotPlan {
     pub snapshot_id: i64,
+    /// Rows the splits hold (before merging, for a full read): for progress and ETA.
     pub expected_rows: u64,
-    pub batches: ArrowRecordBatchStream,
+    units: Units,
+}
+
+enum Units {
+    /// Merge-on-read splits of a full read.
+    Full(Vec<DataSplit>),
+    /// Delta or changelog splits, read as an audit log (`rowkind`, `_SEQUENCE_NUMBER`, columns).
+    Changes(IncrementalScanMode, Vec<IncrementalSplit>),
+}
+
+impl SnapshotPlan {
+    pub fn len(&self) -> usize {
+        match &self.units {
+            Units::Full(s) => s.len(),
+            Units::Changes(_, s) => s.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 impl PaimonSource {
@@ -103,23 +125,73 @@ impl PaimonSource {
         Ok(snapshot.map(|s| s.id()))
     }
 
-    /// Merge-on-read of the latest snapshot, this slot's buckets only.
-    pub async fn full_read(&self) -> Result<FullRead> {
-        let builder = self.table.new_read_builder();
-        let plan = builder.new_scan().plan().await.map_err(|e| self.err(e))?;
+    /// Merge-on-read of one snapshot (default: the latest), this slot's buckets only.
+    pub async fn plan_full(&self, snapshot: Option<i64>) -> Result<SnapshotPlan> {
+        let table = match snapshot {
+            Some(id) => {
+                let snap = self.table.snapshot_manager().get_snapshot(id).await.map_err(|e| self.err(e))?;
+                self.table.copy_with_pinned_snapshot(&snap)
+            }
+            None => self.table.clone(),
+        };
+        let plan = table.new_read_builder().new_scan().plan().await.map_err(|e| self.err(e))?;
         let snapshot_id = plan.snapshot_id().ok_or_else(|| WorkerError::Source {
             table: self.name.clone(),
             message: "the full read found no snapshot".into(),
         })?;
-        let mut splits: Vec<_> = plan.splits().iter().filter(|s| self.slot.owns_bucket(s.bucket())).cloned().collect();
+        let mut splits: Vec<DataSplit> = plan.splits().iter().filter(|s| self.slot.owns_bucket(s.bucket())).cloned().collect();
         if let Some(max_level) = self.full_compaction_max_level() {
             splits = splits.iter().map(|s| max_level_only(s, max_level)).collect::<paimon::Result<_>>().map_err(|e| self.err(e))?;
         }
-        let expected_rows = splits.iter().map(|s| s.merged_row_count().unwrap_or_else(|| s.row_count()).max(0) as u64).sum();
+        splits.sort_by_key(split_order);
+        let expected_rows = splits.iter().map(|s| s.row_count().max(0) as u64).sum();
         debug!(table = %self.name, snapshot_id, splits = splits.len(), expected_rows, "planned full read");
+        Ok(SnapshotPlan { snapshot_id, expected_rows, units: Units::Full(splits) })
+    }
+
+    /// The changes committed by one snapshot (delta files for `changelog-producer=none`,
+    /// changelog files otherwise), this slot's buckets only.
+    pub async fn plan_changes(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
+        let plan = self
+            .table
+            .new_read_builder()
+            .new_incremental_scan(IncrementalScanMode::Auto, snapshot_id - 1, snapshot_id)
+            .plan()
+            .await
+            .map_err(|e| self.err(e))?;
+        let mut splits: Vec<IncrementalSplit> = plan
+            .splits()
+            .iter()
+            .filter(|s| match s {
+                IncrementalSplit::Data(d) => self.slot.owns_bucket(d.bucket()),
+                IncrementalSplit::DiffPair { .. } => true,
+            })
+            .cloned()
+            .collect();
+        splits.sort_by_key(|s| match s {
+            IncrementalSplit::Data(d) => split_order(d),
+            IncrementalSplit::DiffPair { .. } => (i32::MAX, String::new()),
+        });
+        let expected_rows = splits
+            .iter()
+            .map(|s| match s {
+                IncrementalSplit::Data(d) => d.row_count().max(0) as u64,
+                IncrementalSplit::DiffPair { .. } => 0,
+            })
+            .sum();
+        debug!(table = %self.name, snapshot_id, mode = ?plan.mode(), splits = splits.len(), "planned snapshot changes");
+        Ok(SnapshotPlan { snapshot_id, expected_rows, units: Units::Changes(plan.mode(), splits) })
+    }
+
+    /// The rows of split `index` of a plan.
+    pub fn read_split(&self, plan: &SnapshotPlan, index: usize) -> Result<ArrowRecordBatchStream> {
+        let builder = self.table.new_read_builder();
         let read = builder.new_read().map_err(|e| self.err(e))?;
-        let batches = read.to_arrow(&splits).map_err(|e| self.err(e))?;
-        Ok(FullRead { snapshot_id, expected_rows, batches })
+        match &plan.units {
+            Units::Full(splits) => read.to_arrow(&splits[index..=index]),
+            Units::Changes(mode, splits) => read.to_audit_log_arrow(&IncrementalPlan::new(*mode, vec![splits[index].clone()])),
+        }
+        .map_err(|e| self.err(e))
     }
 
     /// With `changelog-producer=full-compaction`, each changelog is the difference between the
@@ -142,40 +214,21 @@ impl PaimonSource {
         Some(num_levels - 1)
     }
 
-    /// The changes committed by one snapshot (delta files for `changelog-producer=none`,
-    /// changelog files otherwise), with a leading `rowkind` and `_SEQUENCE_NUMBER` column.
-    pub async fn changes(&self, snapshot_id: i64) -> Result<ArrowRecordBatchStream> {
-        let builder = self.table.new_read_builder();
-        let plan = builder
-            .new_incremental_scan(IncrementalScanMode::Auto, snapshot_id - 1, snapshot_id)
-            .plan()
-            .await
-            .map_err(|e| self.err(e))?;
-        let splits: Vec<IncrementalSplit> = plan
-            .splits()
-            .iter()
-            .filter(|s| match s {
-                IncrementalSplit::Data(d) => self.slot.owns_bucket(d.bucket()),
-                IncrementalSplit::DiffPair { .. } => true,
-            })
-            .cloned()
-            .collect();
-        debug!(table = %self.name, snapshot_id, mode = ?plan.mode(), splits = splits.len(), "planned snapshot changes");
-        let plan = IncrementalPlan::new(plan.mode(), splits);
-        let read = builder.new_read().map_err(|e| self.err(e))?;
-        read.to_audit_log_arrow(&plan).map_err(|e| self.err(e))
-    }
-
     /// Tells Paimon's snapshot expiration that this consumer still needs `next_snapshot` on.
     pub async fn write_consumer(&self, consumer_id: &str, next_snapshot: i64) -> Result<()> {
         consumer::write(&self.table, consumer_id, next_snapshot).await.map_err(|e| self.err(e))
     }
 }
 
+/// A stable order for the splits of one plan: bucket, then the first file's name.
+fn split_order(split: &DataSplit) -> (i32, String) {
+    (split.bucket(), split.data_files().first().map(|f| f.file_name.clone()).unwrap_or_default())
+}
+
 /// The same split with only the files of `level` (and their deletion vectors).
-fn max_level_only(split: &paimon::table::DataSplit, level: i32) -> paimon::Result<paimon::table::DataSplit> {
+fn max_level_only(split: &DataSplit, level: i32) -> paimon::Result<DataSplit> {
     let keep: Vec<usize> = split.data_files().iter().enumerate().filter(|(_, f)| f.level == level).map(|(i, _)| i).collect();
-    let mut builder = paimon::table::DataSplit::builder()
+    let mut builder = DataSplit::builder()
         .with_snapshot(split.snapshot_id())
         .with_partition(split.partition().clone())
         .with_bucket(split.bucket())

@@ -1,0 +1,36 @@
+//! Named crash points in the flush/checkpoint protocol, for the fault-injection tests.
+//!
+//! Compiled in only with the `failpoints` feature (test builds). `PMS_FAILPOINT=name` aborts the
+//! process the first time `name` is reached, `name@N` the N-th time: like a kill -9 right there.
+
+/// The points, in protocol order.
+pub const POINTS: &[&str] = &[
+    "before-transaction",
+    "mid-chunk",
+    "after-batch-before-commit",
+    "after-commit-before-checkpoint",
+    "after-checkpoint-before-consumer",
+];
+
+#[cfg(feature = "failpoints")]
+pub fn hit(name: &str) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static TARGET: OnceLock<Option<(String, u64)>> = OnceLock::new();
+    static HITS: AtomicU64 = AtomicU64::new(0);
+    let target = TARGET.get_or_init(|| {
+        let v = std::env::var("PMS_FAILPOINT").ok()?;
+        let (n, count) = v.split_once('@').map_or((v.as_str(), 1), |(n, c)| (n, c.parse().unwrap_or(1)));
+        Some((n.to_string(), count))
+    });
+    if let Some((target, count)) = target {
+        if target == name && HITS.fetch_add(1, Ordering::SeqCst) + 1 == *count {
+            eprintln!("failpoint {name} reached: aborting");
+            std::process::abort();
+        }
+    }
+}
+
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+pub fn hit(_name: &str) {}
