@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 
-.PHONY: demo test unit fixtures k8s-tools build release crds check clean
+.PHONY: demo test soak unit fixtures k8s-tools build release crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
 demo: release
@@ -11,6 +11,10 @@ demo: release
 ## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables.
 test: build fixtures k8s-tools
 	scripts/with-mariadb.sh scripts/with-kube-apiserver.sh cargo test --workspace --no-fail-fast $(TEST_FEATURES)
+
+## The random kill -9 loop, many iterations (PMS_SOAK_SEED=… reproduces a run).
+soak: build fixtures
+	PMS_SOAK_ITERATIONS=$${PMS_SOAK_ITERATIONS:-40} scripts/with-mariadb.sh cargo test -p pms-tests --test delivery $(TEST_FEATURES) -- random_kill --nocapture
 
 ## Unit tests only (no servers needed).
 unit:

@@ -133,3 +133,25 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     s.read_to_string(&mut body).ok()?;
     Some(body)
 }
+
+/// A crash in the middle of a large full read resumes at the checkpointed position inside the
+/// snapshot instead of reading it all again.
+#[tokio::test]
+async fn a_full_read_resumes_where_it_stopped() {
+    let t = orders_table(json!({"bucket": "2"}), false);
+    t.commits(vec![generate(1, 3000, "+I", 0)]);
+    let db = TestDb::new("resume_position").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::new(&t, &db.url(), "orders", "maxRows: 200", "");
+    std::fs::write(&cfg.path, std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 0s\n").unwrap();
+    let crashed = cfg.command(&["--once"]).env("PMS_FAILPOINT", "before-transaction@8").output().unwrap();
+    assert!(!crashed.status.success());
+    let cp: serde_json::Value = serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
+    assert_eq!(cp["phase"], "full");
+    assert!(cp["position"]["row"].as_u64().unwrap() > 0, "a position inside the snapshot: {cp}");
+    let resumed = cfg.run_once(&[]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let read = records_read(&stderr(&resumed));
+    assert!(read <= 3000 - 7 * 200, "the resumed run read {read} of 3000 rows");
+    assert_synced(&t, &db, "orders", None).await;
+}
