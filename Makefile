@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 
-.PHONY: demo test soak unit fixtures k8s-tools build release crds check clean
+.PHONY: demo test bench soak unit fixtures k8s-tools build release crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
 demo: release
@@ -11,6 +11,14 @@ demo: release
 ## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables.
 test: build fixtures k8s-tools
 	scripts/with-mariadb.sh scripts/with-kube-apiserver.sh cargo test --workspace --no-fail-fast $(TEST_FEATURES)
+
+## Benchmarks against the raw MariaDB limits (BENCH_SIZE=quick|full|huge: 200k, 2M, 10M rows).
+BENCH_SIZE ?= full
+bench: release fixtures
+	cargo build --release -p pms-tests --bin bench
+	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --size $(BENCH_SIZE)
+	python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q matplotlib
+	python3 bench/plot.py $$(ls -t bench/results/*.csv | head -1)
 
 ## The random kill -9 loop, many iterations (PMS_SOAK_SEED=… reproduces a run).
 soak: build fixtures

@@ -4,6 +4,7 @@
 //! The core check of every scenario: after the worker caught up to snapshot S, the MySQL table
 //! (`SELECT … ORDER BY key`) equals the reference reader's batch read of S, value by value.
 
+pub mod bench;
 pub mod compare;
 pub mod kube;
 pub mod mysql;

@@ -39,6 +39,9 @@ enum Command {
         /// Serve /metrics, /healthz and /readyz here (e.g. 0.0.0.0:9464). Off by default.
         #[arg(long, env = "PMS_ADMIN_ADDR")]
         admin_addr: Option<String>,
+        /// Write the final metrics (Prometheus text) to this file on exit (for batch runs and benchmarks).
+        #[arg(long)]
+        metrics_file: Option<PathBuf>,
     },
 }
 
@@ -71,7 +74,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(command: Command) -> Result<(), pms_worker::error::WorkerError> {
-    let Command::Run { config, once, slot, slots, admin_addr } = command;
+    let Command::Run { config, once, slot, slots, admin_addr, metrics_file } = command;
     let env = |k: &str| std::env::var(k).ok();
     let cfg = WorkerConfig::load(&config, Slot::new(slot, slots)?, &env)?;
     let metrics = Metrics::new(&cfg.sync_name, cfg.slot.slot);
@@ -85,7 +88,13 @@ async fn run(command: Command) -> Result<(), pms_worker::error::WorkerError> {
         info!("stop requested: flushing and checkpointing");
         let _ = stop_tx.send(true);
     });
-    let summary = pipeline::run(cfg.clone(), RunOptions { once, stop, ready }, metrics).await?;
+    let result = pipeline::run(cfg.clone(), RunOptions { once, stop, ready }, metrics.clone()).await;
+    if let Some(path) = &metrics_file {
+        if let Err(e) = std::fs::write(path, metrics.render()) {
+            tracing::warn!(path = %path.display(), error = %e, "could not write the metrics file");
+        }
+    }
+    let summary = result?;
     info!(
         snapshot = ?summary.snapshot_id,
         records_read = summary.records_read,

@@ -5,6 +5,7 @@
 //! (the cursor) names the same records on every run: a checkpoint can be taken after any flush,
 //! also in the middle of a large snapshot, and a restart continues exactly there.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arrow_array::RecordBatch;
@@ -50,10 +51,20 @@ struct Cursor {
     position: Option<Position>,
 }
 
+/// A flush being written while the next batch is read (at most one, so commits keep their order).
+struct InFlight {
+    write: tokio::task::JoinHandle<Result<()>>,
+    cursor: Option<Cursor>,
+    reason: FlushReason,
+}
+
 struct Pipeline {
     cfg: WorkerConfig,
     source: PaimonSource,
-    sink: MysqlSink,
+    sink: Arc<MysqlSink>,
+    in_flight: Option<InFlight>,
+    /// The cursor handed to the last write (committed or not yet).
+    issued: Option<Cursor>,
     buffer: ChangeBuffer,
     store: CheckpointStore,
     metrics: Metrics,
@@ -113,10 +124,12 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
         rescaled_from: checkpoint.as_ref().and_then(|c| c.rescaled_from),
         cursor: resumed,
         committed: resumed,
+        issued: resumed,
+        in_flight: None,
         latest: 0,
         cfg,
         source,
-        sink,
+        sink: Arc::new(sink),
         buffer,
         store,
         metrics,
@@ -171,7 +184,9 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
     p.flush(FlushReason::Close).await?;
     p.latest = p.source.latest_snapshot().await?.unwrap_or(0);
     p.checkpoint().await?;
-    p.sink.close().await;
+    if let Ok(sink) = Arc::try_unwrap(p.sink) {
+        sink.close().await;
+    }
     Ok(p.summary)
 }
 
@@ -369,20 +384,36 @@ impl Pipeline {
         Ok(())
     }
 
-    /// Writes the buffer in one transaction (with the progress row, exactly-once).
+    /// Hands the buffer to the writer: one transaction (with the progress row, exactly-once),
+    /// written while the next changes are read. The previous flush must have committed first.
     async fn flush(&mut self, reason: FlushReason) -> Result<()> {
-        let progress_pending = self.exactly_once() && self.cursor != self.committed;
+        let progress_pending = self.exactly_once() && self.cursor != self.issued;
         if self.buffer.is_empty() && !(progress_pending && reason != FlushReason::MaxRows) {
             return Ok(());
         }
+        self.settle().await?;
         let batch = self.buffer.drain();
         let progress = self.exactly_once().then(|| self.checkpoint_for(self.cursor));
-        self.sink.write(&batch, progress.as_ref()).await?;
-        self.committed = self.cursor;
-        self.metrics.flushes.with_label_values(&[reason.as_str()]).inc();
         self.metrics.buffer_bytes.set(0);
-        tracing::debug!(reason = reason.as_str(), upserts = batch.upserts.len(), deletes = batch.deletes.len(), input_records = batch.input_records, cursor = ?self.cursor, "flushed");
-        failpoint::hit("after-commit-before-checkpoint");
+        tracing::debug!(reason = reason.as_str(), upserts = batch.upserts.len(), deletes = batch.deletes.len(), input_records = batch.input_records, cursor = ?self.cursor, "flushing");
+        let sink = self.sink.clone();
+        let write = tokio::spawn(async move {
+            sink.write(&batch, progress.as_ref()).await?;
+            failpoint::hit("after-commit-before-checkpoint");
+            Ok(())
+        });
+        self.issued = self.cursor;
+        self.in_flight = Some(InFlight { write, cursor: self.cursor, reason });
+        Ok(())
+    }
+
+    /// Waits for the flush being written, if any: afterwards `committed` is what MySQL holds.
+    async fn settle(&mut self) -> Result<()> {
+        if let Some(f) = self.in_flight.take() {
+            f.write.await.map_err(|e| WorkerError::Data(format!("the MySQL writer task failed: {e}")))??;
+            self.committed = f.cursor;
+            self.metrics.flushes.with_label_values(&[f.reason.as_str()]).inc();
+        }
         Ok(())
     }
 
@@ -405,6 +436,7 @@ impl Pipeline {
     /// Records what MySQL holds (the last flush's cursor), then tells Paimon which snapshots
     /// this slot still needs. Callers flush first: a checkpoint never covers unwritten changes.
     async fn checkpoint(&mut self) -> Result<()> {
+        self.settle().await?;
         let Some(committed) = self.committed else { return Ok(()) };
         let cp = self.checkpoint_for(Some(committed));
         self.store.save(&cp).await?;

@@ -1,0 +1,69 @@
+//! The benchmark harness behind `make bench`: the raw MariaDB limits and the worker, measured in
+//! one run on one server, reported side by side.
+
+pub mod raw;
+pub mod report;
+pub mod run;
+
+use std::time::Duration;
+
+/// One measured row of the report.
+#[derive(Clone, Debug, Default)]
+pub struct Measurement {
+    pub group: String,
+    pub name: String,
+    pub rows: u64,
+    pub elapsed: Duration,
+    /// The raw limit this is compared with (its name), and the ratio to it.
+    pub baseline: Option<(String, f64)>,
+    pub flush_p50_ms: Option<f64>,
+    pub flush_p99_ms: Option<f64>,
+    pub peak_rss_mib: Option<f64>,
+    pub cpu_seconds: Option<f64>,
+    /// For plots: the maxRows setting (0 = not a worker run).
+    pub max_rows: u32,
+}
+
+impl Measurement {
+    pub fn rows_per_sec(&self) -> f64 {
+        self.rows as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+}
+
+/// The `orders` shape rows, by the same formula as the Java generator
+/// (`tests/paimon-java/README.md`): id, amount, status, updated_at.
+pub fn order_row(id: i64, salt: i64) -> (i64, String, &'static str, String) {
+    const STATUSES: [&str; 4] = ["NEW", "PAID", "SHIPPED", "CANCELLED"];
+    let cents = (id * 7919 + salt * 104_729).rem_euclid(100_000);
+    let amount = format!("{}.{:02}", cents / 100, cents % 100);
+    let status = STATUSES[((id + salt).rem_euclid(4)) as usize];
+    let secs = 1_704_067_200 + id + salt * 60;
+    let ts = chrono_free_utc(secs);
+    (id, amount, status, ts)
+}
+
+/// `YYYY-MM-DD HH:MM:SS.000` for seconds since the epoch (civil-from-days, UTC).
+fn chrono_free_utc(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.000", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn rows_match_the_java_generator() {
+        // id 1, salt 0: amount 79.19, PAID, 2024-01-01 00:00:01 (see the Java README).
+        assert_eq!(super::order_row(1, 0), (1, "79.19".into(), "PAID", "2024-01-01 00:00:01.000".into()));
+        assert_eq!(super::chrono_free_utc(951_782_400), "2000-02-29 00:00:00.000");
+    }
+}

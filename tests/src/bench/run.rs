@@ -1,0 +1,115 @@
+//! Runs the release worker and measures it: wall time, peak RSS and CPU of the process (from
+//! `wait4`), and flush latency quantiles from its final metrics.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// What one worker process cost.
+#[derive(Clone, Debug, Default)]
+pub struct ProcessCost {
+    pub elapsed: Duration,
+    pub peak_rss_mib: f64,
+    pub cpu_seconds: f64,
+    pub flush_p50_ms: Option<f64>,
+    pub flush_p99_ms: Option<f64>,
+    pub stderr: String,
+}
+
+/// The optimized worker binary (`cargo build --release -p pms-worker`).
+pub fn release_worker() -> PathBuf {
+    let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| crate::repo_root().join("target"));
+    let bin = target.join("release/pms-worker");
+    assert!(bin.exists(), "{} is missing: `cargo build --release -p pms-worker` (make bench does)", bin.display());
+    bin
+}
+
+/// Runs `pms-worker run --config … --once ARGS` to completion.
+pub fn run_once(config: &Path, args: &[&str]) -> ProcessCost {
+    let metrics = config.with_extension(format!("metrics-{}.txt", std::process::id()));
+    let stderr_path = config.with_extension("stderr.log");
+    let started = Instant::now();
+    let child = Command::new(release_worker())
+        .args(["run", "--config"])
+        .arg(config)
+        .arg("--once")
+        .arg("--metrics-file")
+        .arg(&metrics)
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .expect("start pms-worker");
+    let (status, usage) = wait4(child.id() as i32);
+    let elapsed = started.elapsed();
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    assert!(status == 0, "pms-worker failed (status {status}):\n{stderr}");
+    let text = std::fs::read_to_string(&metrics).unwrap_or_default();
+    ProcessCost {
+        elapsed,
+        peak_rss_mib: usage.ru_maxrss as f64 / 1024.0,
+        cpu_seconds: tv(usage.ru_utime) + tv(usage.ru_stime),
+        flush_p50_ms: histogram_quantile(&text, "pms_flush_duration_seconds", 0.5).map(|s| s * 1000.0),
+        flush_p99_ms: histogram_quantile(&text, "pms_flush_duration_seconds", 0.99).map(|s| s * 1000.0),
+        stderr,
+    }
+}
+
+fn tv(t: libc::timeval) -> f64 {
+    t.tv_sec as f64 + t.tv_usec as f64 / 1e6
+}
+
+/// Reaps one child and returns its exit status and its own resource usage.
+pub fn wait4(pid: i32) -> (i32, libc::rusage) {
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data; wait4 fills it for the child `pid`, which we spawned.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4 failed");
+    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
+    (code, usage)
+}
+
+/// A quantile from a Prometheus histogram's cumulative buckets (upper bound of the bucket that
+/// reaches it, as `histogram_quantile` would interpolate within it).
+pub fn histogram_quantile(text: &str, name: &str, q: f64) -> Option<f64> {
+    let mut buckets: Vec<(f64, f64)> = text
+        .lines()
+        .filter(|l| l.starts_with(&format!("{name}_bucket{{")))
+        .filter_map(|l| {
+            let le = l.split("le=\"").nth(1)?.split('"').next()?;
+            let le = if le == "+Inf" { f64::INFINITY } else { le.parse().ok()? };
+            let count: f64 = l.rsplit(' ').next()?.parse().ok()?;
+            Some((le, count))
+        })
+        .collect();
+    buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total = buckets.last()?.1;
+    if total == 0.0 {
+        return None;
+    }
+    let rank = q * total;
+    let mut prev = (0.0, 0.0);
+    for (le, count) in buckets {
+        if count >= rank {
+            if le.is_infinite() {
+                return Some(prev.0);
+            }
+            let frac = if count > prev.1 { (rank - prev.1) / (count - prev.1) } else { 1.0 };
+            return Some(prev.0 + (le - prev.0) * frac);
+        }
+        prev = (le, count);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn quantiles_interpolate_within_buckets() {
+        let text = "x_bucket{le=\"0.1\"} 50\nx_bucket{le=\"0.2\"} 100\nx_bucket{le=\"+Inf\"} 100\n";
+        assert!((super::histogram_quantile(text, "x", 0.5).unwrap() - 0.1).abs() < 1e-9);
+        assert!((super::histogram_quantile(text, "x", 0.75).unwrap() - 0.15).abs() < 1e-9);
+    }
+}
