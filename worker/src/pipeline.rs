@@ -277,7 +277,11 @@ impl Pipeline {
             self.committed = self.cursor;
             self.checkpoint().await?;
         }
-        info!(snapshot_id, expected_rows = plan.expected_rows, splits = plan.len(), ?from, "full read");
+        // Into an empty table (or resuming our own full read) rows only ever get inserted:
+        // the bulk path applies, unless a mode needs every write in a transaction of its own.
+        let bulk = !self.exactly_once() && !self.snapshot_visibility() && (pinned.is_some() || self.sink.target_is_empty().await?);
+        self.sink.set_bulk(bulk);
+        info!(snapshot_id, expected_rows = plan.expected_rows, splits = plan.len(), ?from, bulk, "full read");
         let mut progress = Progress::new(format!("full read of snapshot {snapshot_id}"), plan.expected_rows);
         self.read_plan(&plan, Phase::Full, from, Some(&mut progress)).await?;
         progress.finish();
@@ -291,6 +295,7 @@ impl Pipeline {
         self.cursor = Some(Cursor { snapshot_id, phase: Phase::Incremental, position: None });
         self.flush(FlushReason::Checkpoint).await?;
         self.checkpoint().await?;
+        self.sink.set_bulk(false);
         info!(snapshot_id, "full read done");
         Ok(Some(snapshot_id))
     }

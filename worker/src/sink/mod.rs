@@ -1,13 +1,17 @@
 //! The MySQL sink: validates the target once, then writes each flush as one transaction of
 //! multi-row deletes and upserts, retrying what is transient.
 
+mod bulk;
 pub mod layout;
 mod progress;
 mod retry;
 pub mod statements;
 pub mod target_schema;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+use futures::StreamExt;
 
 use mysql_async::prelude::*;
 use mysql_async::{Conn, OptsBuilder, Params, Pool, PoolConstraints, PoolOpts, TxOpts, Value};
@@ -29,6 +33,11 @@ pub struct MysqlSink {
     layout: Layout,
     statements: Statements,
     guarded: bool,
+    /// Write upserts with `LOAD DATA LOCAL INFILE` (a full read into an empty table).
+    bulk: AtomicBool,
+    bulk_statement: String,
+    /// The target, quoted for SQL.
+    table_sql: String,
     max_rows_per_statement: usize,
     max_statement_bytes: usize,
     max_retries: u32,
@@ -92,12 +101,19 @@ impl MysqlSink {
         }
         info!(table = %target, server = %version, ?dialect, max_allowed_packet = max_packet, columns = layout.columns.len(), "MySQL target validated");
         let statements = Statements::new(&cfg.spec.sink.table, &layout, dialect, guard);
+        let bulk_statement = bulk::statement(
+            &layout::quote_ident(&cfg.spec.sink.table),
+            &layout.columns.iter().map(|c| layout::quote_ident(&c.mysql)).collect::<Vec<_>>(),
+        );
         Ok(Self {
             pool,
             target,
             layout,
             statements,
             guarded: guard.is_some(),
+            bulk: AtomicBool::new(false),
+            bulk_statement,
+            table_sql: layout::quote_ident(&cfg.spec.sink.table),
             max_rows_per_statement: cfg.spec.sink.max_rows_per_statement as usize,
             // Leave room for the SQL text and protocol framing.
             max_statement_bytes: (max_packet as usize).saturating_sub(64 * 1024).clamp(64 * 1024, 16 << 20),
@@ -108,6 +124,33 @@ impl MysqlSink {
 
     pub fn layout(&self) -> &Layout {
         &self.layout
+    }
+
+    /// Turns the bulk path on or off (it applies to upsert-only flushes without a progress row
+    /// or sequence guard).
+    pub fn set_bulk(&self, on: bool) {
+        self.bulk.store(on && !self.guarded, Ordering::Relaxed);
+    }
+
+    /// Whether the target table has no rows (so a full read may bulk-load it).
+    pub async fn target_is_empty(&self) -> Result<bool> {
+        let mut conn = self.conn().await?;
+        let row: Option<i64> = conn
+            .query_first(format!("SELECT 1 FROM {} LIMIT 1", self.table_sql))
+            .await
+            .map_err(|source| WorkerError::Sink { action: "look at", table: self.target.clone(), key: String::new(), source })?;
+        Ok(row.is_none())
+    }
+
+    async fn bulk_write(&self, batch: &Batch) -> std::result::Result<(), Failure> {
+        let mut data = Vec::with_capacity(batch.upserts.len() * 64);
+        for row in &batch.upserts {
+            bulk::encode_row(&row.iter().collect::<Vec<_>>(), &mut data);
+        }
+        let mut conn = self.pool.get_conn().await.map_err(|e| Failure::new("connect", e))?;
+        let data = bytes::Bytes::from(data);
+        conn.set_infile_handler(async move { Ok(futures::stream::once(async move { Ok(data) }).boxed()) });
+        conn.query_drop(self.bulk_statement.as_str()).await.map_err(|e| Failure::new("bulk load", e))
     }
 
     /// Exactly-once: creates the progress table if needed, takes this slot over (a new epoch)
@@ -155,6 +198,15 @@ impl MysqlSink {
 
     async fn try_write(&self, batch: &Batch, progress: Option<&Checkpoint>) -> std::result::Result<(), Failure> {
         failpoint::hit("before-transaction");
+        if self.bulk.load(Ordering::Relaxed) && batch.deletes.is_empty() && progress.is_none() {
+            match self.bulk_write(batch).await {
+                Err(f) if bulk::is_refused(&f.error) => {
+                    warn!(table = %self.target, error = %f.error, "LOAD DATA LOCAL INFILE is refused (local_infile off?): using upserts");
+                    self.bulk.store(false, Ordering::Relaxed);
+                }
+                other => return other,
+            }
+        }
         let mut conn = self.pool.get_conn().await.map_err(|e| Failure::new("connect", e))?;
         let mut tx = conn.start_transaction(TxOpts::default()).await.map_err(|e| Failure::new("begin", e))?;
         let guard = |snapshots: &[i64], i: usize| self.guarded.then(|| Value::Int(snapshots[i]));
