@@ -2,20 +2,21 @@
 SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 
-.PHONY: demo test bench soak unit fixtures k8s-tools build release crds check clean
+.PHONY: demo test bench soak unit fixtures k8s-tools build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
 demo: release
 	scripts/demo.sh
 
 ## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables.
-test: build fixtures k8s-tools
+## (The quick smoke benchmark runs first and fails only on a gross regression.)
+test: build bench-bin fixtures k8s-tools
+	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --smoke --size quick
 	scripts/with-mariadb.sh scripts/with-kube-apiserver.sh cargo test --workspace --no-fail-fast $(TEST_FEATURES)
 
 ## Benchmarks against the raw MariaDB limits (BENCH_SIZE=quick|full|huge: 200k, 2M, 10M rows).
 BENCH_SIZE ?= full
-bench: release fixtures
-	cargo build --release -p pms-tests --bin bench
+bench: bench-bin fixtures
 	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --size $(BENCH_SIZE)
 	python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q matplotlib
 	python3 bench/plot.py $$(ls -t bench/results/*.csv | head -1)
@@ -36,6 +37,9 @@ build:
 
 release:
 	cargo build --release -p pms-worker
+
+bench-bin:
+	cargo build --release -p pms-worker -p pms-tests --bins
 
 ## The Java reference writer/reader used by the tests.
 fixtures:

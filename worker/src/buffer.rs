@@ -130,6 +130,11 @@ impl ChangeBuffer {
         self.input_records
     }
 
+    /// Whether the memory bound is reached.
+    pub fn bytes_reached(&self) -> bool {
+        self.bytes >= self.max_bytes
+    }
+
     /// Whether `max_rows` input records are buffered (0 = never).
     pub fn rows_reached(&self) -> bool {
         self.max_rows > 0 && self.input_records >= self.max_rows
@@ -162,15 +167,16 @@ impl ChangeBuffer {
     }
 }
 
-/// Rough cost of a hash map entry beyond its payload.
-const ENTRY_OVERHEAD: usize = 64;
+/// Cost of a hash map entry beyond its payload: the slot, the key's and the row's Vec headers.
+const ENTRY_OVERHEAD: usize = 112;
 
 pub fn row_bytes(row: &[Value]) -> usize {
     row.iter().map(value_bytes).sum::<usize>() + std::mem::size_of::<Vec<Value>>()
 }
 
 fn value_bytes(v: &Value) -> usize {
-    std::mem::size_of::<Value>() + if let Value::Bytes(b) = v { b.len() } else { 0 }
+    // A heap allocation costs its length plus the allocator's bookkeeping.
+    std::mem::size_of::<Value>() + if let Value::Bytes(b) = v { b.len() + 16 } else { 0 }
 }
 
 /// An unambiguous byte encoding of key values, for hashing.

@@ -233,11 +233,6 @@ impl WorkerConfig {
         Ok(Self { spec, sync_name, slot, mysql, checkpoint, consumer_id })
     }
 
-    /// `db.table` of the source, for messages.
-    pub fn source_name(&self) -> String {
-        format!("{}.{}", self.spec.source.database, self.spec.source.table)
-    }
-
     /// `db.table` of the target, for messages.
     pub fn target_name(&self) -> String {
         format!("{}.{}", self.mysql.database, self.spec.sink.table)

@@ -356,8 +356,9 @@ impl Pipeline {
     /// `maxTransactionRows`) may split a snapshot, and that is logged and counted.
     async fn bound_reached(&mut self, reason: FlushReason) -> Result<()> {
         if self.snapshot_visibility() {
-            let too_big = self.buffer.input_records() >= self.cfg.spec.sink.max_transaction_rows;
-            if reason != FlushReason::MaxBytes && !too_big {
+            // Not `reason`: once maxRows is reached it is reported first, for every record.
+            let too_big = self.buffer.bytes_reached() || self.buffer.input_records() >= self.cfg.spec.sink.max_transaction_rows;
+            if !too_big {
                 return Ok(());
             }
             let cursor = self.cursor;

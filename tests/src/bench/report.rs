@@ -44,7 +44,7 @@ pub fn markdown(title: &str, context: &[String], rows: &[Measurement]) -> String
 pub fn csv(rows: &[Measurement]) -> String {
     let mut out = String::from("group,name,max_rows,rows,seconds,rows_per_sec\n");
     for m in rows {
-        let _ = writeln!(out, "{},{},{},{},{:.4},{:.1}", m.group, m.name.replace(',', ";"), m.max_rows, m.rows, m.elapsed.as_secs_f64(), m.rows_per_sec());
+        let _ = writeln!(out, "{},{},{},{},{:.4},{:.1}", m.group.replace(',', ";"), m.name.replace(',', ";"), m.max_rows, m.rows, m.elapsed.as_secs_f64(), m.rows_per_sec());
     }
     out
 }

@@ -297,8 +297,7 @@ impl MysqlSink {
         None
     }
 
-    /// Runs a query on a pooled connection (tests and the demo use it to look at the target).
-    pub async fn conn(&self) -> Result<Conn> {
+    async fn conn(&self) -> Result<Conn> {
         self.pool.get_conn().await.map_err(|source| WorkerError::Connect { url: self.target.clone(), source })
     }
 
