@@ -40,7 +40,11 @@ impl<'de> Deserialize<'de> for HumanDuration {
         let text = String::deserialize(d)?;
         humantime::parse_duration(text.trim())
             .map(HumanDuration)
-            .map_err(|e| serde::de::Error::custom(format!("invalid duration {text:?} ({e}); write e.g. 500ms, 1s, 2m")))
+            .map_err(|e| {
+                serde::de::Error::custom(format!(
+                    "invalid duration {text:?} ({e}); write e.g. 500ms, 1s, 2m"
+                ))
+            })
     }
 }
 

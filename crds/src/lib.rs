@@ -28,7 +28,10 @@ pub fn crd_yaml() -> String {
 fn drop_unsigned_formats(v: &mut serde_json::Value) {
     match v {
         serde_json::Value::Object(map) => {
-            if matches!(map.get("format").and_then(|f| f.as_str()), Some("uint32" | "uint64" | "uint" | "uint8" | "uint16")) {
+            if matches!(
+                map.get("format").and_then(|f| f.as_str()),
+                Some("uint32" | "uint64" | "uint" | "uint8" | "uint16")
+            ) {
                 map.remove("format");
             }
             map.values_mut().for_each(drop_unsigned_formats);

@@ -70,7 +70,9 @@ pub struct SourceSpec {
     pub start_snapshot: Option<i64>,
     /// RFC 3339 instant for `scanMode: from-timestamp`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"))]
+    #[schemars(regex(
+        pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"
+    ))]
     pub start_timestamp: Option<String>,
     /// Paimon consumer id: the worker writes `consumer/consumer-<id>` so that snapshots it
     /// still needs are not expired. Defaults to `pms-<table>` (plus `-slot<k>` when parallel).

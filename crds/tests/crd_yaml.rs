@@ -5,10 +5,16 @@ fn committed_crd_matches_the_types() {
     let generated = pms_crds::crd_yaml();
     for path in [
         concat!(env!("CARGO_MANIFEST_DIR"), "/paimonmysqlsync.yaml"),
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../charts/paimon-mysql-sync/crds/paimonmysqlsync.yaml"),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../charts/paimon-mysql-sync/crds/paimonmysqlsync.yaml"
+        ),
     ] {
         let committed = std::fs::read_to_string(path).unwrap_or_default();
-        assert!(committed == generated, "{path} is stale: run `make crds` and commit the result");
+        assert!(
+            committed == generated,
+            "{path} is stale: run `make crds` and commit the result"
+        );
     }
 }
 
@@ -19,10 +25,16 @@ fn a_standalone_spec_parses_with_defaults() {
     )
     .unwrap();
     assert_eq!(spec.parallelism, 1);
-    assert_eq!(spec.sink.flush_interval.0, std::time::Duration::from_secs(1));
+    assert_eq!(
+        spec.sink.flush_interval.0,
+        std::time::Duration::from_secs(1)
+    );
     assert_eq!(spec.source.scan_mode, pms_crds::ScanMode::LatestFull);
     let bad = serde_yaml::from_str::<pms_crds::PaimonMysqlSyncSpec>(
         "source: {warehouse: /wh, database: d, table: t, pollInterval: soon}\nsink: {url: 'mysql://h/db', table: t}\n",
     );
-    assert!(bad.unwrap_err().to_string().contains("invalid duration \"soon\""));
+    assert!(bad
+        .unwrap_err()
+        .to_string()
+        .contains("invalid duration \"soon\""));
 }

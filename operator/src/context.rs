@@ -16,7 +16,11 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Self { worker_image: "paimon-mysql-sync/pms-worker:0.1.0".into(), image_pull_policy: "IfNotPresent".into(), admin_port: 9464 }
+        Self {
+            worker_image: "paimon-mysql-sync/pms-worker:0.1.0".into(),
+            image_pull_policy: "IfNotPresent".into(),
+            admin_port: 9464,
+        }
     }
 }
 
@@ -37,9 +41,17 @@ pub struct Metrics {
 impl Default for Metrics {
     fn default() -> Self {
         let registry = Registry::new();
-        let reconciles = IntCounterVec::new(Opts::new("pms_operator_reconciles_total", "Reconciles by result"), &["result"])
-            .expect("static metric");
-        registry.register(Box::new(reconciles.clone())).expect("unique metric");
-        Self { registry, reconciles }
+        let reconciles = IntCounterVec::new(
+            Opts::new("pms_operator_reconciles_total", "Reconciles by result"),
+            &["result"],
+        )
+        .expect("static metric");
+        registry
+            .register(Box::new(reconciles.clone()))
+            .expect("unique metric");
+        Self {
+            registry,
+            reconciles,
+        }
     }
 }

@@ -20,15 +20,27 @@ use pms_operator::reconcile::{self, names};
 use tracing::{error, info, warn};
 
 #[derive(Parser)]
-#[command(name = "pms-operator", version, about = "Reconciles PaimonMysqlSync resources into worker Deployments")]
+#[command(
+    name = "pms-operator",
+    version,
+    about = "Reconciles PaimonMysqlSync resources into worker Deployments"
+)]
 struct Cli {
     /// Watch one namespace only (default: all namespaces).
     #[arg(long, env = "PMS_WATCH_NAMESPACE")]
     namespace: Option<String>,
     /// Worker image for the Deployments.
-    #[arg(long, env = "PMS_WORKER_IMAGE", default_value = "paimon-mysql-sync/pms-worker:0.1.0")]
+    #[arg(
+        long,
+        env = "PMS_WORKER_IMAGE",
+        default_value = "paimon-mysql-sync/pms-worker:0.1.0"
+    )]
     worker_image: String,
-    #[arg(long, env = "PMS_WORKER_IMAGE_PULL_POLICY", default_value = "IfNotPresent")]
+    #[arg(
+        long,
+        env = "PMS_WORKER_IMAGE_PULL_POLICY",
+        default_value = "IfNotPresent"
+    )]
     worker_image_pull_policy: String,
     /// Serve /metrics and /healthz here.
     #[arg(long, env = "PMS_ADMIN_ADDR", default_value = "0.0.0.0:8080")]
@@ -49,12 +61,21 @@ async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     // Several TLS backends are linked in; choose one before any client exists.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,kube=warn".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| "info,kube=warn".into());
     if cli.log_json {
-        tracing_subscriber::fmt().json().with_env_filter(filter).with_writer(std::io::stderr).init();
+        tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init();
     } else {
         let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-        tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).init();
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(ansi)
+            .with_writer(std::io::stderr)
+            .init();
     }
     match run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -71,8 +92,13 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let metrics = Metrics::default();
     serve_admin(&cli.admin_addr, metrics.clone()).await?;
 
-    let lease_ns = cli.lease_namespace.clone().or_else(|| std::env::var("POD_NAMESPACE").ok()).unwrap_or_else(|| client.default_namespace().to_string());
-    let identity = std::env::var("POD_NAME").unwrap_or_else(|_| format!("pms-operator-{}", std::process::id()));
+    let lease_ns = cli
+        .lease_namespace
+        .clone()
+        .or_else(|| std::env::var("POD_NAMESPACE").ok())
+        .unwrap_or_else(|| client.default_namespace().to_string());
+    let identity = std::env::var("POD_NAME")
+        .unwrap_or_else(|_| format!("pms-operator-{}", std::process::id()));
     let leases = LeaseManagerBuilder::new(client.clone(), &cli.lease_name)
         .with_namespace(&lease_ns)
         .with_identity(&identity)
@@ -89,15 +115,31 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 
     let ctx = Arc::new(Context {
         client: client.clone(),
-        settings: Settings { worker_image: cli.worker_image, image_pull_policy: cli.worker_image_pull_policy, ..Settings::default() },
-        reporter: Reporter { controller: names::MANAGER.into(), instance: Some(identity) },
+        settings: Settings {
+            worker_image: cli.worker_image,
+            image_pull_policy: cli.worker_image_pull_policy,
+            ..Settings::default()
+        },
+        reporter: Reporter {
+            controller: names::MANAGER.into(),
+            instance: Some(identity),
+        },
         metrics,
     });
     let (syncs, deployments, config_maps) = match &cli.namespace {
-        Some(ns) => (Api::<PaimonMysqlSync>::namespaced(client.clone(), ns), Api::<Deployment>::namespaced(client.clone(), ns), Api::<ConfigMap>::namespaced(client.clone(), ns)),
-        None => (Api::all(client.clone()), Api::all(client.clone()), Api::all(client.clone())),
+        Some(ns) => (
+            Api::<PaimonMysqlSync>::namespaced(client.clone(), ns),
+            Api::<Deployment>::namespaced(client.clone(), ns),
+            Api::<ConfigMap>::namespaced(client.clone(), ns),
+        ),
+        None => (
+            Api::all(client.clone()),
+            Api::all(client.clone()),
+            Api::all(client.clone()),
+        ),
     };
-    let owned = watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={}", names::MANAGER));
+    let owned = watcher::Config::default()
+        .labels(&format!("app.kubernetes.io/managed-by={}", names::MANAGER));
     let controller = Controller::new(syncs, watcher::Config::default())
         .owns(deployments, owned.clone())
         .owns(config_maps, owned)

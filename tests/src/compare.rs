@@ -21,7 +21,7 @@ impl ColumnType {
     /// From a Paimon SQL type string such as `DECIMAL(10, 2) NOT NULL`.
     pub fn parse(paimon_type: &str) -> Self {
         let t = paimon_type.trim().to_ascii_uppercase();
-        let head = t.split(|c: char| c == '(' || c == '<' || c == ' ').next().unwrap_or_default();
+        let head = t.split(['(', '<', ' ']).next().unwrap_or_default();
         match head {
             "BOOLEAN" => ColumnType::Boolean,
             "TINYINT" | "SMALLINT" | "INT" | "INTEGER" | "BIGINT" => ColumnType::Integer,
@@ -47,10 +47,15 @@ impl ColumnType {
         let s = String::from_utf8_lossy(bytes).into_owned();
         match self {
             ColumnType::Boolean => Json::Bool(s != "0"),
-            ColumnType::Integer => Json::from(s.parse::<i64>().unwrap_or_else(|_| panic!("integer from MySQL: {s}"))),
+            ColumnType::Integer => Json::from(
+                s.parse::<i64>()
+                    .unwrap_or_else(|_| panic!("integer from MySQL: {s}")),
+            ),
             ColumnType::Float => float_key(s.parse::<f64>().expect("float") as f32 as f64),
             ColumnType::Double => float_key(s.parse::<f64>().expect("double")),
-            ColumnType::Nested => serde_json::from_str(&s).unwrap_or_else(|e| panic!("JSON from MySQL {s}: {e}")),
+            ColumnType::Nested => {
+                serde_json::from_str(&s).unwrap_or_else(|e| panic!("JSON from MySQL {s}: {e}"))
+            }
             ColumnType::Text | ColumnType::Binary => Json::String(s),
         }
     }
@@ -73,10 +78,20 @@ fn float_key(f: f64) -> Json {
 }
 
 /// Asserts row-by-row equality and says where the first difference is.
-pub fn assert_same_rows(what: &str, columns: &[(String, ColumnType)], reference: &[Vec<Json>], mysql: &[Vec<Json>]) {
+pub fn assert_same_rows(
+    what: &str,
+    columns: &[(String, ColumnType)],
+    reference: &[Vec<Json>],
+    mysql: &[Vec<Json>],
+) {
     let expected: Vec<Vec<Json>> = reference
         .iter()
-        .map(|row| row.iter().zip(columns).map(|(v, (_, ty))| ty.from_reference(v)).collect())
+        .map(|row| {
+            row.iter()
+                .zip(columns)
+                .map(|(v, (_, ty))| ty.from_reference(v))
+                .collect()
+        })
         .collect();
     for (i, (e, a)) in expected.iter().zip(mysql).enumerate() {
         if e != a {
@@ -86,7 +101,10 @@ pub fn assert_same_rows(what: &str, columns: &[(String, ColumnType)], reference:
                 .filter(|(_, (x, y))| x != y)
                 .map(|((name, _), (x, y))| format!("{name}: reference {x} vs MySQL {y}"))
                 .collect();
-            panic!("{what}: row {i} differs ({})\n reference: {e:?}\n MySQL:     {a:?}", diffs.join("; "));
+            panic!(
+                "{what}: row {i} differs ({})\n reference: {e:?}\n MySQL:     {a:?}",
+                diffs.join("; ")
+            );
         }
     }
     assert_eq!(
@@ -95,7 +113,11 @@ pub fn assert_same_rows(what: &str, columns: &[(String, ColumnType)], reference:
         "{what}: the reference read has {} rows, MySQL has {} (first extra: {:?})",
         expected.len(),
         mysql.len(),
-        if expected.len() > mysql.len() { expected.get(mysql.len()) } else { mysql.get(expected.len()) }
+        if expected.len() > mysql.len() {
+            expected.get(mysql.len())
+        } else {
+            mysql.get(expected.len())
+        }
     );
 }
 
@@ -105,17 +127,31 @@ mod tests {
 
     #[test]
     fn float_and_binary_normalization() {
-        assert_eq!(ColumnType::parse("DECIMAL(10, 2) NOT NULL"), ColumnType::Text);
+        assert_eq!(
+            ColumnType::parse("DECIMAL(10, 2) NOT NULL"),
+            ColumnType::Text
+        );
         assert_eq!(ColumnType::parse("ARRAY<INT>"), ColumnType::Nested);
         let f = ColumnType::Float;
-        assert_eq!(f.from_mysql_text(b"3.4028234663852886e38"), f.from_reference(&serde_json::json!(3.4028235e38)));
-        assert_eq!(ColumnType::Binary.from_reference(&serde_json::json!("00FF")), Json::String("00ff".into()));
+        assert_eq!(
+            f.from_mysql_text(b"3.4028234663852886e38"),
+            f.from_reference(&serde_json::json!(3.4028235e38))
+        );
+        assert_eq!(
+            ColumnType::Binary.from_reference(&serde_json::json!("00FF")),
+            Json::String("00ff".into())
+        );
     }
 
     #[test]
     #[should_panic(expected = "row 0 differs")]
     fn a_difference_fails() {
         let cols = vec![("id".to_string(), ColumnType::Integer)];
-        assert_same_rows("t", &cols, &[vec![serde_json::json!(1)]], &[vec![serde_json::json!(2)]]);
+        assert_same_rows(
+            "t",
+            &cols,
+            &[vec![serde_json::json!(1)]],
+            &[vec![serde_json::json!(2)]],
+        );
     }
 }

@@ -17,7 +17,11 @@ pub fn kubeconfig() -> String {
 }
 
 fn tool(name: &str) -> PathBuf {
-    let bin = std::env::var("PMS_K8S_BIN").map(PathBuf::from).ok().map(|d| d.join(name)).filter(|p| p.exists());
+    let bin = std::env::var("PMS_K8S_BIN")
+        .map(PathBuf::from)
+        .ok()
+        .map(|d| d.join(name))
+        .filter(|p| p.exists());
     bin.unwrap_or_else(|| PathBuf::from(name))
 }
 
@@ -25,9 +29,16 @@ fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
     use std::io::Write;
     cmd.env("KUBECONFIG", kubeconfig());
     if let Some(input) = stdin {
-        cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
         let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
         child.wait_with_output().unwrap()
     } else {
         cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"))
@@ -37,7 +48,12 @@ fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
 /// `kubectl ARGS` that must succeed; returns stdout.
 pub fn kubectl(args: &[&str]) -> String {
     let out = kubectl_output(args, None);
-    assert!(out.status.success(), "kubectl {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "kubectl {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -52,14 +68,22 @@ pub fn apply(manifest: &str) -> Output {
 
 pub fn helm(args: &[&str]) -> String {
     let out = run(Command::new(tool("helm")).args(args), None);
-    assert!(out.status.success(), "helm {}: {}{}", args.join(" "), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "helm {}: {}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// An object as JSON, or None when it doesn't exist.
 pub fn get(kind: &str, name: &str, namespace: &str) -> Option<Json> {
     let out = kubectl_output(&["get", kind, name, "-n", namespace, "-o", "json"], None);
-    out.status.success().then(|| serde_json::from_slice(&out.stdout).expect("kubectl JSON"))
+    out.status
+        .success()
+        .then(|| serde_json::from_slice(&out.stdout).expect("kubectl JSON"))
 }
 
 pub fn list(kind: &str, namespace: &str, selector: &str) -> Vec<Json> {

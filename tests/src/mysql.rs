@@ -42,13 +42,27 @@ impl TestDb {
     /// Creates `pms_<test>_<pid>_<n>`, so no two tests (or runs) share a database.
     pub async fn new(test: &str) -> Self {
         let port = server_port();
-        let name = format!("pms_{}_{}_{}", test, std::process::id(), COUNTER.fetch_add(1, Ordering::SeqCst));
+        let name = format!(
+            "pms_{}_{}_{}",
+            test,
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst)
+        );
         let admin = Pool::new(opts(port, None));
-        let mut conn = admin.get_conn().await.unwrap_or_else(|e| panic!("can't reach MariaDB on port {port}: {e}"));
-        conn.query_drop(format!("CREATE DATABASE `{name}` CHARACTER SET utf8mb4")).await.expect("create database");
+        let mut conn = admin
+            .get_conn()
+            .await
+            .unwrap_or_else(|e| panic!("can't reach MariaDB on port {port}: {e}"));
+        conn.query_drop(format!("CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
+            .await
+            .expect("create database");
         drop(conn);
         admin.disconnect().await.ok();
-        Self { pool: Pool::new(opts(port, Some(&name))), name, port }
+        Self {
+            pool: Pool::new(opts(port, Some(&name))),
+            name,
+            port,
+        }
     }
 
     /// A sink URL with credentials, as a standalone user would write it.
@@ -58,23 +72,33 @@ impl TestDb {
 
     pub async fn exec(&self, sql: &str) {
         let mut conn = self.pool.get_conn().await.expect("connect");
-        conn.query_drop(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        conn.query_drop(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
     }
 
     pub async fn count(&self, table: &str) -> i64 {
         let mut conn = self.pool.get_conn().await.expect("connect");
-        conn.query_first(format!("SELECT COUNT(*) FROM `{table}`")).await.expect("count").unwrap_or(0)
+        conn.query_first(format!("SELECT COUNT(*) FROM `{table}`"))
+            .await
+            .expect("count")
+            .unwrap_or(0)
     }
 
     pub async fn query_strings(&self, sql: &str) -> Vec<Vec<Option<String>>> {
         let mut conn = self.pool.get_conn().await.expect("connect");
-        let rows: Vec<Row> = conn.query(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let rows: Vec<Row> = conn
+            .query(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
         rows.into_iter()
             .map(|r| {
                 (0..r.len())
                     .map(|i| match r.as_ref(i) {
                         Some(mysql_async::Value::NULL) | None => None,
-                        Some(mysql_async::Value::Bytes(b)) => Some(String::from_utf8_lossy(b).into_owned()),
+                        Some(mysql_async::Value::Bytes(b)) => {
+                            Some(String::from_utf8_lossy(b).into_owned())
+                        }
                         Some(v) => Some(v.as_sql(true).trim_matches('\'').to_string()),
                     })
                     .collect()
@@ -83,12 +107,27 @@ impl TestDb {
     }
 
     /// The table's rows in the reference encoding (see `compare`), ordered by the key columns.
-    pub async fn rows(&self, table: &str, columns: &[(String, ColumnType)], key: &[String]) -> Vec<Vec<Json>> {
-        let select: Vec<String> = columns.iter().map(|(name, ty)| ty.select_expr(&format!("`{name}`"))).collect();
+    pub async fn rows(
+        &self,
+        table: &str,
+        columns: &[(String, ColumnType)],
+        key: &[String],
+    ) -> Vec<Vec<Json>> {
+        let select: Vec<String> = columns
+            .iter()
+            .map(|(name, ty)| ty.select_expr(&format!("`{name}`")))
+            .collect();
         let order: Vec<String> = key.iter().map(|k| format!("`{k}`")).collect();
-        let sql = format!("SELECT {} FROM `{table}` ORDER BY {}", select.join(", "), order.join(", "));
+        let sql = format!(
+            "SELECT {} FROM `{table}` ORDER BY {}",
+            select.join(", "),
+            order.join(", ")
+        );
         let mut conn = self.pool.get_conn().await.expect("connect");
-        let rows: Vec<Row> = conn.query(&sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+        let rows: Vec<Row> = conn
+            .query(&sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
         rows.into_iter()
             .map(|r| {
                 columns

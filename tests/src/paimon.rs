@@ -41,10 +41,27 @@ impl Table {
             .as_array()
             .expect("columns")
             .iter()
-            .map(|c| (c["name"].as_str().unwrap().to_string(), c["type"].as_str().unwrap().to_string()))
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_string(),
+                    c["type"].as_str().unwrap().to_string(),
+                )
+            })
             .collect();
-        let primary_keys = create["primaryKeys"].as_array().expect("primaryKeys").iter().map(|k| k.as_str().unwrap().to_string()).collect();
-        let table = Self { dir, writer, database: "db".into(), name: "t".into(), columns, primary_keys };
+        let primary_keys = create["primaryKeys"]
+            .as_array()
+            .expect("primaryKeys")
+            .iter()
+            .map(|k| k.as_str().unwrap().to_string())
+            .collect();
+        let table = Self {
+            dir,
+            writer,
+            database: "db".into(),
+            name: "t".into(),
+            columns,
+            primary_keys,
+        };
         table.run_script(json!({"create": create, "commits": []}));
         table
     }
@@ -54,12 +71,18 @@ impl Table {
     }
 
     pub fn table_dir(&self) -> PathBuf {
-        self.dir.path().join(format!("{}.db", self.database)).join(&self.name)
+        self.dir
+            .path()
+            .join(format!("{}.db", self.database))
+            .join(&self.name)
     }
 
     /// Commits rows (`[["+I", [values…]], …]`), one commit per call. Returns the latest snapshot.
     pub fn commit(&self, rows: &[(&str, Json)]) -> i64 {
-        let rows: Vec<Json> = rows.iter().map(|(kind, values)| json!({"kind": kind, "values": values})).collect();
+        let rows: Vec<Json> = rows
+            .iter()
+            .map(|(kind, values)| json!({"kind": kind, "values": values}))
+            .collect();
         self.commits(vec![json!({"rows": rows})])
     }
 
@@ -69,7 +92,7 @@ impl Table {
         out.lines()
             .filter_map(|l| serde_json::from_str::<Json>(l).ok())
             .filter_map(|j| j["snapshot"].as_i64())
-            .last()
+            .next_back()
             .unwrap_or_else(|| self.latest())
     }
 
@@ -86,25 +109,46 @@ impl Table {
         match self.writer {
             Writer::Java => paimon_java(&["write", file.to_str().unwrap()]),
             Writer::PyPaimon => run_tool(
-                Command::new("python3").arg(repo_root().join("tests/pypaimon/write.py")).args(["write", file.to_str().unwrap()]),
+                Command::new("python3")
+                    .arg(repo_root().join("tests/pypaimon/write.py"))
+                    .args(["write", file.to_str().unwrap()]),
                 "tests/pypaimon/write.py (needs `pip install pypaimon==2.1.0`)",
             ),
         }
     }
 
     pub fn latest(&self) -> i64 {
-        let out = paimon_java(&["latest", self.warehouse().to_str().unwrap(), &self.database, &self.name]);
-        out.trim().parse().unwrap_or_else(|_| panic!("latest snapshot: {out}"))
+        let out = paimon_java(&[
+            "latest",
+            self.warehouse().to_str().unwrap(),
+            &self.database,
+            &self.name,
+        ]);
+        out.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("latest snapshot: {out}"))
     }
 
     pub fn expire(&self, retain_max: u32) {
-        paimon_java(&["expire", self.warehouse().to_str().unwrap(), &self.database, &self.name, "--retain-max", &retain_max.to_string()]);
+        paimon_java(&[
+            "expire",
+            self.warehouse().to_str().unwrap(),
+            &self.database,
+            &self.name,
+            "--retain-max",
+            &retain_max.to_string(),
+        ]);
     }
 
     /// The reference batch read of a snapshot (default latest), sorted by primary key.
     pub fn read(&self, snapshot: Option<i64>) -> Vec<Vec<Json>> {
         let wh = self.warehouse().to_str().unwrap().to_string();
-        let mut args = vec!["read".to_string(), wh, self.database.clone(), self.name.clone()];
+        let mut args = vec![
+            "read".to_string(),
+            wh,
+            self.database.clone(),
+            self.name.clone(),
+        ];
         if let Some(s) = snapshot {
             args.push("--snapshot".into());
             args.push(s.to_string());
@@ -113,25 +157,40 @@ impl Table {
         paimon_java(&args)
             .lines()
             .filter(|l| !l.trim().is_empty())
-            .map(|l| serde_json::from_str::<Vec<Json>>(l).unwrap_or_else(|e| panic!("reference row {l}: {e}")))
+            .map(|l| {
+                serde_json::from_str::<Vec<Json>>(l)
+                    .unwrap_or_else(|e| panic!("reference row {l}: {e}"))
+            })
             .collect()
     }
 
     /// Columns with their comparison type, optionally renamed/excluded like the sink does.
     pub fn compare_columns(&self) -> Vec<(String, ColumnType)> {
-        self.columns.iter().map(|(n, t)| (n.clone(), ColumnType::parse(t))).collect()
+        self.columns
+            .iter()
+            .map(|(n, t)| (n.clone(), ColumnType::parse(t)))
+            .collect()
     }
 }
 
 /// Runs the Java reference tool; a failure is a test failure with its output.
 pub fn paimon_java(args: &[&str]) -> String {
-    run_tool(Command::new(repo_root().join("scripts/paimon-java.sh")).args(args), "scripts/paimon-java.sh (needs Java 17 and Maven)")
+    run_tool(
+        Command::new(repo_root().join("scripts/paimon-java.sh")).args(args),
+        "scripts/paimon-java.sh (needs Java 17 and Maven)",
+    )
 }
 
 fn run_tool(cmd: &mut Command, what: &str) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("can't run {what}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("can't run {what}: {e}"));
     if !out.status.success() {
-        panic!("{what} failed: {cmd:?}\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        panic!(
+            "{what} failed: {cmd:?}\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

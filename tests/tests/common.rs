@@ -11,7 +11,17 @@ pub async fn assert_synced(table: &Table, db: &TestDb, target: &str, snapshot: O
     let reference = table.read(snapshot);
     let columns = table.compare_columns();
     let mysql = db.rows(target, &columns, &table.primary_keys).await;
-    assert_same_rows(&format!("{}.{} → {}", db.name, target, snapshot.map_or("latest".into(), |s| s.to_string())), &columns, &reference, &mysql);
+    assert_same_rows(
+        &format!(
+            "{}.{} → {}",
+            db.name,
+            target,
+            snapshot.map_or("latest".into(), |s| s.to_string())
+        ),
+        &columns,
+        &reference,
+        &mysql,
+    );
 }
 
 /// An `orders`-shaped table: id BIGINT key, amount DECIMAL(10,2), status STRING, updated_at TIMESTAMP(3).
@@ -28,10 +38,13 @@ pub fn orders_table(options: Json, partitioned: bool) -> Table {
     } else {
         (json!(["id"]), json!([]))
     };
-    Table::create(json!({"columns": columns, "primaryKeys": pk, "partitionKeys": parts, "options": options}))
+    Table::create(
+        json!({"columns": columns, "primaryKeys": pk, "partitionKeys": parts, "options": options}),
+    )
 }
 
-pub const ORDERS_DDL: &str = "CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), \
+pub const ORDERS_DDL: &str =
+    "CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), \
      status VARCHAR(64), updated_at DATETIME(3)) DEFAULT CHARSET = utf8mb4";
 
 pub const ORDERS_PARTITIONED_DDL: &str = "CREATE TABLE orders (id BIGINT NOT NULL, region VARCHAR(16) NOT NULL, \
@@ -39,7 +52,12 @@ pub const ORDERS_PARTITIONED_DDL: &str = "CREATE TABLE orders (id BIGINT NOT NUL
 
 /// `[id, amount, status, updated_at]` for an `+I`/`+U`/`-D` row.
 pub fn order(id: i64, amount: &str, status: &str) -> Json {
-    json!([id, amount, status, format!("2024-01-01 00:00:{:02}.{:03}", id % 60, id % 1000)])
+    json!([
+        id,
+        amount,
+        status,
+        format!("2024-01-01 00:00:{:02}.{:03}", id % 60, id % 1000)
+    ])
 }
 
 pub fn generate(from: i64, count: i64, kind: &str, salt: i64) -> Json {

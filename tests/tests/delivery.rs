@@ -36,10 +36,13 @@ async fn audited_target(name: &str) -> TestDb {
 /// 60 inserts, 30 updates, 10 deletes in three snapshots: 100 changes, each changing its row.
 fn changes_table() -> (Table, i64) {
     let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
-    t.commits(vec![generate(1, 60, "+I", 0), generate_step(1, 30, 2, "+U", 1), generate_step(2, 10, 6, "-D", 0)]);
+    t.commits(vec![
+        generate(1, 60, "+I", 0),
+        generate_step(1, 30, 2, "+U", 1),
+        generate_step(2, 10, 6, "-D", 0),
+    ]);
     (t, 100)
 }
-
 
 fn run_with(cfg: &SyncConfig, envs: &[(&str, &str)]) -> std::process::Output {
     let mut cmd = cfg.command(&["--once"]);
@@ -61,23 +64,48 @@ async fn every_crash_point_on_every_delivery_mode() {
     for delivery in ["at-least-once", "exactly-once"] {
         let clean_db = audited_target("crash_free").await;
         let clean = SyncConfig::new(&table, &clean_db.url(), "orders", &sink(delivery), source);
-        std::fs::write(&clean.path, std::fs::read_to_string(&clean.path).unwrap() + "  interval: 0s\n").unwrap();
+        std::fs::write(
+            &clean.path,
+            std::fs::read_to_string(&clean.path).unwrap() + "  interval: 0s\n",
+        )
+        .unwrap();
         assert!(run_with(&clean, &[]).status.success());
         let expected_audit = clean_db.count("audit").await;
-        assert!(expected_audit >= 90, "the crash-free run wrote {expected_audit} changes");
+        assert!(
+            expected_audit >= 90,
+            "the crash-free run wrote {expected_audit} changes"
+        );
         for point in pms_worker::failpoint::POINTS {
             let db = audited_target(&format!("crash_{}", point.replace('-', "_"))).await;
             let cfg = SyncConfig::new(&table, &db.url(), "orders", &sink(delivery), source);
-            std::fs::write(&cfg.path, std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 0s\n").unwrap();
+            std::fs::write(
+                &cfg.path,
+                std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 0s\n",
+            )
+            .unwrap();
             let crashed = run_with(&cfg, &[("PMS_FAILPOINT", &format!("{point}@7"))]);
-            assert!(!crashed.status.success(), "{delivery}/{point}: the failpoint must kill the run");
-            assert!(stderr(&crashed).contains(&format!("failpoint {point} reached")), "{}", stderr(&crashed));
+            assert!(
+                !crashed.status.success(),
+                "{delivery}/{point}: the failpoint must kill the run"
+            );
+            assert!(
+                stderr(&crashed).contains(&format!("failpoint {point} reached")),
+                "{}",
+                stderr(&crashed)
+            );
             let resumed = run_with(&cfg, &[]);
-            assert!(resumed.status.success(), "{delivery}/{point}: {}", stderr(&resumed));
+            assert!(
+                resumed.status.success(),
+                "{delivery}/{point}: {}",
+                stderr(&resumed)
+            );
             assert_synced(&table, &db, "orders", None).await;
             let audit = db.count("audit").await;
             if delivery == "exactly-once" {
-                assert_eq!(audit, expected_audit, "{delivery}/{point}: each change applied exactly once");
+                assert_eq!(
+                    audit, expected_audit,
+                    "{delivery}/{point}: each change applied exactly once"
+                );
             } else {
                 assert!(audit >= expected_audit, "{delivery}/{point}: at least once");
             }
@@ -91,10 +119,18 @@ async fn every_crash_point_on_every_delivery_mode() {
 async fn snapshot_visibility_never_shows_a_half_applied_snapshot() {
     let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
     let row = |kind: &str, id: i64, amount: i64| json!({"kind": kind, "values": order(id, &format!("{amount}.00"), "PAID")});
-    t.commits(vec![json!({"rows": (1001..=1010).map(|id| row("+I", id, 100)).collect::<Vec<_>>()})]);
+    t.commits(vec![
+        json!({"rows": (1001..=1010).map(|id| row("+I", id, 100)).collect::<Vec<_>>()}),
+    ]);
     let db = TestDb::new("visibility").await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "maxRows: 1\nvisibility: snapshot", "");
+    let cfg = SyncConfig::new(
+        &t,
+        &db.url(),
+        "orders",
+        "maxRows: 1\nvisibility: snapshot",
+        "",
+    );
     cfg.sync_once(&[]);
     // 20 snapshots, each: 1001 deleted and re-inserted, 10 moved from one order to another.
     let mut commits = Vec::new();
@@ -113,12 +149,27 @@ async fn snapshot_visibility_never_shows_a_half_applied_snapshot() {
     let watcher = {
         let (stop, port, name) = (stop.clone(), db.port, db.name.clone());
         tokio::spawn(async move {
-            let pool = mysql_async::Pool::new(mysql_async::OptsBuilder::default().ip_or_hostname("127.0.0.1").tcp_port(port).user(Some("pms")).pass(Some("pms")).db_name(Some(name)));
+            let pool = mysql_async::Pool::new(
+                mysql_async::OptsBuilder::default()
+                    .ip_or_hostname("127.0.0.1")
+                    .tcp_port(port)
+                    .user(Some("pms"))
+                    .pass(Some("pms"))
+                    .db_name(Some(name)),
+            );
             let mut conn = pool.get_conn().await.unwrap();
             let mut polls = 0u64;
             while !stop.load(Ordering::SeqCst) {
-                let (count, sum): (i64, String) = conn.query_first("SELECT COUNT(*), CAST(SUM(amount) AS CHAR) FROM orders").await.unwrap().unwrap();
-                assert_eq!((count, sum.as_str()), (10, "1000.00"), "a reader saw a half-applied snapshot after {polls} polls");
+                let (count, sum): (i64, String) = conn
+                    .query_first("SELECT COUNT(*), CAST(SUM(amount) AS CHAR) FROM orders")
+                    .await
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(
+                    (count, sum.as_str()),
+                    (10, "1000.00"),
+                    "a reader saw a half-applied snapshot after {polls} polls"
+                );
                 polls += 1;
             }
             polls
@@ -128,16 +179,29 @@ async fn snapshot_visibility_never_shows_a_half_applied_snapshot() {
     stop.store(true, Ordering::SeqCst);
     let polls = watcher.await.expect("the reader saw only whole snapshots");
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(polls > 10, "the reader polled during the run ({polls} polls)");
+    assert!(
+        polls > 10,
+        "the reader polled during the run ({polls} polls)"
+    );
     assert_synced(&t, &db, "orders", None).await;
 
     // A snapshot larger than maxTransactionRows is committed in parts, and says so.
     t.commits(vec![generate(2000, 50, "+I", 0)]);
-    let small = SyncConfig::new(&t, &db.url(), "orders", "maxRows: 1\nvisibility: snapshot\nmaxTransactionRows: 20", "");
+    let small = SyncConfig::new(
+        &t,
+        &db.url(),
+        "orders",
+        "maxRows: 1\nvisibility: snapshot\nmaxTransactionRows: 20",
+        "",
+    );
     std::fs::copy(cfg.checkpoint_path(0, 1), small.checkpoint_path(0, 1)).unwrap();
     let out = small.run_once(&[]);
     assert!(out.status.success());
-    assert!(stderr(&out).contains("committing it in parts"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("committing it in parts"),
+        "{}",
+        stderr(&out)
+    );
     assert_synced(&t, &db, "orders", None).await;
 }
 
@@ -146,7 +210,11 @@ async fn snapshot_visibility_never_shows_a_half_applied_snapshot() {
 #[tokio::test]
 async fn sequence_guard_keeps_newer_writes_from_stale_replays() {
     let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
-    t.commits(vec![generate(1, 20, "+I", 0), generate_step(1, 10, 2, "+U", 4), generate_step(2, 5, 2, "-D", 0)]);
+    t.commits(vec![
+        generate(1, 20, "+I", 0),
+        generate_step(1, 10, 2, "+U", 4),
+        generate_step(2, 5, 2, "-D", 0),
+    ]);
     let db = TestDb::new("guard").await;
     db.exec("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), pms_snapshot BIGINT NULL)").await;
     let guard = "sequenceGuard: {column: pms_snapshot}";
@@ -154,20 +222,51 @@ async fn sequence_guard_keeps_newer_writes_from_stale_replays() {
     cfg.sync_once(&[]);
     assert_synced(&t, &db, "orders", None).await;
     // Another writer updates order 3 and re-creates deleted order 4, stamping a newer version.
-    db.exec("UPDATE orders SET status = 'REFUNDED', pms_snapshot = 1000 WHERE id = 3").await;
-    db.exec("INSERT INTO orders (id, amount, status, pms_snapshot) VALUES (4, 1.00, 'MANUAL', 1000)").await;
+    db.exec("UPDATE orders SET status = 'REFUNDED', pms_snapshot = 1000 WHERE id = 3")
+        .await;
+    db.exec(
+        "INSERT INTO orders (id, amount, status, pms_snapshot) VALUES (4, 1.00, 'MANUAL', 1000)",
+    )
+    .await;
     // A replay of every snapshot from the first (no checkpoint, reading changes from snapshot 1).
-    let replay = SyncConfig::new(&t, &db.url(), "orders", guard, "scanMode: from-snapshot\nstartSnapshot: 1\nconsumerId: replay");
+    let replay = SyncConfig::new(
+        &t,
+        &db.url(),
+        "orders",
+        guard,
+        "scanMode: from-snapshot\nstartSnapshot: 1\nconsumerId: replay",
+    );
     replay.sync_once(&[]);
-    let rows = db.query_strings("SELECT id, status FROM orders WHERE id IN (3, 4) ORDER BY id").await;
-    assert_eq!(rows, vec![vec![Some("3".into()), Some("REFUNDED".into())], vec![Some("4".into()), Some("MANUAL".into())]]);
+    let rows = db
+        .query_strings("SELECT id, status FROM orders WHERE id IN (3, 4) ORDER BY id")
+        .await;
+    assert_eq!(
+        rows,
+        vec![
+            vec![Some("3".into()), Some("REFUNDED".into())],
+            vec![Some("4".into()), Some("MANUAL".into())]
+        ]
+    );
     // Everything else still equals the reference read.
-    let others = db.query_strings("SELECT COUNT(*) FROM orders WHERE pms_snapshot < 1000").await;
-    assert_eq!(others[0][0].as_deref(), Some(&*(t.read(None).len() - 1).to_string()));
+    let others = db
+        .query_strings("SELECT COUNT(*) FROM orders WHERE pms_snapshot < 1000")
+        .await;
+    assert_eq!(
+        others[0][0].as_deref(),
+        Some(&*(t.read(None).len() - 1).to_string())
+    );
     // Unguarded, the same replay regresses order 3 (the gap the guard closes).
-    let unguarded = SyncConfig::new(&t, &db.url(), "orders", "", "scanMode: from-snapshot\nstartSnapshot: 1\nconsumerId: unguarded");
+    let unguarded = SyncConfig::new(
+        &t,
+        &db.url(),
+        "orders",
+        "",
+        "scanMode: from-snapshot\nstartSnapshot: 1\nconsumerId: unguarded",
+    );
     unguarded.sync_once(&[]);
-    let rows = db.query_strings("SELECT status FROM orders WHERE id = 3").await;
+    let rows = db
+        .query_strings("SELECT status FROM orders WHERE id = 3")
+        .await;
     assert_ne!(rows[0][0].as_deref(), Some("REFUNDED"));
 }
 
@@ -175,10 +274,19 @@ async fn sequence_guard_keeps_newer_writes_from_stale_replays() {
 /// `PMS_SOAK_ITERATIONS` (default 3; `make soak` runs many) and `PMS_SOAK_SEED` reproduce a run.
 #[tokio::test]
 async fn random_kill_9_loop_exactly_once() {
-    let iterations: u64 = std::env::var("PMS_SOAK_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
-    let seed: u64 = std::env::var("PMS_SOAK_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
-    });
+    let iterations: u64 = std::env::var("PMS_SOAK_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let seed: u64 = std::env::var("PMS_SOAK_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
     println!("random kill loop: PMS_SOAK_SEED={seed} PMS_SOAK_ITERATIONS={iterations}");
     let mut rng = seed;
     let mut next = move |n: u64| {
@@ -189,12 +297,26 @@ async fn random_kill_9_loop_exactly_once() {
     };
     let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
     let db = audited_target("soak").await;
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "maxRows: 1\ndelivery: exactly-once", "scanMode: from-snapshot\nstartSnapshot: 1");
-    std::fs::write(&cfg.path, std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 100ms\n").unwrap();
+    let cfg = SyncConfig::new(
+        &t,
+        &db.url(),
+        "orders",
+        "maxRows: 1\ndelivery: exactly-once",
+        "scanMode: from-snapshot\nstartSnapshot: 1",
+    );
+    std::fs::write(
+        &cfg.path,
+        std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 100ms\n",
+    )
+    .unwrap();
     let mut changes = 0i64;
     for i in 0..iterations {
         let base = 1 + i as i64 * 40;
-        t.commits(vec![generate(base, 40, "+I", 0), generate_step(base, 10, 3, "+U", 1 + i as i64), generate_step(base + 1, 5, 7, "-D", 0)]);
+        t.commits(vec![
+            generate(base, 40, "+I", 0),
+            generate_step(base, 10, 3, "+U", 1 + i as i64),
+            generate_step(base + 1, 5, 7, "-D", 0),
+        ]);
         changes += 55;
         let mut child = cfg.spawn(&[]);
         std::thread::sleep(Duration::from_millis(50 + next(700)));
@@ -204,7 +326,11 @@ async fn random_kill_9_loop_exactly_once() {
     let out = cfg.run_once(&[]);
     assert!(out.status.success(), "seed {seed}: {}", stderr(&out));
     assert_synced(&t, &db, "orders", None).await;
-    assert_eq!(db.count("audit").await, changes, "seed {seed}: every change exactly once");
+    assert_eq!(
+        db.count("audit").await,
+        changes,
+        "seed {seed}: every change exactly once"
+    );
 }
 
 /// MariaDB killed and restarted in the middle of a flush: the worker retries and converges.
@@ -215,19 +341,37 @@ async fn mariadb_restart_in_the_middle_of_a_flush() {
     // A server of its own: restarting the shared one would disturb the other tests.
     let dir = tempfile::tempdir().unwrap();
     let script = pms_tests::repo_root().join("scripts/mariadb.sh");
-    let out = Command::new(&script).args(["start", dir.path().to_str().unwrap()]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(&script)
+        .args(["start", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let port = String::from_utf8_lossy(&out.stdout).trim().to_string();
     let url = format!("mysql://pms:pms@127.0.0.1:{port}/restart");
     let admin = format!("mysql://pms:pms@127.0.0.1:{port}/mysql");
     let pool = mysql_async::Pool::new(mysql_async::Opts::from_url(&admin).unwrap());
-    pool.get_conn().await.unwrap().query_drop(format!("CREATE DATABASE restart; USE restart; {ORDERS_DDL}")).await.unwrap();
+    pool.get_conn()
+        .await
+        .unwrap()
+        .query_drop(format!(
+            "CREATE DATABASE restart; USE restart; {ORDERS_DDL}"
+        ))
+        .await
+        .unwrap();
     let cfg = SyncConfig::new(&t, &url, "orders", "maxRows: 200\nmaxRetries: 10", "");
     let mut child = cfg.spawn(&[]);
     let count = || async {
         let p = mysql_async::Pool::new(mysql_async::Opts::from_url(&url).unwrap());
         let n: Option<i64> = match p.get_conn().await {
-            Ok(mut c) => c.query_first("SELECT COUNT(*) FROM orders").await.ok().flatten(),
+            Ok(mut c) => c
+                .query_first("SELECT COUNT(*) FROM orders")
+                .await
+                .ok()
+                .flatten(),
             Err(_) => None,
         };
         p.disconnect().await.ok();
@@ -235,26 +379,48 @@ async fn mariadb_restart_in_the_middle_of_a_flush() {
     };
     let deadline = Instant::now() + Duration::from_secs(60);
     while count().await == 0 {
-        assert!(Instant::now() < deadline, "the worker never started writing");
+        assert!(
+            Instant::now() < deadline,
+            "the worker never started writing"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let restart = Command::new(&script).args(["crash-restart", dir.path().to_str().unwrap()]).output().unwrap();
-    assert!(restart.status.success(), "{}", String::from_utf8_lossy(&restart.stderr));
+    let restart = Command::new(&script)
+        .args(["crash-restart", dir.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        restart.status.success(),
+        "{}",
+        String::from_utf8_lossy(&restart.stderr)
+    );
     let deadline = Instant::now() + Duration::from_secs(120);
     while count().await < 20000 {
-        assert!(Instant::now() < deadline, "the worker did not recover from the restart");
+        assert!(
+            Instant::now() < deadline,
+            "the worker did not recover from the restart"
+        );
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the worker exited ({status}) instead of retrying");
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     let out = child.wait_with_output().unwrap();
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{log}");
-    assert!(log.contains("retrying the flush"), "the restart was survived by retrying:\n{log}");
+    assert!(
+        log.contains("retrying the flush"),
+        "the restart was survived by retrying:\n{log}"
+    );
     let reference = t.read(None);
     assert_eq!(count().await as usize, reference.len());
     pool.disconnect().await.ok();
-    Command::new(&script).args(["stop", dir.path().to_str().unwrap()]).status().unwrap();
+    Command::new(&script)
+        .args(["stop", dir.path().to_str().unwrap()])
+        .status()
+        .unwrap();
 }

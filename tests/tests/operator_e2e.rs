@@ -10,7 +10,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::*;
-use pms_tests::kube::{apply, get, helm, kubectl, kubectl_output, kubeconfig, list, wait_for};
+use pms_tests::kube::{apply, get, helm, kubeconfig, kubectl, kubectl_output, list, wait_for};
 use pms_tests::mysql::TestDb;
 use pms_tests::repo_root;
 use pms_tests::worker::worker_bin;
@@ -37,7 +37,14 @@ impl Drop for Operator {
 fn start_operator() -> Operator {
     let log = std::fs::File::create(std::env::temp_dir().join("pms-e2e-operator.log")).unwrap();
     let child = Command::new(operator_bin())
-        .args(["--namespace", NS, "--lease-namespace", NS, "--admin-addr", "127.0.0.1:0"])
+        .args([
+            "--namespace",
+            NS,
+            "--lease-namespace",
+            NS,
+            "--admin-addr",
+            "127.0.0.1:0",
+        ])
         .env("KUBECONFIG", kubeconfig())
         .env("RUST_LOG", "info,pms_operator=debug")
         .stdout(Stdio::null())
@@ -77,7 +84,9 @@ fn pod_env(deployment: &Json) -> BTreeMap<String, String> {
             v.to_string()
         } else if let Some(r) = e["valueFrom"]["secretKeyRef"].as_object() {
             let secret = get("secret", r["name"].as_str().unwrap(), NS).expect("referenced Secret");
-            let b64 = secret["data"][r["key"].as_str().unwrap()].as_str().expect("secret key");
+            let b64 = secret["data"][r["key"].as_str().unwrap()]
+                .as_str()
+                .expect("secret key");
             String::from_utf8(base64_decode(b64)).unwrap()
         } else if e["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.namespace" {
             NS.to_string()
@@ -90,7 +99,12 @@ fn pod_env(deployment: &Json) -> BTreeMap<String, String> {
 }
 
 fn base64_decode(s: &str) -> Vec<u8> {
-    let out = Command::new("base64").arg("-d").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let out = Command::new("base64")
+        .arg("-d")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     use std::io::Write;
     let mut out = out;
     out.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
@@ -137,12 +151,24 @@ fn mark_ready(slots: u32, ready: bool) {
     let n = if ready { 1 } else { 0 };
     for k in 0..slots {
         let patch = json!({"status": {"replicas": n, "readyReplicas": n, "availableReplicas": n, "updatedReplicas": n}}).to_string();
-        kubectl(&["patch", "deployment", &format!("{SYNC}-slot-{k}"), "-n", NS, "--subresource=status", "--type=merge", "-p", &patch]);
+        kubectl(&[
+            "patch",
+            "deployment",
+            &format!("{SYNC}-slot-{k}"),
+            "-n",
+            NS,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &patch,
+        ]);
     }
 }
 
 fn status() -> Json {
-    get("pms", SYNC, NS).map(|p| p["status"].clone()).unwrap_or(Json::Null)
+    get("pms", SYNC, NS)
+        .map(|p| p["status"].clone())
+        .unwrap_or(Json::Null)
 }
 
 fn wait_status(what: &str, f: impl Fn(&Json) -> bool) -> Json {
@@ -156,33 +182,79 @@ fn wait_status(what: &str, f: impl Fn(&Json) -> bool) -> Json {
 async fn operator_end_to_end() {
     // Install the chart: CRD (from the chart's crds/) and the operator's RBAC and Deployment.
     let chart = repo_root().join("charts/paimon-mysql-sync");
-    helm(&["install", "pms", chart.to_str().unwrap(), "--namespace", "pms-system", "--create-namespace"]);
-    kubectl(&["wait", "--for=condition=established", "--timeout=60s", "crd/paimonmysqlsyncs.paimonsync.io"]);
-    assert!(get("deployment", "pms-paimon-mysql-sync", "pms-system").is_some(), "the chart installs the operator");
+    helm(&[
+        "install",
+        "pms",
+        chart.to_str().unwrap(),
+        "--namespace",
+        "pms-system",
+        "--create-namespace",
+    ]);
+    kubectl(&[
+        "wait",
+        "--for=condition=established",
+        "--timeout=60s",
+        "crd/paimonmysqlsyncs.paimonsync.io",
+    ]);
+    assert!(
+        get("deployment", "pms-paimon-mysql-sync", "pms-system").is_some(),
+        "the chart installs the operator"
+    );
     kubectl(&["create", "namespace", NS]);
 
     // An invalid resource is rejected by the API server with a readable message.
     let db = TestDb::new("e2e").await;
-    let bad = sync_manifest("/nowhere", &db, 0, "running").replace("pollInterval: 200ms", "pollInterval: 200ms, scanMode: from-snapshot").replace("mysql://", "postgres://");
+    let bad = sync_manifest("/nowhere", &db, 0, "running")
+        .replace(
+            "pollInterval: 200ms",
+            "pollInterval: 200ms, scanMode: from-snapshot",
+        )
+        .replace("mysql://", "postgres://");
     let out = apply(&bad);
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!out.status.success(), "an invalid PaimonMysqlSync must be rejected");
-    assert!(err.contains("spec.parallelism") && err.contains("greater than or equal to 1"), "{err}");
-    assert!(err.contains("scanMode from-snapshot needs startSnapshot"), "{err}");
+    assert!(
+        !out.status.success(),
+        "an invalid PaimonMysqlSync must be rejected"
+    );
+    assert!(
+        err.contains("spec.parallelism") && err.contains("greater than or equal to 1"),
+        "{err}"
+    );
+    assert!(
+        err.contains("scanMode from-snapshot needs startSnapshot"),
+        "{err}"
+    );
     assert!(err.contains("spec.sink.url"), "{err}");
 
     // A Paimon table with 4 buckets, a MySQL table and a Secret with a dedicated writer.
     let table = orders_table(json!({"bucket": "4", "changelog-producer": "input"}), false);
     table.commits(vec![generate(1, 400, "+I", 0)]);
     db.exec(ORDERS_DDL).await;
-    db.exec(&format!("CREATE USER IF NOT EXISTS 'e2e_writer'@'%' IDENTIFIED BY '{SECRET_PASSWORD}'")).await;
-    db.exec(&format!("GRANT ALL ON `{}`.* TO 'e2e_writer'@'%'", db.name)).await;
-    kubectl(&["create", "secret", "generic", "mysql-writer", "-n", NS, "--from-literal=username=e2e_writer", &format!("--from-literal=password={SECRET_PASSWORD}")]);
+    db.exec(&format!(
+        "CREATE USER IF NOT EXISTS 'e2e_writer'@'%' IDENTIFIED BY '{SECRET_PASSWORD}'"
+    ))
+    .await;
+    db.exec(&format!("GRANT ALL ON `{}`.* TO 'e2e_writer'@'%'", db.name))
+        .await;
+    kubectl(&[
+        "create",
+        "secret",
+        "generic",
+        "mysql-writer",
+        "-n",
+        NS,
+        "--from-literal=username=e2e_writer",
+        &format!("--from-literal=password={SECRET_PASSWORD}"),
+    ]);
 
     let _operator = start_operator();
     let warehouse = table.warehouse().display().to_string();
     let out = apply(&sync_manifest(&warehouse, &db, 2, "running"));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // The operator builds the objects.
     let deployments = wait_for("2 slot deployments", LONG, || {
@@ -194,21 +266,52 @@ async fn operator_end_to_end() {
         assert_eq!(spec["replicas"], 1);
         assert_eq!(spec["strategy"]["type"], "Recreate");
         let env = &spec["template"]["spec"]["containers"][0]["env"];
-        assert!(env.to_string().contains("\"PMS_SLOTS\"") && env.to_string().contains("secretKeyRef"), "{env}");
-        assert!(!env.to_string().contains(SECRET_PASSWORD), "secrets are referenced, not copied");
-        assert_eq!(spec["template"]["spec"]["containers"][0]["securityContext"]["allowPrivilegeEscalation"], false);
-        assert_eq!(d["metadata"]["ownerReferences"][0]["kind"], "PaimonMysqlSync");
+        assert!(
+            env.to_string().contains("\"PMS_SLOTS\"") && env.to_string().contains("secretKeyRef"),
+            "{env}"
+        );
+        assert!(
+            !env.to_string().contains(SECRET_PASSWORD),
+            "secrets are referenced, not copied"
+        );
+        assert_eq!(
+            spec["template"]["spec"]["containers"][0]["securityContext"]
+                ["allowPrivilegeEscalation"],
+            false
+        );
+        assert_eq!(
+            d["metadata"]["ownerReferences"][0]["kind"],
+            "PaimonMysqlSync"
+        );
     }
-    for (kind, name) in [("configmap", format!("{SYNC}-config")), ("service", format!("{SYNC}-metrics")), ("serviceaccount", format!("{SYNC}-worker")), ("role", format!("{SYNC}-worker")), ("rolebinding", format!("{SYNC}-worker"))] {
+    for (kind, name) in [
+        ("configmap", format!("{SYNC}-config")),
+        ("service", format!("{SYNC}-metrics")),
+        ("serviceaccount", format!("{SYNC}-worker")),
+        ("role", format!("{SYNC}-worker")),
+        ("rolebinding", format!("{SYNC}-worker")),
+    ] {
         wait_for(&format!("{kind} {name}"), LONG, || get(kind, &name, NS));
     }
     // Leader election: the running operator holds the Lease; a second replica waits and does nothing.
-    let lease = wait_for("the leader Lease", LONG, || get("lease", "pms-operator", NS));
-    let holder = lease["spec"]["holderIdentity"].as_str().unwrap_or_default().to_string();
+    let lease = wait_for("the leader Lease", LONG, || {
+        get("lease", "pms-operator", NS)
+    });
+    let holder = lease["spec"]["holderIdentity"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(holder.starts_with("pms-operator-"), "{lease}");
     let second_log = std::env::temp_dir().join("pms-e2e-operator-2.log");
     let second = Command::new(operator_bin())
-        .args(["--namespace", NS, "--lease-namespace", NS, "--admin-addr", "127.0.0.1:0"])
+        .args([
+            "--namespace",
+            NS,
+            "--lease-namespace",
+            NS,
+            "--admin-addr",
+            "127.0.0.1:0",
+        ])
         .env("KUBECONFIG", kubeconfig())
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&second_log).unwrap())
@@ -216,52 +319,112 @@ async fn operator_end_to_end() {
         .unwrap();
     let second = Operator(second);
     std::thread::sleep(Duration::from_secs(3));
-    assert_eq!(get("lease", "pms-operator", NS).unwrap()["spec"]["holderIdentity"], holder.as_str(), "the leader keeps the lease");
+    assert_eq!(
+        get("lease", "pms-operator", NS).unwrap()["spec"]["holderIdentity"],
+        holder.as_str(),
+        "the leader keeps the lease"
+    );
     drop(second);
     let log = std::fs::read_to_string(&second_log).unwrap();
-    assert!(log.contains("waiting to become the leader") && !log.contains("leader: reconciling"), "{log}");
+    assert!(
+        log.contains("waiting to become the leader") && !log.contains("leader: reconciling"),
+        "{log}"
+    );
     let pms = get("pms", SYNC, NS).unwrap();
-    assert!(pms["metadata"]["finalizers"].to_string().contains("paimonsync.io/cleanup"));
+    assert!(pms["metadata"]["finalizers"]
+        .to_string()
+        .contains("paimonsync.io/cleanup"));
 
     // The workers run (locally, as their pods would) and checkpoint into ConfigMaps.
     run_workers_once(2);
     mark_ready(2, true);
     assert_synced(&table, &db, "orders", None).await;
     let latest = table.latest();
-    let s = wait_status("status Running at the latest snapshot", |s| s["phase"] == "Running" && s["snapshotId"] == latest && s["readySlots"] == 2);
+    let s = wait_status("status Running at the latest snapshot", |s| {
+        s["phase"] == "Running" && s["snapshotId"] == latest && s["readySlots"] == 2
+    });
     assert_eq!(s["slotsReady"], "2/2");
     assert_eq!(s["slots"].as_array().unwrap().len(), 2);
     assert!(s["conditions"].to_string().contains("\"Ready\""));
     let printed = kubectl(&["get", "pms", "-n", NS]);
-    assert!(printed.contains("Running") && printed.contains("2/2"), "printer columns:\n{printed}");
-    let events = kubectl(&["get", "events", "-n", NS, "--field-selector", &format!("involvedObject.name={SYNC}"), "-o", "json"]);
-    assert!(events.contains("Running"), "a phase change is an event:\n{events}");
+    assert!(
+        printed.contains("Running") && printed.contains("2/2"),
+        "printer columns:\n{printed}"
+    );
+    let events = kubectl(&[
+        "get",
+        "events",
+        "-n",
+        NS,
+        "--field-selector",
+        &format!("involvedObject.name={SYNC}"),
+        "-o",
+        "json",
+    ]);
+    assert!(
+        events.contains("Running"),
+        "a phase change is an event:\n{events}"
+    );
 
     // Rescale 2 → 3 through the scale subresource; the new slots resume from the old checkpoints.
     kubectl(&["scale", "pms", SYNC, "-n", NS, "--replicas=3"]);
-    wait_for("3 slot deployments", LONG, || (list("deployment", NS, &format!("paimonsync.io/sync={SYNC}")).len() == 3).then_some(()));
+    wait_for("3 slot deployments", LONG, || {
+        (list("deployment", NS, &format!("paimonsync.io/sync={SYNC}")).len() == 3).then_some(())
+    });
     let slot2 = get("deployment", &format!("{SYNC}-slot-2"), NS).unwrap();
     assert_eq!(pod_env(&slot2)["PMS_SLOTS"], "3");
     let role = get("role", &format!("{SYNC}-worker"), NS).unwrap();
     assert!(role.to_string().contains(&format!("{SYNC}-checkpoint-2")));
-    table.commits(vec![generate_step(1, 100, 3, "+U", 5), generate_step(2, 40, 7, "-D", 0)]);
+    table.commits(vec![
+        generate_step(1, 100, 3, "+U", 5),
+        generate_step(2, 40, 7, "-D", 0),
+    ]);
     let logs = run_workers_once(3);
-    assert!(logs.contains("rescaled"), "the new slots start from the old checkpoints:\n{logs}");
+    assert!(
+        logs.contains("rescaled"),
+        "the new slots start from the old checkpoints:\n{logs}"
+    );
     mark_ready(3, true);
     assert_synced(&table, &db, "orders", None).await;
     let latest = table.latest();
-    wait_status("status after rescale", |s| s["phase"] == "Running" && s["snapshotId"] == latest && s["slotsReady"] == "3/3");
+    wait_status("status after rescale", |s| {
+        s["phase"] == "Running" && s["snapshotId"] == latest && s["slotsReady"] == "3/3"
+    });
 
     // Suspend: the slots go to 0 replicas (a pod's SIGTERM flushes and checkpoints); resume brings them back.
-    kubectl(&["patch", "pms", SYNC, "-n", NS, "--type=merge", "-p", r#"{"spec":{"state":"suspended"}}"#]);
+    kubectl(&[
+        "patch",
+        "pms",
+        SYNC,
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"state":"suspended"}}"#,
+    ]);
     wait_for("replicas 0", LONG, || {
-        list("deployment", NS, &format!("paimonsync.io/sync={SYNC}")).iter().all(|d| d["spec"]["replicas"] == 0).then_some(())
+        list("deployment", NS, &format!("paimonsync.io/sync={SYNC}"))
+            .iter()
+            .all(|d| d["spec"]["replicas"] == 0)
+            .then_some(())
     });
     mark_ready(3, false);
     wait_status("Suspended", |s| s["phase"] == "Suspended");
-    kubectl(&["patch", "pms", SYNC, "-n", NS, "--type=merge", "-p", r#"{"spec":{"state":"running"}}"#]);
+    kubectl(&[
+        "patch",
+        "pms",
+        SYNC,
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"state":"running"}}"#,
+    ]);
     wait_for("replicas 1", LONG, || {
-        list("deployment", NS, &format!("paimonsync.io/sync={SYNC}")).iter().all(|d| d["spec"]["replicas"] == 1).then_some(())
+        list("deployment", NS, &format!("paimonsync.io/sync={SYNC}"))
+            .iter()
+            .all(|d| d["spec"]["replicas"] == 1)
+            .then_some(())
     });
 
     // Secrets never reach status, events or the operator's log.
@@ -269,17 +432,48 @@ async fn operator_end_to_end() {
         "{}{}{}",
         kubectl(&["get", "pms", SYNC, "-n", NS, "-o", "yaml"]),
         kubectl(&["get", "events", "-n", NS, "-o", "yaml"]),
-        std::fs::read_to_string(std::env::temp_dir().join("pms-e2e-operator.log")).unwrap_or_default()
+        std::fs::read_to_string(std::env::temp_dir().join("pms-e2e-operator.log"))
+            .unwrap_or_default()
     );
-    assert!(!everything.contains(SECRET_PASSWORD), "a secret leaked into status, events or logs");
+    assert!(
+        !everything.contains(SECRET_PASSWORD),
+        "a secret leaked into status, events or logs"
+    );
 
     // Delete: the finalizer removes the workers, their config and their checkpoints.
-    kubectl(&["delete", "pms", SYNC, "-n", NS, "--wait=true", "--timeout=60s"]);
+    kubectl(&[
+        "delete",
+        "pms",
+        SYNC,
+        "-n",
+        NS,
+        "--wait=true",
+        "--timeout=60s",
+    ]);
     assert!(get("pms", SYNC, NS).is_none());
-    for kind in ["deployment", "configmap", "service", "role", "rolebinding", "serviceaccount"] {
+    for kind in [
+        "deployment",
+        "configmap",
+        "service",
+        "role",
+        "rolebinding",
+        "serviceaccount",
+    ] {
         let left = list(kind, NS, &format!("paimonsync.io/sync={SYNC}"));
         assert!(left.is_empty(), "{kind} left behind after delete: {left:?}");
     }
-    let out = kubectl_output(&["get", "configmap", &format!("{SYNC}-checkpoint-0"), "-n", NS], None);
-    assert!(!out.status.success(), "checkpoint ConfigMaps are removed unless retainOnDelete");
+    let out = kubectl_output(
+        &[
+            "get",
+            "configmap",
+            &format!("{SYNC}-checkpoint-0"),
+            "-n",
+            NS,
+        ],
+        None,
+    );
+    assert!(
+        !out.status.success(),
+        "checkpoint ConfigMaps are removed unless retainOnDelete"
+    );
 }

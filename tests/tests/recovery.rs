@@ -10,9 +10,18 @@ use pms_tests::worker::SyncConfig;
 use serde_json::json;
 
 fn records_read(stderr: &str) -> u64 {
-    let line = stderr.lines().rev().find(|l| l.contains("records_read")).expect("summary line");
+    let line = stderr
+        .lines()
+        .rev()
+        .find(|l| l.contains("records_read"))
+        .expect("summary line");
     let value = line.split("records_read=").nth(1).expect("records_read=N");
-    value.split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    value
+        .split(|c: char| !c.is_ascii_digit())
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -28,12 +37,20 @@ async fn resume_after_once_reads_only_new_snapshots() {
     // Nothing new: nothing read, nothing changes.
     let idle = cfg.run_once(&[]);
     assert_eq!(records_read(&stderr(&idle)), 0, "{}", stderr(&idle));
-    t.commits(vec![generate_step(1, 10, 3, "+U", 1), generate_step(2, 5, 7, "-D", 0)]);
+    t.commits(vec![
+        generate_step(1, 10, 3, "+U", 1),
+        generate_step(2, 5, 7, "-D", 0),
+    ]);
     let second = cfg.run_once(&[]);
     assert!(second.status.success());
-    assert_eq!(records_read(&stderr(&second)), 15, "only the two new snapshots are read");
+    assert_eq!(
+        records_read(&stderr(&second)),
+        15,
+        "only the two new snapshots are read"
+    );
     assert_synced(&t, &db, "orders", None).await;
-    let cp: serde_json::Value = serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
+    let cp: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
     assert_eq!(cp["epoch"], 3, "every start bumps the epoch");
 }
 
@@ -45,16 +62,26 @@ async fn kill_9_during_a_continuous_run_then_resume() {
     let db = TestDb::new("kill9").await;
     db.exec(ORDERS_DDL).await;
     let cfg = SyncConfig::new(&t, &db.url(), "orders", "maxRows: 50", "");
-    std::fs::write(&cfg.path, std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 200ms\n").unwrap();
+    std::fs::write(
+        &cfg.path,
+        std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 200ms\n",
+    )
+    .unwrap();
     let mut child = cfg.spawn(&[]);
     // Commit while the worker runs, then kill it in the middle of the work.
     for salt in 1..=3 {
-        t.commits(vec![generate_step(salt, 400, 5, "+U", salt), generate_step(salt + 10, 50, 37, "-D", 0)]);
+        t.commits(vec![
+            generate_step(salt, 400, 5, "+U", salt),
+            generate_step(salt + 10, 50, 37, "-D", 0),
+        ]);
     }
     std::thread::sleep(Duration::from_millis(300));
     child.kill().expect("kill -9");
     child.wait().unwrap();
-    t.commits(vec![generate(5000, 100, "+I", 0), generate_step(1, 20, 1, "-D", 0)]);
+    t.commits(vec![
+        generate(5000, 100, "+I", 0),
+        generate_step(1, 20, 1, "-D", 0),
+    ]);
     cfg.sync_once(&[]);
     assert_synced(&t, &db, "orders", None).await;
 }
@@ -72,21 +99,31 @@ async fn sigterm_flushes_checkpoints_and_exits_cleanly() {
     // Wait until the run has seen the latest snapshot (it flushes when caught up).
     let deadline = Instant::now() + Duration::from_secs(60);
     while db.count("orders").await < 100 {
-        assert!(Instant::now() < deadline, "the continuous run did not catch up");
+        assert!(
+            Instant::now() < deadline,
+            "the continuous run did not catch up"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(500));
-    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     let started = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().unwrap() {
             break s;
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "SIGTERM did not stop the worker");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "SIGTERM did not stop the worker"
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "a stop on SIGTERM exits 0");
-    let cp: serde_json::Value = serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
+    let cp: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
     assert_eq!(cp["snapshotId"], latest);
     assert_synced(&t, &db, "orders", None).await;
 }
@@ -95,7 +132,10 @@ async fn sigterm_flushes_checkpoints_and_exits_cleanly() {
 #[tokio::test]
 async fn metrics_and_health_endpoint() {
     let t = orders_table(json!({"bucket": "1"}), false);
-    let latest = t.commits(vec![generate(1, 50, "+I", 0), generate_step(1, 10, 1, "+U", 1)]);
+    let latest = t.commits(vec![
+        generate(1, 50, "+I", 0),
+        generate_step(1, 10, 1, "+U", 1),
+    ]);
     let db = TestDb::new("metrics").await;
     db.exec(ORDERS_DDL).await;
     let port = {
@@ -108,7 +148,9 @@ async fn metrics_and_health_endpoint() {
     let metrics = loop {
         let body = http_get(port, "/metrics");
         let current = body.as_deref().and_then(|b| {
-            b.lines().find(|l| l.starts_with("pms_current_snapshot{")).and_then(|l| l.rsplit(' ').next()?.parse::<i64>().ok())
+            b.lines()
+                .find(|l| l.starts_with("pms_current_snapshot{"))
+                .and_then(|l| l.rsplit(' ').next()?.parse::<i64>().ok())
         });
         let ready = http_get(port, "/readyz").is_some_and(|r| r.contains("200 OK"));
         if current == Some(latest) && ready {
@@ -120,7 +162,13 @@ async fn metrics_and_health_endpoint() {
     assert!(http_get(port, "/healthz").unwrap().contains("ok"));
     child.kill().unwrap();
     child.wait().unwrap();
-    for needle in ["pms_records_read_total{kind=\"+I\"", "pms_rows_written_total{op=\"upsert\"", "pms_flush_duration_seconds_bucket", "pms_snapshots_behind", "pms_reduce_ratio"] {
+    for needle in [
+        "pms_records_read_total{kind=\"+I\"",
+        "pms_rows_written_total{op=\"upsert\"",
+        "pms_flush_duration_seconds_bucket",
+        "pms_snapshots_behind",
+        "pms_reduce_ratio",
+    ] {
         assert!(metrics.contains(needle), "missing {needle} in:\n{metrics}");
     }
 }
@@ -128,7 +176,11 @@ async fn metrics_and_health_endpoint() {
 fn http_get(port: u16, path: &str) -> Option<String> {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n").ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
     let mut body = String::new();
     s.read_to_string(&mut body).ok()?;
     Some(body)
@@ -143,15 +195,30 @@ async fn a_full_read_resumes_where_it_stopped() {
     let db = TestDb::new("resume_position").await;
     db.exec(ORDERS_DDL).await;
     let cfg = SyncConfig::new(&t, &db.url(), "orders", "maxRows: 200", "");
-    std::fs::write(&cfg.path, std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 0s\n").unwrap();
-    let crashed = cfg.command(&["--once"]).env("PMS_FAILPOINT", "before-transaction@8").output().unwrap();
+    std::fs::write(
+        &cfg.path,
+        std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 0s\n",
+    )
+    .unwrap();
+    let crashed = cfg
+        .command(&["--once"])
+        .env("PMS_FAILPOINT", "before-transaction@8")
+        .output()
+        .unwrap();
     assert!(!crashed.status.success());
-    let cp: serde_json::Value = serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
+    let cp: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
     assert_eq!(cp["phase"], "full");
-    assert!(cp["position"]["row"].as_u64().unwrap() > 0, "a position inside the snapshot: {cp}");
+    assert!(
+        cp["position"]["row"].as_u64().unwrap() > 0,
+        "a position inside the snapshot: {cp}"
+    );
     let resumed = cfg.run_once(&[]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
     let read = records_read(&stderr(&resumed));
-    assert!(read <= 3000 - 7 * 200, "the resumed run read {read} of 3000 rows");
+    assert!(
+        read <= 3000 - 7 * 200,
+        "the resumed run read {read} of 3000 rows"
+    );
     assert_synced(&t, &db, "orders", None).await;
 }

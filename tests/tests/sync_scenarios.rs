@@ -41,11 +41,19 @@ async fn producer_scenario(producer: &str, extra: serde_json::Value) {
     cfg.sync_once(&[]);
     assert_synced(&table, &db, "orders", Some(latest)).await;
     assert_eq!(db.count("orders").await, 500 - 50 + 1);
-    let cp: serde_json::Value = serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
-    assert_eq!(cp["snapshotId"], latest, "the checkpoint covers the latest snapshot");
+    let cp: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
+    assert_eq!(
+        cp["snapshotId"], latest,
+        "the checkpoint covers the latest snapshot"
+    );
     assert_eq!(cp["phase"], "incremental");
-    let consumer = std::fs::read_to_string(table.table_dir().join("consumer/consumer-pms-db-t")).expect("consumer file");
-    assert_eq!(serde_json::from_str::<serde_json::Value>(&consumer).unwrap()["nextSnapshot"], latest + 1);
+    let consumer = std::fs::read_to_string(table.table_dir().join("consumer/consumer-pms-db-t"))
+        .expect("consumer file");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&consumer).unwrap()["nextSnapshot"],
+        latest + 1
+    );
 
     // A second sync reading only changes from snapshot 1 reaches the same state.
     {
@@ -55,7 +63,13 @@ async fn producer_scenario(producer: &str, extra: serde_json::Value) {
             // Its changelog only exists for compacted snapshots; a fresh full compaction covers all.
             table.compact();
         }
-        let cfg2 = SyncConfig::new(&table, &db2.url(), "orders", "", "scanMode: from-snapshot\nstartSnapshot: 1\nconsumerId: second");
+        let cfg2 = SyncConfig::new(
+            &table,
+            &db2.url(),
+            "orders",
+            "",
+            "scanMode: from-snapshot\nstartSnapshot: 1\nconsumerId: second",
+        );
         cfg2.sync_once(&[]);
         assert_synced(&table, &db2, "orders", None).await;
     }
@@ -111,7 +125,10 @@ async fn partitions_with_three_slots() {
     let cfg = SyncConfig::new(&table, &db.url(), "orders", "", "");
     let run_slots = || {
         let children: Vec<_> = (0..3)
-            .map(|k| cfg.command(&["--once", "--slot", &k.to_string(), "--slots", "3"]).output())
+            .map(|k| {
+                cfg.command(&["--once", "--slot", &k.to_string(), "--slots", "3"])
+                    .output()
+            })
             .collect();
         for out in children {
             let out = out.expect("run slot");
@@ -125,14 +142,23 @@ async fn partitions_with_three_slots() {
         json!({"rows": rows(1, "-D", "NEW")[..20].to_vec()}),
     ]);
     // The three slots in parallel this time.
-    let children: Vec<_> = (0..3).map(|k| cfg.command(&["--once", "--slot", &k.to_string(), "--slots", "3"]).spawn().unwrap()).collect();
+    let children: Vec<_> = (0..3)
+        .map(|k| {
+            cfg.command(&["--once", "--slot", &k.to_string(), "--slots", "3"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
     for mut c in children {
         assert!(c.wait().unwrap().success());
     }
     assert_synced(&table, &db, "orders", None).await;
     assert_eq!(db.count("orders").await, 70);
     for k in 0..3 {
-        assert!(cfg.checkpoint_path(k, 3).exists(), "slot {k} has its own checkpoint");
+        assert!(
+            cfg.checkpoint_path(k, 3).exists(),
+            "slot {k} has its own checkpoint"
+        );
     }
 }
 
@@ -164,7 +190,13 @@ async fn composite_key_and_delete_reinsert() {
     // The same changes reduced inside one flush (default maxRows) on a second target.
     let db2 = TestDb::new("composite_one_flush").await;
     db2.exec("CREATE TABLE t (tenant VARCHAR(32) NOT NULL, order_no INT NOT NULL, note TEXT, PRIMARY KEY (tenant, order_no)) DEFAULT CHARSET = utf8mb4").await;
-    let within = SyncConfig::new(&table, &db2.url(), "t", "", "scanMode: from-snapshot\nstartSnapshot: 1");
+    let within = SyncConfig::new(
+        &table,
+        &db2.url(),
+        "t",
+        "",
+        "scanMode: from-snapshot\nstartSnapshot: 1",
+    );
     within.sync_once(&[]);
     assert_synced(&table, &db2, "t", None).await;
     assert_eq!(db2.count("t").await, 2);
@@ -175,7 +207,10 @@ async fn composite_key_and_delete_reinsert() {
 /// (the compaction's changelog never saw it). Here the row is gone after the compaction.
 #[tokio::test]
 async fn full_compaction_producer_never_misses_a_delete() {
-    let table = orders_table(json!({"bucket": "1", "changelog-producer": "full-compaction"}), false);
+    let table = orders_table(
+        json!({"bucket": "1", "changelog-producer": "full-compaction"}),
+        false,
+    );
     table.commits(vec![generate(1, 10, "+I", 0)]);
     table.compact();
     table.commits(vec![generate(100, 10, "+I", 0)]);
@@ -185,7 +220,10 @@ async fn full_compaction_producer_never_misses_a_delete() {
     cfg.sync_once(&[]);
     // Rows 100..109 are not compacted yet: MySQL shows the last fully compacted state.
     assert_eq!(db.count("orders").await, 10);
-    table.commits(vec![generate_step(100, 5, 2, "-D", 0), generate_step(1, 3, 1, "-D", 0)]);
+    table.commits(vec![
+        generate_step(100, 5, 2, "-D", 0),
+        generate_step(1, 3, 1, "-D", 0),
+    ]);
     table.compact();
     cfg.sync_once(&[]);
     assert_synced(&table, &db, "orders", None).await;
@@ -209,10 +247,10 @@ async fn pypaimon_written_table() {
             "options": {"bucket": "3", "changelog-producer": "input", "rowkind.field": "op"}
         }),
     );
-    let row = |kind: &str, id: i64, name: &str| {
-        json!({"kind": kind, "values": [id, format!("{id}.125"), name, "2024-02-29", "2024-02-29 12:34:56.654321", id % 2 == 0, "00ff10", kind]})
-    };
-    table.commits(vec![json!({"rows": (1..=30).map(|i| row("+I", i, "først 😀")).collect::<Vec<_>>()})]);
+    let row = |kind: &str, id: i64, name: &str| json!({"kind": kind, "values": [id, format!("{id}.125"), name, "2024-02-29", "2024-02-29 12:34:56.654321", id % 2 == 0, "00ff10", kind]});
+    table.commits(vec![
+        json!({"rows": (1..=30).map(|i| row("+I", i, "først 😀")).collect::<Vec<_>>()}),
+    ]);
     let db = TestDb::new("pypaimon").await;
     db.exec("CREATE TABLE t (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(12,3), name TEXT, day DATE, at DATETIME(6), \
              flag BOOLEAN, payload BLOB, op VARCHAR(2)) DEFAULT CHARSET = utf8mb4").await;

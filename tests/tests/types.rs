@@ -56,14 +56,27 @@ async fn every_type_with_nulls_and_extremes() {
         // TIMESTAMP(7..9) is read as Arrow nanoseconds, which only span 1677..2262 (see README, limits).
         "1700-01-01 00:00:00.000000001",
         "1970-01-01 00:00:00.000001", [], {}, {"x": null, "y": null}]);
-    let nulls: Vec<serde_json::Value> = std::iter::once(json!(3)).chain((1..COLUMNS.len()).map(|_| serde_json::Value::Null)).collect();
+    let nulls: Vec<serde_json::Value> = std::iter::once(json!(3))
+        .chain((1..COLUMNS.len()).map(|_| serde_json::Value::Null))
+        .collect();
     table.commits(vec![json!({"rows": [{"kind": "+I", "values": max}, {"kind": "+I", "values": min}, {"kind": "+I", "values": nulls}]})]);
     let db = TestDb::new("types").await;
-    let ddl: Vec<String> = COLUMNS.iter().map(|(n, _, m)| format!("`{n}` {m}")).collect();
-    db.exec(&format!("CREATE TABLE t ({}) DEFAULT CHARSET = utf8mb4", ddl.join(", "))).await;
+    let ddl: Vec<String> = COLUMNS
+        .iter()
+        .map(|(n, _, m)| format!("`{n}` {m}"))
+        .collect();
+    db.exec(&format!(
+        "CREATE TABLE t ({}) DEFAULT CHARSET = utf8mb4",
+        ddl.join(", ")
+    ))
+    .await;
     let cfg = SyncConfig::new(&table, &db.url(), "t", "", "");
     // A far-from-UTC process time zone must not shift any value.
-    let out = cfg.command(&["--once"]).env("TZ", "Pacific/Kiritimati").output().unwrap();
+    let out = cfg
+        .command(&["--once"])
+        .env("TZ", "Pacific/Kiritimati")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_synced(&table, &db, "t", None).await;
 
@@ -73,7 +86,11 @@ async fn every_type_with_nulls_and_extremes() {
         row[1] = json!(row[1].as_bool().map(|b| !b));
     }
     table.commits(vec![json!({"rows": updated.iter().map(|v| json!({"kind": "+U", "values": v})).collect::<Vec<_>>()})]);
-    let out = cfg.command(&["--once"]).env("TZ", "America/St_Johns").output().unwrap();
+    let out = cfg
+        .command(&["--once"])
+        .env("TZ", "America/St_Johns")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_synced(&table, &db, "t", None).await;
 }

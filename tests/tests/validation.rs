@@ -15,7 +15,13 @@ fn orders() -> Table {
 }
 
 /// Runs `--once` against a target created by `ddl`; expects failure naming every `needles`, and an empty table.
-async fn refused(table: &Table, name: &str, ddl: Option<&str>, sink_extra: &str, needles: &[&str]) -> String {
+async fn refused(
+    table: &Table,
+    name: &str,
+    ddl: Option<&str>,
+    sink_extra: &str,
+    needles: &[&str],
+) -> String {
     let db = TestDb::new(name).await;
     if let Some(ddl) = ddl {
         db.exec(ddl).await;
@@ -23,12 +29,22 @@ async fn refused(table: &Table, name: &str, ddl: Option<&str>, sink_extra: &str,
     let cfg = SyncConfig::new(table, &db.url(), "orders", sink_extra, "");
     let out = cfg.run_once(&[]);
     let err = stderr(&out);
-    assert!(!out.status.success(), "{name}: expected a refusal, got success:\n{err}");
+    assert!(
+        !out.status.success(),
+        "{name}: expected a refusal, got success:\n{err}"
+    );
     for n in needles {
-        assert!(err.contains(n), "{name}: the error should mention {n:?}:\n{err}");
+        assert!(
+            err.contains(n),
+            "{name}: the error should mention {n:?}:\n{err}"
+        );
     }
     if ddl.is_some() {
-        assert_eq!(db.count("orders").await, 0, "{name}: nothing may be written");
+        assert_eq!(
+            db.count("orders").await,
+            0,
+            "{name}: nothing may be written"
+        );
     }
     assert!(!err.contains(":pms@"), "the password must never be logged");
     err
@@ -37,7 +53,18 @@ async fn refused(table: &Table, name: &str, ddl: Option<&str>, sink_extra: &str,
 #[tokio::test]
 async fn every_unfit_target_is_refused_before_writing() {
     let t = orders();
-    refused(&t, "missing_table", None, "", &["does not exist", "CREATE TABLE `orders`", "PRIMARY KEY (`id`)"]).await;
+    refused(
+        &t,
+        "missing_table",
+        None,
+        "",
+        &[
+            "does not exist",
+            "CREATE TABLE `orders`",
+            "PRIMARY KEY (`id`)",
+        ],
+    )
+    .await;
     refused(
         &t,
         "no_key",
@@ -96,7 +123,10 @@ async fn extra_unique_key_can_be_accepted_explicitly() {
     let cfg = SyncConfig::new(&t, &db.url(), "orders", "allowExtraUniqueKeys: true", "");
     let out = cfg.run_once(&[]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stderr(&out).contains("uk_upd"), "the risk is still logged as a warning");
+    assert!(
+        stderr(&out).contains("uk_upd"),
+        "the risk is still logged as a warning"
+    );
     assert_synced(&t, &db, "orders", None).await;
 }
 
@@ -105,10 +135,18 @@ async fn columns_can_be_renamed_and_excluded() {
     let t = orders();
     let db = TestDb::new("mapping").await;
     db.exec("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount_usd DECIMAL(10,2), updated_at DATETIME(3))").await;
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "columns: {exclude: [status], rename: {amount: amount_usd}}", "");
+    let cfg = SyncConfig::new(
+        &t,
+        &db.url(),
+        "orders",
+        "columns: {exclude: [status], rename: {amount: amount_usd}}",
+        "",
+    );
     cfg.sync_once(&[]);
     let reference = t.read(None);
-    let mysql = db.query_strings("SELECT id, amount_usd FROM orders ORDER BY id").await;
+    let mysql = db
+        .query_strings("SELECT id, amount_usd FROM orders ORDER BY id")
+        .await;
     assert_eq!(mysql.len(), reference.len());
     for (r, m) in reference.iter().zip(&mysql) {
         assert_eq!(m[0].as_deref(), Some(r[0].to_string().as_str()));
@@ -126,10 +164,20 @@ async fn bad_credentials_are_reported_without_the_password() {
     let out = cfg.run_once(&[]);
     let err = stderr(&out);
     assert!(!out.status.success());
-    assert!(err.contains("Access denied") && err.contains("mysql://pms@127.0.0.1"), "{err}");
-    assert!(!err.contains("wrong-secret"), "the password must never be logged:\n{err}");
+    assert!(
+        err.contains("Access denied") && err.contains("mysql://pms@127.0.0.1"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("wrong-secret"),
+        "the password must never be logged:\n{err}"
+    );
     // MYSQL_PASSWORD from the environment wins over the URL's.
-    let out = cfg.command(&["--once"]).env("MYSQL_PASSWORD", "pms").output().unwrap();
+    let out = cfg
+        .command(&["--once"])
+        .env("MYSQL_PASSWORD", "pms")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_synced(&t, &db, "orders", None).await;
 }
@@ -148,7 +196,10 @@ async fn expired_resume_snapshot_is_an_error_that_names_it() {
     }
     // The worker's consumer file (nextSnapshot = 2) keeps Paimon from expiring what it still needs.
     t.expire(2);
-    assert!(t.table_dir().join("snapshot/snapshot-2").exists(), "the consumer file must protect snapshot 2");
+    assert!(
+        t.table_dir().join("snapshot/snapshot-2").exists(),
+        "the consumer file must protect snapshot 2"
+    );
     // Without it (e.g. after consumer.expiration-time), snapshot 2 expires: the next read must fail loudly.
     std::fs::remove_file(t.table_dir().join("consumer/consumer-pms-db-t")).unwrap();
     t.expire(2);
@@ -157,8 +208,15 @@ async fn expired_resume_snapshot_is_an_error_that_names_it() {
     let out = cfg.run_once(&[]);
     let err = stderr(&out);
     assert!(!out.status.success(), "{err}");
-    assert!(err.contains("snapshot 2 of db.t has expired") && err.contains("rebuild"), "{err}");
-    assert_eq!(db.count("orders").await, before, "nothing is written past an expired snapshot");
+    assert!(
+        err.contains("snapshot 2 of db.t has expired") && err.contains("rebuild"),
+        "{err}"
+    );
+    assert_eq!(
+        db.count("orders").await,
+        before,
+        "nothing is written past an expired snapshot"
+    );
 }
 
 #[tokio::test]
@@ -170,7 +228,11 @@ async fn corrupt_checkpoint_and_corrupt_data_file_stop_with_context() {
     std::fs::write(cfg.checkpoint_path(0, 1), b"{\"snapshotId\": ").unwrap();
     let out = cfg.run_once(&[]);
     assert!(!out.status.success());
-    assert!(stderr(&out).contains("is corrupt") && stderr(&out).contains("checkpoint.json"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is corrupt") && stderr(&out).contains("checkpoint.json"),
+        "{}",
+        stderr(&out)
+    );
     std::fs::remove_file(cfg.checkpoint_path(0, 1)).unwrap();
 
     // Truncate every data file: the read fails, nothing is written, no checkpoint advances.
@@ -181,11 +243,17 @@ async fn corrupt_checkpoint_and_corrupt_data_file_stop_with_context() {
         }
     }
     let out = cfg.run_once(&[]);
-    assert!(!out.status.success(), "a corrupt data file must fail the run");
+    assert!(
+        !out.status.success(),
+        "a corrupt data file must fail the run"
+    );
     assert!(stderr(&out).contains("db.t"), "{}", stderr(&out));
     assert_eq!(db.count("orders").await, 0);
     let cp = std::fs::read_to_string(cfg.checkpoint_path(0, 1)).unwrap_or_default();
-    assert!(!cp.contains("incremental"), "no checkpoint may claim the failed read: {cp}");
+    assert!(
+        !cp.contains("incremental"),
+        "no checkpoint may claim the failed read: {cp}"
+    );
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {

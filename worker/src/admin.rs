@@ -41,8 +41,14 @@ pub async fn serve(addr: &str, metrics: Metrics, ready: Readiness) -> Result<std
         );
     let listener = tokio::net::TcpListener::bind(addr)
         .await
-        .map_err(|source| WorkerError::Admin { addr: addr.to_string(), source })?;
-    let local = listener.local_addr().map_err(|source| WorkerError::Admin { addr: addr.to_string(), source })?;
+        .map_err(|source| WorkerError::Admin {
+            addr: addr.to_string(),
+            source,
+        })?;
+    let local = listener.local_addr().map_err(|source| WorkerError::Admin {
+        addr: addr.to_string(),
+        source,
+    })?;
     info!(%local, "admin endpoint: /metrics /healthz /readyz");
     tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app).await {

@@ -147,7 +147,10 @@ impl ChangeBuffer {
 
     /// Empties the buffer into a batch.
     pub fn drain(&mut self) -> Batch {
-        let mut batch = Batch { input_records: self.input_records, ..Default::default() };
+        let mut batch = Batch {
+            input_records: self.input_records,
+            ..Default::default()
+        };
         for (_, change) in self.changes.drain() {
             match change.kind {
                 ChangeKind::Upsert => {
@@ -176,7 +179,12 @@ pub fn row_bytes(row: &[Value]) -> usize {
 
 fn value_bytes(v: &Value) -> usize {
     // A heap allocation costs its length plus the allocator's bookkeeping.
-    std::mem::size_of::<Value>() + if let Value::Bytes(b) = v { b.len() + 16 } else { 0 }
+    std::mem::size_of::<Value>()
+        + if let Value::Bytes(b) = v {
+            b.len() + 16
+        } else {
+            0
+        }
 }
 
 /// An unambiguous byte encoding of key values, for hashing.
@@ -234,7 +242,11 @@ mod tests {
     }
 
     fn change(kind: ChangeKind, id: i64, v: &str, order: (i64, i64)) -> Change {
-        Change { kind, row: vec![Value::Int(id), Value::Bytes(v.into())], order }
+        Change {
+            kind,
+            row: vec![Value::Int(id), Value::Bytes(v.into())],
+            order,
+        }
     }
 
     #[test]
@@ -249,7 +261,10 @@ mod tests {
         b.push(key(2), change(ChangeKind::Delete, 2, "c", (6, 0)));
         let batch = b.drain();
         assert_eq!(batch.input_records, 6);
-        assert_eq!(batch.upserts, vec![vec![Value::Int(1), Value::Bytes("b".into())]]);
+        assert_eq!(
+            batch.upserts,
+            vec![vec![Value::Int(1), Value::Bytes("b".into())]]
+        );
         assert_eq!(batch.deletes.len(), 1);
         assert_eq!(batch.deletes[0][0], Value::Int(2));
         assert!(b.is_empty());
@@ -258,20 +273,38 @@ mod tests {
     #[test]
     fn bounds_ask_for_a_flush() {
         let mut b = ChangeBuffer::new(3, 1 << 20);
-        assert_eq!(b.push(key(1), change(ChangeKind::Upsert, 1, "a", (1, 1))), None);
-        assert_eq!(b.push(key(1), change(ChangeKind::Upsert, 1, "a", (1, 2))), None);
+        assert_eq!(
+            b.push(key(1), change(ChangeKind::Upsert, 1, "a", (1, 1))),
+            None
+        );
+        assert_eq!(
+            b.push(key(1), change(ChangeKind::Upsert, 1, "a", (1, 2))),
+            None
+        );
         // max_rows counts input records, not distinct keys (Flink's semantics).
-        assert_eq!(b.push(key(1), change(ChangeKind::Upsert, 1, "a", (1, 3))), Some(FlushReason::MaxRows));
+        assert_eq!(
+            b.push(key(1), change(ChangeKind::Upsert, 1, "a", (1, 3))),
+            Some(FlushReason::MaxRows)
+        );
         let mut small = ChangeBuffer::new(0, 300);
         let big = "x".repeat(400);
-        assert_eq!(small.push(key(1), change(ChangeKind::Upsert, 1, &big, (1, 1))), Some(FlushReason::MaxBytes));
+        assert_eq!(
+            small.push(key(1), change(ChangeKind::Upsert, 1, &big, (1, 1))),
+            Some(FlushReason::MaxBytes)
+        );
     }
 
     #[test]
     fn key_encoding_is_unambiguous() {
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        encode_key(&[&Value::Bytes(b"ab".to_vec()), &Value::Bytes(b"c".to_vec())], &mut a);
-        encode_key(&[&Value::Bytes(b"a".to_vec()), &Value::Bytes(b"bc".to_vec())], &mut b);
+        encode_key(
+            &[&Value::Bytes(b"ab".to_vec()), &Value::Bytes(b"c".to_vec())],
+            &mut a,
+        );
+        encode_key(
+            &[&Value::Bytes(b"a".to_vec()), &Value::Bytes(b"bc".to_vec())],
+            &mut b,
+        );
         assert_ne!(a, b);
     }
 }

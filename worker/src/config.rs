@@ -53,7 +53,9 @@ pub struct WorkerConfig {
 pub enum CheckpointTarget {
     File(PathBuf),
     /// `<sync>-checkpoint-<slot>` in this namespace (or the kubeconfig's).
-    ConfigMap { namespace: Option<String> },
+    ConfigMap {
+        namespace: Option<String>,
+    },
 }
 
 /// Connection data for the target. `Debug` never prints the password.
@@ -75,14 +77,19 @@ impl std::fmt::Debug for MysqlTarget {
 impl MysqlTarget {
     /// The URL for logs and errors: user shown, password never.
     pub fn redacted_url(&self) -> String {
-        format!("mysql://{}@{}:{}/{}", self.user, self.host, self.port, self.database)
+        format!(
+            "mysql://{}@{}:{}/{}",
+            self.user, self.host, self.port, self.database
+        )
     }
 
     /// Parses `mysql://[user[:password]@]host[:port]/database`; `MYSQL_USER` and
     /// `MYSQL_PASSWORD` (e.g. from a Kubernetes Secret) win over the URL's.
     pub fn from_url(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
         let parsed = url::Url::parse(url).map_err(|e| {
-            WorkerError::Config(format!("sink.url is not a URL ({e}); write mysql://host:3306/database"))
+            WorkerError::Config(format!(
+                "sink.url is not a URL ({e}); write mysql://host:3306/database"
+            ))
         })?;
         if parsed.scheme() != "mysql" {
             return Err(WorkerError::Config(format!(
@@ -93,7 +100,9 @@ impl MysqlTarget {
         let host = parsed
             .host_str()
             .filter(|h| !h.is_empty())
-            .ok_or_else(|| WorkerError::Config("sink.url has no host: write mysql://host:3306/database".into()))?
+            .ok_or_else(|| {
+                WorkerError::Config("sink.url has no host: write mysql://host:3306/database".into())
+            })?
             .to_string();
         let database = parsed.path().trim_start_matches('/').to_string();
         if database.is_empty() || database.contains('/') {
@@ -102,13 +111,25 @@ impl MysqlTarget {
             ));
         }
         let decode = |s: &str| {
-            percent_decode(s).map_err(|_| WorkerError::Config("sink.url has a badly escaped user or password".into()))
+            percent_decode(s).map_err(|_| {
+                WorkerError::Config("sink.url has a badly escaped user or password".into())
+            })
         };
-        let url_user = (!parsed.username().is_empty()).then(|| decode(parsed.username())).transpose()?;
+        let url_user = (!parsed.username().is_empty())
+            .then(|| decode(parsed.username()))
+            .transpose()?;
         let url_password = parsed.password().map(decode).transpose()?;
-        let user = env("MYSQL_USER").or(url_user).unwrap_or_else(|| "root".to_string());
+        let user = env("MYSQL_USER")
+            .or(url_user)
+            .unwrap_or_else(|| "root".to_string());
         let password = env("MYSQL_PASSWORD").or(url_password);
-        Ok(Self { host, port: parsed.port().unwrap_or(3306), database, user, password })
+        Ok(Self {
+            host,
+            port: parsed.port().unwrap_or(3306),
+            database,
+            user,
+            password,
+        })
     }
 }
 
@@ -134,7 +155,10 @@ fn percent_decode(s: &str) -> std::result::Result<String, ()> {
 #[derive(Deserialize)]
 #[serde(untagged)]
 enum ConfigFile {
-    Resource { metadata: Option<Metadata>, spec: Box<PaimonMysqlSyncSpec> },
+    Resource {
+        metadata: Option<Metadata>,
+        spec: Box<PaimonMysqlSyncSpec>,
+    },
     Spec(Box<PaimonMysqlSyncSpec>),
 }
 
@@ -145,8 +169,10 @@ struct Metadata {
 
 impl WorkerConfig {
     pub fn load(path: &Path, slot: Slot, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| WorkerError::ConfigFile { path: path.display().to_string(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| WorkerError::ConfigFile {
+            path: path.display().to_string(),
+            source,
+        })?;
         Self::from_yaml(&text, slot, env, path.parent())
     }
 
@@ -164,8 +190,9 @@ impl WorkerConfig {
                 .ok()
                 .ok_or(())
                 .or_else(|_| {
-                    let spec: PaimonMysqlSyncSpec = serde_yaml::from_value(value["spec"].clone())
-                        .map_err(|e| WorkerError::Config(format!("spec: {e}")))?;
+                    let spec: PaimonMysqlSyncSpec =
+                        serde_yaml::from_value(value["spec"].clone())
+                            .map_err(|e| WorkerError::Config(format!("spec: {e}")))?;
                     Ok::<_, WorkerError>(ConfigFile::Spec(Box::new(spec)))
                 })?
         } else {
@@ -228,9 +255,19 @@ impl WorkerConfig {
             .consumer_id
             .clone()
             .unwrap_or_else(|| format!("pms-{}", sanitize(&sync_name)));
-        let consumer_id =
-            if slot.slots > 1 { format!("{consumer_base}-slot{}", slot.slot) } else { consumer_base };
-        Ok(Self { spec, sync_name, slot, mysql, checkpoint, consumer_id })
+        let consumer_id = if slot.slots > 1 {
+            format!("{consumer_base}-slot{}", slot.slot)
+        } else {
+            consumer_base
+        };
+        Ok(Self {
+            spec,
+            sync_name,
+            slot,
+            mysql,
+            checkpoint,
+            consumer_id,
+        })
     }
 
     /// `db.table` of the target, for messages.
@@ -240,7 +277,15 @@ impl WorkerConfig {
 }
 
 fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect()
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -258,13 +303,17 @@ sink: {url: 'mysql://app:s%40cret@127.0.0.1:3307/serving', table: orders_rt}
 
     #[test]
     fn bare_spec_takes_defaults_and_url_credentials() {
-        let cfg = WorkerConfig::from_yaml(MINIMAL, Slot::new(0, 1).unwrap(), &no_env, None).unwrap();
+        let cfg =
+            WorkerConfig::from_yaml(MINIMAL, Slot::new(0, 1).unwrap(), &no_env, None).unwrap();
         assert_eq!(cfg.mysql.user, "app");
         assert_eq!(cfg.mysql.password.as_deref(), Some("s@cret"));
         assert_eq!(cfg.mysql.port, 3307);
         assert_eq!(cfg.spec.sink.max_rows, 1000);
         assert_eq!(cfg.consumer_id, "pms-shop-orders");
-        assert!(!format!("{:?}", cfg.mysql).contains("cret"), "Debug must not print the password");
+        assert!(
+            !format!("{:?}", cfg.mysql).contains("cret"),
+            "Debug must not print the password"
+        );
     }
 
     #[test]
@@ -272,7 +321,9 @@ sink: {url: 'mysql://app:s%40cret@127.0.0.1:3307/serving', table: orders_rt}
         let env = |k: &str| (k == "MYSQL_PASSWORD").then(|| "from-env".to_string());
         let cfg = WorkerConfig::from_yaml(MINIMAL, Slot::new(2, 3).unwrap(), &env, None).unwrap();
         assert_eq!(cfg.mysql.password.as_deref(), Some("from-env"));
-        let CheckpointTarget::File(path) = &cfg.checkpoint else { panic!("file by default") };
+        let CheckpointTarget::File(path) = &cfg.checkpoint else {
+            panic!("file by default")
+        };
         assert!(path.to_string_lossy().ends_with(".slot2-of-3.json"));
         assert_eq!(cfg.consumer_id, "pms-shop-orders-slot2");
     }
@@ -288,7 +339,8 @@ sink: {url: 'mysql://app:s%40cret@127.0.0.1:3307/serving', table: orders_rt}
     #[test]
     fn unknown_scan_mode_and_bad_slot_are_refused() {
         let bad = MINIMAL.replace("table: orders}", "table: orders, scanMode: newest}");
-        let err = WorkerConfig::from_yaml(&bad, Slot::new(0, 1).unwrap(), &no_env, None).unwrap_err();
+        let err =
+            WorkerConfig::from_yaml(&bad, Slot::new(0, 1).unwrap(), &no_env, None).unwrap_err();
         assert!(err.to_string().contains("newest"), "{err}");
         assert!(Slot::new(3, 3).is_err());
     }

@@ -23,7 +23,7 @@ pub enum WorkerError {
     Paimon {
         table: String,
         #[source]
-        source: paimon::Error,
+        source: Box<paimon::Error>,
     },
 
     #[error(
@@ -40,7 +40,10 @@ pub enum WorkerError {
     },
 
     #[error("MySQL target {table} is not fit for this sync:\n  - {}", problems.join("\n  - "))]
-    Validation { table: String, problems: Vec<String> },
+    Validation {
+        table: String,
+        problems: Vec<String>,
+    },
 
     #[error("{0}")]
     Data(String),
@@ -52,14 +55,14 @@ pub enum WorkerError {
         /// ` for key (…)` when the failing row is known.
         key: String,
         #[source]
-        source: mysql_async::Error,
+        source: Box<mysql_async::Error>,
     },
 
     #[error("MySQL connection to {url}: {source}")]
     Connect {
         url: String,
         #[source]
-        source: mysql_async::Error,
+        source: Box<mysql_async::Error>,
     },
 
     #[error("checkpoint {location}: {message}")]

@@ -20,7 +20,9 @@ pub fn hit(name: &str) {
     static HITS: AtomicU64 = AtomicU64::new(0);
     let target = TARGET.get_or_init(|| {
         let v = std::env::var("PMS_FAILPOINT").ok()?;
-        let (n, count) = v.split_once('@').map_or((v.as_str(), 1), |(n, c)| (n, c.parse().unwrap_or(1)));
+        let (n, count) = v
+            .split_once('@')
+            .map_or((v.as_str(), 1), |(n, c)| (n, c.parse().unwrap_or(1)));
         Some((n.to_string(), count))
     });
     if let Some((target, count)) = target {

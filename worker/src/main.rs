@@ -12,7 +12,11 @@ use tokio::sync::watch;
 use tracing::{error, info};
 
 #[derive(Parser)]
-#[command(name = "pms-worker", version, about = "Keeps a MySQL table equal to an Apache Paimon primary-key table")]
+#[command(
+    name = "pms-worker",
+    version,
+    about = "Keeps a MySQL table equal to an Apache Paimon primary-key table"
+)]
 struct Cli {
     /// Log as JSON lines instead of text.
     #[arg(long, global = true, env = "PMS_LOG_JSON")]
@@ -49,15 +53,27 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Several TLS backends are linked in (kube, object storage); choose one before any client exists.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let filter =
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     if cli.log_json {
-        tracing_subscriber::fmt().json().with_env_filter(filter).with_writer(std::io::stderr).init();
+        tracing_subscriber::fmt()
+            .json()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .init();
     } else {
         // Colors only on a terminal: log files and collectors get plain text.
         let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-        tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).init();
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_ansi(ansi)
+            .with_writer(std::io::stderr)
+            .init();
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("pms-worker: can't start the async runtime: {e}");
@@ -74,7 +90,14 @@ fn main() -> ExitCode {
 }
 
 async fn run(command: Command) -> Result<(), pms_worker::error::WorkerError> {
-    let Command::Run { config, once, slot, slots, admin_addr, metrics_file } = command;
+    let Command::Run {
+        config,
+        once,
+        slot,
+        slots,
+        admin_addr,
+        metrics_file,
+    } = command;
     let env = |k: &str| std::env::var(k).ok();
     let cfg = WorkerConfig::load(&config, Slot::new(slot, slots)?, &env)?;
     let metrics = Metrics::new(&cfg.sync_name, cfg.slot.slot);
@@ -88,7 +111,12 @@ async fn run(command: Command) -> Result<(), pms_worker::error::WorkerError> {
         info!("stop requested: flushing and checkpointing");
         let _ = stop_tx.send(true);
     });
-    let result = pipeline::run(cfg.clone(), RunOptions { once, stop, ready }, metrics.clone()).await;
+    let result = pipeline::run(
+        cfg.clone(),
+        RunOptions { once, stop, ready },
+        metrics.clone(),
+    )
+    .await;
     if let Some(path) = &metrics_file {
         if let Err(e) = std::fs::write(path, metrics.render()) {
             tracing::warn!(path = %path.display(), error = %e, "could not write the metrics file");

@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use prometheus::{Encoder, Gauge, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry, TextEncoder};
+use prometheus::{
+    Encoder, Gauge, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
+};
 
 use crate::buffer::Batch;
 
@@ -31,49 +34,112 @@ impl Metrics {
     pub fn new(sync: &str, slot: u32) -> Self {
         let registry = Registry::new_custom(
             Some("pms".into()),
-            Some([("sync".to_string(), sync.to_string()), ("slot".to_string(), slot.to_string())].into()),
+            Some(
+                [
+                    ("sync".to_string(), sync.to_string()),
+                    ("slot".to_string(), slot.to_string()),
+                ]
+                .into(),
+            ),
         )
         .expect("static registry options are valid");
         let counter_vec = |name: &str, help: &str, labels: &[&str]| {
             let c = IntCounterVec::new(Opts::new(name, help), labels).expect("static metric");
-            registry.register(Box::new(c.clone())).expect("unique metric");
+            registry
+                .register(Box::new(c.clone()))
+                .expect("unique metric");
             c
         };
         let gauge = |name: &str, help: &str| {
             let g = IntGauge::new(name, help).expect("static metric");
-            registry.register(Box::new(g.clone())).expect("unique metric");
+            registry
+                .register(Box::new(g.clone()))
+                .expect("unique metric");
             g
         };
         let histogram = |name: &str, help: &str, buckets: Vec<f64>| {
-            let h = Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets)).expect("static metric");
-            registry.register(Box::new(h.clone())).expect("unique metric");
+            let h = Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets))
+                .expect("static metric");
+            registry
+                .register(Box::new(h.clone()))
+                .expect("unique metric");
             h
         };
-        let retries = IntCounter::new("retries_total", "Flush retries after a transient MySQL failure").expect("static");
-        registry.register(Box::new(retries.clone())).expect("unique metric");
-        let visibility_fallbacks = IntCounter::new("visibility_fallbacks_total", "Snapshots too large for one transaction, committed in parts").expect("static");
-        registry.register(Box::new(visibility_fallbacks.clone())).expect("unique metric");
-        let input_records_flushed = IntCounter::new("input_records_flushed_total", "Input records covered by committed flushes").expect("static");
-        registry.register(Box::new(input_records_flushed.clone())).expect("unique metric");
-        let rows_flushed = IntCounter::new("rows_flushed_total", "Rows written by committed flushes").expect("static");
-        registry.register(Box::new(rows_flushed.clone())).expect("unique metric");
-        let reduce_ratio = Gauge::new("reduce_ratio", "Input records per row written (key reduction)").expect("static");
-        registry.register(Box::new(reduce_ratio.clone())).expect("unique metric");
+        let retries = IntCounter::new(
+            "retries_total",
+            "Flush retries after a transient MySQL failure",
+        )
+        .expect("static");
+        registry
+            .register(Box::new(retries.clone()))
+            .expect("unique metric");
+        let visibility_fallbacks = IntCounter::new(
+            "visibility_fallbacks_total",
+            "Snapshots too large for one transaction, committed in parts",
+        )
+        .expect("static");
+        registry
+            .register(Box::new(visibility_fallbacks.clone()))
+            .expect("unique metric");
+        let input_records_flushed = IntCounter::new(
+            "input_records_flushed_total",
+            "Input records covered by committed flushes",
+        )
+        .expect("static");
+        registry
+            .register(Box::new(input_records_flushed.clone()))
+            .expect("unique metric");
+        let rows_flushed =
+            IntCounter::new("rows_flushed_total", "Rows written by committed flushes")
+                .expect("static");
+        registry
+            .register(Box::new(rows_flushed.clone()))
+            .expect("unique metric");
+        let reduce_ratio = Gauge::new(
+            "reduce_ratio",
+            "Input records per row written (key reduction)",
+        )
+        .expect("static");
+        registry
+            .register(Box::new(reduce_ratio.clone()))
+            .expect("unique metric");
         Self {
-            records_read: counter_vec("records_read_total", "Changes read from Paimon, by row kind", &["kind"]),
-            rows_written: counter_vec("rows_written_total", "Rows written to MySQL, by operation", &["op"]),
-            flushes: counter_vec("flushes_total", "Committed flushes, by trigger", &["reason"]),
+            records_read: counter_vec(
+                "records_read_total",
+                "Changes read from Paimon, by row kind",
+                &["kind"],
+            ),
+            rows_written: counter_vec(
+                "rows_written_total",
+                "Rows written to MySQL, by operation",
+                &["op"],
+            ),
+            flushes: counter_vec(
+                "flushes_total",
+                "Committed flushes, by trigger",
+                &["reason"],
+            ),
             flush_seconds: histogram(
                 "flush_duration_seconds",
                 "Time to write and commit one flush",
                 prometheus::exponential_buckets(0.001, 2.0, 16).expect("static"),
             ),
-            flush_rows: histogram("flush_rows", "Rows per flush after reduction", prometheus::exponential_buckets(1.0, 4.0, 10).expect("static")),
+            flush_rows: histogram(
+                "flush_rows",
+                "Rows per flush after reduction",
+                prometheus::exponential_buckets(1.0, 4.0, 10).expect("static"),
+            ),
             retries,
             visibility_fallbacks,
-            current_snapshot: gauge("current_snapshot", "Last Paimon snapshot fully written and checkpointed"),
+            current_snapshot: gauge(
+                "current_snapshot",
+                "Last Paimon snapshot fully written and checkpointed",
+            ),
             latest_snapshot: gauge("latest_snapshot", "Latest Paimon snapshot seen"),
-            snapshots_behind: gauge("snapshots_behind", "Snapshots between the checkpoint and the latest"),
+            snapshots_behind: gauge(
+                "snapshots_behind",
+                "Snapshots between the checkpoint and the latest",
+            ),
             buffer_bytes: gauge("buffer_bytes", "Bytes held in the reduce buffer"),
             reduce_ratio,
             input_records_flushed,
@@ -83,13 +149,18 @@ impl Metrics {
     }
 
     pub fn observe_flush(&self, batch: &Batch, took: Duration) {
-        self.rows_written.with_label_values(&["upsert"]).inc_by(batch.upserts.len() as u64);
-        self.rows_written.with_label_values(&["delete"]).inc_by(batch.deletes.len() as u64);
+        self.rows_written
+            .with_label_values(&["upsert"])
+            .inc_by(batch.upserts.len() as u64);
+        self.rows_written
+            .with_label_values(&["delete"])
+            .inc_by(batch.deletes.len() as u64);
         self.flush_seconds.observe(took.as_secs_f64());
         self.flush_rows.observe(batch.len() as f64);
         self.input_records_flushed.inc_by(batch.input_records);
         self.rows_flushed.inc_by(batch.len() as u64);
-        self.reduce_ratio.set(self.input_records_flushed.get() as f64 / self.rows_flushed.get().max(1) as f64);
+        self.reduce_ratio
+            .set(self.input_records_flushed.get() as f64 / self.rows_flushed.get().max(1) as f64);
     }
 
     pub fn set_progress(&self, checkpointed: i64, latest: i64) {

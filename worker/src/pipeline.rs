@@ -16,7 +16,10 @@ use tracing::{info, warn};
 
 use crate::admin::Readiness;
 use crate::buffer::{ChangeBuffer, FlushReason};
-use crate::checkpoint::{Checkpoint, CheckpointStore, ConfigMapCheckpointStore, FileCheckpointStore, Phase, Position, RescaleBase};
+use crate::checkpoint::{
+    Checkpoint, CheckpointStore, ConfigMapCheckpointStore, FileCheckpointStore, Phase, Position,
+    RescaleBase,
+};
 use crate::config::{CheckpointTarget, WorkerConfig};
 use crate::error::{Result, WorkerError};
 use crate::failpoint;
@@ -91,9 +94,9 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
     let sink = MysqlSink::open(&cfg, source.columns(), metrics.clone()).await?;
     let mut store = match &cfg.checkpoint {
         CheckpointTarget::File(path) => CheckpointStore::File(FileCheckpointStore::new(path)),
-        CheckpointTarget::ConfigMap { namespace } => {
-            CheckpointStore::ConfigMap(ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace.clone()).await?)
-        }
+        CheckpointTarget::ConfigMap { namespace } => CheckpointStore::ConfigMap(Box::new(
+            ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace.clone()).await?,
+        )),
     };
     let mut checkpoint = store.load().await?;
     let mut epoch = checkpoint.as_ref().map_or(0, |c| c.epoch) + 1;
@@ -118,7 +121,11 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
         }
     }
     let buffer = ChangeBuffer::new(cfg.spec.sink.max_rows, cfg.spec.sink.max_buffer_bytes);
-    let resumed = checkpoint.as_ref().map(|c| Cursor { snapshot_id: c.snapshot_id, phase: c.phase, position: c.position });
+    let resumed = checkpoint.as_ref().map(|c| Cursor {
+        snapshot_id: c.snapshot_id,
+        phase: c.phase,
+        position: c.position,
+    });
     let mut p = Pipeline {
         epoch,
         rescaled_from: checkpoint.as_ref().and_then(|c| c.rescaled_from),
@@ -165,7 +172,11 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
             if p.stopping() {
                 break;
             }
-            p.cursor = Some(Cursor { snapshot_id: next, phase: Phase::Incremental, position: None });
+            p.cursor = Some(Cursor {
+                snapshot_id: next,
+                phase: Phase::Incremental,
+                position: None,
+            });
             p.snapshot_done().await?;
             next += 1;
             from = Position::default();
@@ -212,14 +223,26 @@ impl Pipeline {
             let from = cp.position.unwrap_or_default();
             return Ok(match cp.phase {
                 // A full read resumes inside the same snapshot; one not yet started takes the latest.
-                Phase::Full => Start::FullRead { pinned: cp.position.map(|_| cp.snapshot_id), from },
-                Phase::Incremental => Start::Changes { snapshot_id: cp.next_snapshot(), from },
+                Phase::Full => Start::FullRead {
+                    pinned: cp.position.map(|_| cp.snapshot_id),
+                    from,
+                },
+                Phase::Incremental => Start::Changes {
+                    snapshot_id: cp.next_snapshot(),
+                    from,
+                },
             });
         }
         let src = &self.cfg.spec.source;
-        let changes_from = |snapshot_id| Start::Changes { snapshot_id, from: Position::default() };
+        let changes_from = |snapshot_id| Start::Changes {
+            snapshot_id,
+            from: Position::default(),
+        };
         Ok(match src.scan_mode {
-            ScanMode::LatestFull => Start::FullRead { pinned: None, from: Position::default() },
+            ScanMode::LatestFull => Start::FullRead {
+                pinned: None,
+                from: Position::default(),
+            },
             ScanMode::Latest => changes_from(self.source.latest_snapshot().await?.unwrap_or(0) + 1),
             ScanMode::FromSnapshot => changes_from(src.start_snapshot.unwrap_or(1)),
             ScanMode::FromTimestamp => {
@@ -227,7 +250,11 @@ impl Pipeline {
                 let at = chrono::DateTime::parse_from_rfc3339(text).map_err(|e| {
                     WorkerError::Config(format!("source.startTimestamp {text:?} is not RFC 3339 ({e}); write e.g. 2026-11-01T00:00:00Z"))
                 })?;
-                match self.source.snapshot_at_or_after(at.timestamp_millis()).await? {
+                match self
+                    .source
+                    .snapshot_at_or_after(at.timestamp_millis())
+                    .await?
+                {
                     Some(s) => changes_from(s),
                     None => changes_from(self.source.latest_snapshot().await?.unwrap_or(0) + 1),
                 }
@@ -251,7 +278,12 @@ impl Pipeline {
 
     /// Full merge-on-read of one snapshot (the latest, or the pinned one being resumed).
     /// Returns its id, or `None` when the table has no snapshot yet and `once` is set.
-    async fn full_read(&mut self, pinned: Option<i64>, from: Position, once: bool) -> Result<Option<i64>> {
+    async fn full_read(
+        &mut self,
+        pinned: Option<i64>,
+        from: Position,
+        once: bool,
+    ) -> Result<Option<i64>> {
         while self.source.latest_snapshot().await?.is_none() {
             if once || self.stopping() {
                 info!(table = %self.source.name(), "the table has no snapshot yet: nothing to sync");
@@ -271,7 +303,11 @@ impl Pipeline {
         };
         let snapshot_id = plan.snapshot_id;
         self.latest = self.latest.max(snapshot_id);
-        self.cursor = Some(Cursor { snapshot_id, phase: Phase::Full, position: Some(from) });
+        self.cursor = Some(Cursor {
+            snapshot_id,
+            phase: Phase::Full,
+            position: Some(from),
+        });
         if pinned.is_none() {
             // Record which snapshot the full read is of, so a restart resumes that one.
             self.committed = self.cursor;
@@ -279,20 +315,39 @@ impl Pipeline {
         }
         // Into an empty table (or resuming our own full read) rows only ever get inserted:
         // the bulk path applies, unless a mode needs every write in a transaction of its own.
-        let bulk = !self.exactly_once() && !self.snapshot_visibility() && (pinned.is_some() || self.sink.target_is_empty().await?);
+        let bulk = !self.exactly_once()
+            && !self.snapshot_visibility()
+            && (pinned.is_some() || self.sink.target_is_empty().await?);
         self.sink.set_bulk(bulk);
-        info!(snapshot_id, expected_rows = plan.expected_rows, splits = plan.len(), ?from, bulk, "full read");
-        let mut progress = Progress::new(format!("full read of snapshot {snapshot_id}"), plan.expected_rows);
-        self.read_plan(&plan, Phase::Full, from, Some(&mut progress)).await?;
+        info!(
+            snapshot_id,
+            expected_rows = plan.expected_rows,
+            splits = plan.len(),
+            ?from,
+            bulk,
+            "full read"
+        );
+        let mut progress = Progress::new(
+            format!("full read of snapshot {snapshot_id}"),
+            plan.expected_rows,
+        );
+        self.read_plan(&plan, Phase::Full, from, Some(&mut progress))
+            .await?;
         progress.finish();
         self.summary.full_read_rows_per_sec = Some(progress.rows_per_sec());
         if self.stopping() {
             // The cursor says how far the full read got: flush, checkpoint, resume there next time.
             self.flush(FlushReason::Close).await?;
             self.checkpoint().await?;
-            return Err(WorkerError::Data("stopped during the full read; the next run resumes it".into()));
+            return Err(WorkerError::Data(
+                "stopped during the full read; the next run resumes it".into(),
+            ));
         }
-        self.cursor = Some(Cursor { snapshot_id, phase: Phase::Incremental, position: None });
+        self.cursor = Some(Cursor {
+            snapshot_id,
+            phase: Phase::Incremental,
+            position: None,
+        });
         self.flush(FlushReason::Checkpoint).await?;
         self.checkpoint().await?;
         self.sink.set_bulk(false);
@@ -301,14 +356,34 @@ impl Pipeline {
     }
 
     /// Reads a plan's splits in order from `from`, keeping the cursor on the last record read.
-    async fn read_plan(&mut self, plan: &SnapshotPlan, phase: Phase, from: Position, mut progress: Option<&mut Progress>) -> Result<()> {
+    async fn read_plan(
+        &mut self,
+        plan: &SnapshotPlan,
+        phase: Phase,
+        from: Position,
+        mut progress: Option<&mut Progress>,
+    ) -> Result<()> {
         for split in from.split as usize..plan.len() {
-            let mut skip = if split == from.split as usize { from.row } else { 0 };
-            let mut position = Position { split: split as u32, row: skip };
-            self.cursor = Some(Cursor { snapshot_id: plan.snapshot_id, phase, position: Some(position) });
+            let mut skip = if split == from.split as usize {
+                from.row
+            } else {
+                0
+            };
+            let mut position = Position {
+                split: split as u32,
+                row: skip,
+            };
+            self.cursor = Some(Cursor {
+                snapshot_id: plan.snapshot_id,
+                phase,
+                position: Some(position),
+            });
             let mut batches = self.source.read_split(plan, split)?;
             while let Some(batch) = batches.next().await {
-                let mut batch = batch.map_err(|source| WorkerError::Paimon { table: self.source.name().to_string(), source })?;
+                let mut batch = batch.map_err(|source| WorkerError::Paimon {
+                    table: self.source.name().to_string(),
+                    source: Box::new(source),
+                })?;
                 if skip > 0 {
                     // Already written by an earlier run.
                     let n = (skip as usize).min(batch.num_rows());
@@ -318,7 +393,8 @@ impl Pipeline {
                 if let Some(p) = progress.as_deref_mut() {
                     p.add(batch.num_rows() as u64);
                 }
-                self.consume(&batch, plan.snapshot_id, phase, &mut position).await?;
+                self.consume(&batch, plan.snapshot_id, phase, &mut position)
+                    .await?;
                 if self.stopping() {
                     return Ok(());
                 }
@@ -328,13 +404,26 @@ impl Pipeline {
     }
 
     /// Decodes a batch into the buffer, flushing whenever a bound or the interval says so.
-    async fn consume(&mut self, batch: &RecordBatch, snapshot_id: i64, phase: Phase, position: &mut Position) -> Result<()> {
+    async fn consume(
+        &mut self,
+        batch: &RecordBatch,
+        snapshot_id: i64,
+        phase: Phase,
+        position: &mut Position,
+    ) -> Result<()> {
         let table = self.source.name().to_string();
         let decoded = decode_batch(batch, self.sink.layout(), snapshot_id, &table)?;
         for d in decoded {
             position.row += 1;
-            self.cursor = Some(Cursor { snapshot_id, phase, position: Some(*position) });
-            self.metrics.records_read.with_label_values(&[d.kind.label()]).inc();
+            self.cursor = Some(Cursor {
+                snapshot_id,
+                phase,
+                position: Some(*position),
+            });
+            self.metrics
+                .records_read
+                .with_label_values(&[d.kind.label()])
+                .inc();
             self.summary.records_read += 1;
             // `-U` is the before-image of an update; the `+U` that follows carries the new row.
             if d.kind == RowKind::UpdateBefore {
@@ -345,7 +434,10 @@ impl Pipeline {
             }
         }
         let interval = self.cfg.spec.sink.flush_interval.0;
-        if !self.snapshot_visibility() && !interval.is_zero() && self.buffer.oldest_age().is_some_and(|age| age >= interval) {
+        if !self.snapshot_visibility()
+            && !interval.is_zero()
+            && self.buffer.oldest_age().is_some_and(|age| age >= interval)
+        {
             self.flush(FlushReason::Interval).await?;
         }
         self.metrics.buffer_bytes.set(self.buffer.bytes() as i64);
@@ -357,7 +449,8 @@ impl Pipeline {
     async fn bound_reached(&mut self, reason: FlushReason) -> Result<()> {
         if self.snapshot_visibility() {
             // Not `reason`: once maxRows is reached it is reported first, for every record.
-            let too_big = self.buffer.bytes_reached() || self.buffer.input_records() >= self.cfg.spec.sink.max_transaction_rows;
+            let too_big = self.buffer.bytes_reached()
+                || self.buffer.input_records() >= self.cfg.spec.sink.max_transaction_rows;
             if !too_big {
                 return Ok(());
             }
@@ -379,7 +472,9 @@ impl Pipeline {
         if self.snapshot_visibility() {
             if self.buffer.rows_reached() {
                 self.flush(FlushReason::MaxRows).await?;
-            } else if !interval.is_zero() && self.buffer.oldest_age().is_some_and(|age| age >= interval) {
+            } else if !interval.is_zero()
+                && self.buffer.oldest_age().is_some_and(|age| age >= interval)
+            {
                 self.flush(FlushReason::Interval).await?;
             }
         }
@@ -399,7 +494,9 @@ impl Pipeline {
         }
         self.settle().await?;
         let batch = self.buffer.drain();
-        let progress = self.exactly_once().then(|| self.checkpoint_for(self.cursor));
+        let progress = self
+            .exactly_once()
+            .then(|| self.checkpoint_for(self.cursor));
         self.metrics.buffer_bytes.set(0);
         tracing::debug!(reason = reason.as_str(), upserts = batch.upserts.len(), deletes = batch.deletes.len(), input_records = batch.input_records, cursor = ?self.cursor, "flushing");
         let sink = self.sink.clone();
@@ -409,22 +506,35 @@ impl Pipeline {
             Ok(())
         });
         self.issued = self.cursor;
-        self.in_flight = Some(InFlight { write, cursor: self.cursor, reason });
+        self.in_flight = Some(InFlight {
+            write,
+            cursor: self.cursor,
+            reason,
+        });
         Ok(())
     }
 
     /// Waits for the flush being written, if any: afterwards `committed` is what MySQL holds.
     async fn settle(&mut self) -> Result<()> {
         if let Some(f) = self.in_flight.take() {
-            f.write.await.map_err(|e| WorkerError::Data(format!("the MySQL writer task failed: {e}")))??;
+            f.write
+                .await
+                .map_err(|e| WorkerError::Data(format!("the MySQL writer task failed: {e}")))??;
             self.committed = f.cursor;
-            self.metrics.flushes.with_label_values(&[f.reason.as_str()]).inc();
+            self.metrics
+                .flushes
+                .with_label_values(&[f.reason.as_str()])
+                .inc();
         }
         Ok(())
     }
 
     fn checkpoint_for(&self, cursor: Option<Cursor>) -> Checkpoint {
-        let c = cursor.unwrap_or(Cursor { snapshot_id: 0, phase: Phase::Incremental, position: None });
+        let c = cursor.unwrap_or(Cursor {
+            snapshot_id: 0,
+            phase: Phase::Incremental,
+            position: None,
+        });
         Checkpoint {
             sync: self.cfg.sync_name.clone(),
             slot: self.cfg.slot.slot,
@@ -443,12 +553,18 @@ impl Pipeline {
     /// this slot still needs. Callers flush first: a checkpoint never covers unwritten changes.
     async fn checkpoint(&mut self) -> Result<()> {
         self.settle().await?;
-        let Some(committed) = self.committed else { return Ok(()) };
+        let Some(committed) = self.committed else {
+            return Ok(());
+        };
         let cp = self.checkpoint_for(Some(committed));
         self.store.save(&cp).await?;
         self.last_checkpoint = Instant::now();
         failpoint::hit("after-checkpoint-before-consumer");
-        if let Err(e) = self.source.write_consumer(&self.cfg.consumer_id, cp.next_snapshot()).await {
+        if let Err(e) = self
+            .source
+            .write_consumer(&self.cfg.consumer_id, cp.next_snapshot())
+            .await
+        {
             warn!(error = %e, consumer = %self.cfg.consumer_id, "could not write the Paimon consumer file; snapshots may expire before this slot reads them");
         }
         let done = cp.next_snapshot() - 1;
@@ -461,7 +577,13 @@ impl Pipeline {
 
     /// Waits one poll interval, or less when asked to stop.
     async fn idle(&mut self) {
-        let wait = self.cfg.spec.source.poll_interval.0.max(Duration::from_millis(10));
+        let wait = self
+            .cfg
+            .spec
+            .source
+            .poll_interval
+            .0
+            .max(Duration::from_millis(10));
         let _ = tokio::time::timeout(wait, self.stop.changed()).await;
     }
 }

@@ -17,13 +17,24 @@ pub struct Progress {
 impl Progress {
     pub fn new(what: impl Into<String>, expected: u64) -> Self {
         let now = Instant::now();
-        Self { what: what.into(), expected, done: 0, started: now, last_print: now, tty: std::io::stderr().is_terminal() }
+        Self {
+            what: what.into(),
+            expected,
+            done: 0,
+            started: now,
+            last_print: now,
+            tty: std::io::stderr().is_terminal(),
+        }
     }
 
     pub fn add(&mut self, rows: u64) {
         self.done += rows;
         // Redraw a terminal line every 200 ms; log a structured line every 5 s otherwise.
-        let every = if self.tty { Duration::from_millis(200) } else { Duration::from_secs(5) };
+        let every = if self.tty {
+            Duration::from_millis(200)
+        } else {
+            Duration::from_secs(5)
+        };
         if self.last_print.elapsed() >= every {
             self.last_print = Instant::now();
             self.print(false);
@@ -40,8 +51,16 @@ impl Progress {
 
     fn print(&self, last: bool) {
         let rate = self.rows_per_sec();
-        let pct = if self.expected > 0 { (self.done as f64 * 100.0 / self.expected as f64).min(100.0) } else { 100.0 };
-        let eta = if rate > 0.0 && self.expected > self.done { (self.expected - self.done) as f64 / rate } else { 0.0 };
+        let pct = if self.expected > 0 {
+            (self.done as f64 * 100.0 / self.expected as f64).min(100.0)
+        } else {
+            100.0
+        };
+        let eta = if rate > 0.0 && self.expected > self.done {
+            (self.expected - self.done) as f64 / rate
+        } else {
+            0.0
+        };
         if self.tty {
             let mut err = std::io::stderr().lock();
             let _ = write!(

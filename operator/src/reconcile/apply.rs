@@ -14,22 +14,37 @@ use crate::error::Result;
 
 pub async fn apply<K>(client: &Client, namespace: &str, obj: &K) -> Result<K>
 where
-    K: Resource<Scope = k8s_openapi::NamespaceResourceScope> + Clone + std::fmt::Debug + Serialize + DeserializeOwned,
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + Serialize
+        + DeserializeOwned,
     K::DynamicType: Default,
 {
     let api: Api<K> = Api::namespaced(client.clone(), namespace);
     let params = PatchParams::apply(MANAGER).force();
-    Ok(api.patch(&obj.name_any(), &params, &Patch::Apply(obj)).await?)
+    Ok(api
+        .patch(&obj.name_any(), &params, &Patch::Apply(obj))
+        .await?)
 }
 
 /// Deletes the worker Deployments of slots `>= slots`.
-pub async fn delete_stale_slots(client: &Client, namespace: &str, sync: &str, slots: u32) -> Result<Vec<String>> {
+pub async fn delete_stale_slots(
+    client: &Client,
+    namespace: &str,
+    sync: &str,
+    slots: u32,
+) -> Result<Vec<String>> {
     let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
     let mut deleted = Vec::new();
-    for d in api.list(&ListParams::default().labels(&names::selector(sync, "worker"))).await? {
+    for d in api
+        .list(&ListParams::default().labels(&names::selector(sync, "worker")))
+        .await?
+    {
         let slot: Option<u32> = d.labels().get(SLOT_LABEL).and_then(|s| s.parse().ok());
         if slot.is_none_or(|s| s >= slots) {
-            api.delete(&d.name_any(), &DeleteParams::foreground()).await?;
+            api.delete(&d.name_any(), &DeleteParams::foreground())
+                .await?;
             deleted.push(d.name_any());
         }
     }
@@ -38,11 +53,25 @@ pub async fn delete_stale_slots(client: &Client, namespace: &str, sync: &str, sl
 
 /// Everything labelled as this sync's (what ownerReferences would collect, without relying on
 /// a garbage collector), plus the checkpoint ConfigMaps unless they are to be kept.
-pub async fn delete_all(client: &Client, namespace: &str, sync: &str, keep_checkpoints: bool) -> Result<()> {
+pub async fn delete_all(
+    client: &Client,
+    namespace: &str,
+    sync: &str,
+    keep_checkpoints: bool,
+) -> Result<()> {
     let lp = ListParams::default().labels(&format!("{}={sync}", names::SYNC_LABEL));
-    async fn delete_matching<K>(client: &Client, ns: &str, lp: &ListParams, keep: impl Fn(&K) -> bool) -> Result<()>
+    async fn delete_matching<K>(
+        client: &Client,
+        ns: &str,
+        lp: &ListParams,
+        keep: impl Fn(&K) -> bool,
+    ) -> Result<()>
     where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope> + Clone + std::fmt::Debug + Serialize + DeserializeOwned,
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + std::fmt::Debug
+            + Serialize
+            + DeserializeOwned,
         K::DynamicType: Default,
     {
         let api: Api<K> = Api::namespaced(client.clone(), ns);
@@ -63,7 +92,8 @@ pub async fn delete_all(client: &Client, namespace: &str, sync: &str, keep_check
     delete_matching::<Role>(client, namespace, &lp, |_| false).await?;
     delete_matching::<ServiceAccount>(client, namespace, &lp, |_| false).await?;
     delete_matching::<ConfigMap>(client, namespace, &lp, |cm| {
-        keep_checkpoints && cm.labels().get(names::COMPONENT_LABEL).map(String::as_str) == Some("checkpoint")
+        keep_checkpoints
+            && cm.labels().get(names::COMPONENT_LABEL).map(String::as_str) == Some("checkpoint")
     })
     .await
 }

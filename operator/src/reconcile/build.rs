@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
-    Capabilities, ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction,
-    ObjectFieldSelector, PodSecurityContext, PodSpec, PodTemplateSpec, Probe, SeccompProfile, SecretKeySelector,
-    SecurityContext, Service, ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
+    Capabilities, ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EnvVar, EnvVarSource,
+    HTTPGetAction, ObjectFieldSelector, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
+    SeccompProfile, SecretKeySelector, SecurityContext, Service, ServiceAccount, ServicePort,
+    ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -36,7 +37,9 @@ fn meta(pms: &PaimonMysqlSync, name: String, component: &str, slot: Option<u32>)
 /// otherwise. Secrets are referenced by the Deployment's env, never copied here.
 pub fn worker_config(pms: &PaimonMysqlSync) -> Result<ConfigMap> {
     let mut spec = pms.spec.clone();
-    spec.checkpoint.storage.get_or_insert(CheckpointStorage::Configmap);
+    spec.checkpoint
+        .storage
+        .get_or_insert(CheckpointStorage::Configmap);
     let yaml = serde_yaml::to_string(&spec)?;
     Ok(ConfigMap {
         metadata: meta(pms, names::config_map(&pms.name_any()), "config", None),
@@ -54,14 +57,22 @@ pub fn config_hash(config: &ConfigMap) -> String {
 }
 
 fn env(name: &str, value: impl Into<String>) -> EnvVar {
-    EnvVar { name: name.into(), value: Some(value.into()), ..Default::default() }
+    EnvVar {
+        name: name.into(),
+        value: Some(value.into()),
+        ..Default::default()
+    }
 }
 
 fn secret_env(name: &str, secret: &str, key: &str) -> EnvVar {
     EnvVar {
         name: name.into(),
         value_from: Some(EnvVarSource {
-            secret_key_ref: Some(SecretKeySelector { name: secret.into(), key: key.into(), optional: Some(false) }),
+            secret_key_ref: Some(SecretKeySelector {
+                name: secret.into(),
+                key: key.into(),
+                optional: Some(false),
+            }),
             ..Default::default()
         }),
         ..Default::default()
@@ -70,7 +81,12 @@ fn secret_env(name: &str, secret: &str, key: &str) -> EnvVar {
 
 /// One Deployment per slot: one replica (none when suspended), `Recreate` so two pods never
 /// write one slot, restricted security context, probes on the admin port.
-pub fn deployment(pms: &PaimonMysqlSync, slot: u32, config_hash: &str, settings: &Settings) -> Deployment {
+pub fn deployment(
+    pms: &PaimonMysqlSync,
+    slot: u32,
+    config_hash: &str,
+    settings: &Settings,
+) -> Deployment {
     let sync = pms.name_any();
     let spec = &pms.spec;
     let labels = names::labels(&sync, "worker", Some(slot));
@@ -84,7 +100,10 @@ pub fn deployment(pms: &PaimonMysqlSync, slot: u32, config_hash: &str, settings:
         EnvVar {
             name: "PMS_NAMESPACE".into(),
             value_from: Some(EnvVarSource {
-                field_ref: Some(ObjectFieldSelector { field_path: "metadata.namespace".into(), ..Default::default() }),
+                field_ref: Some(ObjectFieldSelector {
+                    field_path: "metadata.namespace".into(),
+                    ..Default::default()
+                }),
                 ..Default::default()
             }),
             ..Default::default()
@@ -94,12 +113,25 @@ pub fn deployment(pms: &PaimonMysqlSync, slot: u32, config_hash: &str, settings:
         env_vars.push(secret_env("MYSQL_USER", &secret.name, "username"));
         env_vars.push(secret_env("MYSQL_PASSWORD", &secret.name, "password"));
     }
-    if let Some(secret) = spec.source.s3.as_ref().and_then(|s| s.credentials_secret_ref.as_ref()) {
+    if let Some(secret) = spec
+        .source
+        .s3
+        .as_ref()
+        .and_then(|s| s.credentials_secret_ref.as_ref())
+    {
         env_vars.push(secret_env("AWS_ACCESS_KEY_ID", &secret.name, "accessKeyId"));
-        env_vars.push(secret_env("AWS_SECRET_ACCESS_KEY", &secret.name, "secretAccessKey"));
+        env_vars.push(secret_env(
+            "AWS_SECRET_ACCESS_KEY",
+            &secret.name,
+            "secretAccessKey",
+        ));
     }
     let probe = |path: &str, period: i32| Probe {
-        http_get: Some(HTTPGetAction { path: Some(path.into()), port: IntOrString::String("admin".into()), ..Default::default() }),
+        http_get: Some(HTTPGetAction {
+            path: Some(path.into()),
+            port: IntOrString::String("admin".into()),
+            ..Default::default()
+        }),
         period_seconds: Some(period),
         failure_threshold: Some(3),
         ..Default::default()
@@ -110,31 +142,59 @@ pub fn deployment(pms: &PaimonMysqlSync, slot: u32, config_hash: &str, settings:
         image_pull_policy: Some(settings.image_pull_policy.clone()),
         args: Some(vec!["run".into()]),
         env: Some(env_vars),
-        ports: Some(vec![ContainerPort { name: Some("admin".into()), container_port: settings.admin_port, ..Default::default() }]),
+        ports: Some(vec![ContainerPort {
+            name: Some("admin".into()),
+            container_port: settings.admin_port,
+            ..Default::default()
+        }]),
         liveness_probe: Some(probe("/healthz", 10)),
         readiness_probe: Some(probe("/readyz", 5)),
-        volume_mounts: Some(vec![VolumeMount { name: "config".into(), mount_path: CONFIG_DIR.into(), read_only: Some(true), ..Default::default() }]),
+        volume_mounts: Some(vec![VolumeMount {
+            name: "config".into(),
+            mount_path: CONFIG_DIR.into(),
+            read_only: Some(true),
+            ..Default::default()
+        }]),
         security_context: Some(SecurityContext {
             allow_privilege_escalation: Some(false),
             read_only_root_filesystem: Some(true),
             run_as_non_root: Some(true),
-            capabilities: Some(Capabilities { drop: Some(vec!["ALL".into()]), ..Default::default() }),
-            seccomp_profile: Some(SeccompProfile { type_: "RuntimeDefault".into(), ..Default::default() }),
+            capabilities: Some(Capabilities {
+                drop: Some(vec!["ALL".into()]),
+                ..Default::default()
+            }),
+            seccomp_profile: Some(SeccompProfile {
+                type_: "RuntimeDefault".into(),
+                ..Default::default()
+            }),
             ..Default::default()
         }),
         ..Default::default()
     };
-    let replicas = if spec.state == SyncState::Suspended { 0 } else { 1 };
+    let replicas = if spec.state == SyncState::Suspended {
+        0
+    } else {
+        1
+    };
     Deployment {
         metadata: meta(pms, names::deployment(&sync, slot), "worker", Some(slot)),
         spec: Some(DeploymentSpec {
             replicas: Some(replicas),
-            strategy: Some(DeploymentStrategy { type_: Some("Recreate".into()), ..Default::default() }),
-            selector: LabelSelector { match_labels: Some(labels.clone()), ..Default::default() },
+            strategy: Some(DeploymentStrategy {
+                type_: Some("Recreate".into()),
+                ..Default::default()
+            }),
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..Default::default()
+            },
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
                     labels: Some(labels),
-                    annotations: Some(BTreeMap::from([("paimonsync.io/config-hash".to_string(), config_hash.to_string())])),
+                    annotations: Some(BTreeMap::from([(
+                        "paimonsync.io/config-hash".to_string(),
+                        config_hash.to_string(),
+                    )])),
                     ..Default::default()
                 }),
                 spec: Some(PodSpec {
@@ -146,13 +206,19 @@ pub fn deployment(pms: &PaimonMysqlSync, slot: u32, config_hash: &str, settings:
                         run_as_non_root: Some(true),
                         run_as_user: Some(65532),
                         run_as_group: Some(65532),
-                        seccomp_profile: Some(SeccompProfile { type_: "RuntimeDefault".into(), ..Default::default() }),
+                        seccomp_profile: Some(SeccompProfile {
+                            type_: "RuntimeDefault".into(),
+                            ..Default::default()
+                        }),
                         ..Default::default()
                     }),
                     containers: vec![container],
                     volumes: Some(vec![Volume {
                         name: "config".into(),
-                        config_map: Some(ConfigMapVolumeSource { name: names::config_map(&sync), ..Default::default() }),
+                        config_map: Some(ConfigMapVolumeSource {
+                            name: names::config_map(&sync),
+                            ..Default::default()
+                        }),
                         ..Default::default()
                     }]),
                     ..Default::default()
@@ -186,7 +252,10 @@ pub fn metrics_service(pms: &PaimonMysqlSync, settings: &Settings) -> Service {
 }
 
 pub fn service_account(pms: &PaimonMysqlSync) -> ServiceAccount {
-    ServiceAccount { metadata: meta(pms, names::worker_identity(&pms.name_any()), "rbac", None), ..Default::default() }
+    ServiceAccount {
+        metadata: meta(pms, names::worker_identity(&pms.name_any()), "rbac", None),
+        ..Default::default()
+    }
 }
 
 /// Least privilege: the workers read their config and read/write their own checkpoint
@@ -206,7 +275,11 @@ pub fn role(pms: &PaimonMysqlSync, slots: u32) -> Role {
     };
     Role {
         metadata: meta(pms, names::worker_identity(&sync), "rbac", None),
-        rules: Some(vec![rule(&["get"], Some(readable)), rule(&["update", "patch"], Some(checkpoints)), rule(&["create"], None)]),
+        rules: Some(vec![
+            rule(&["get"], Some(readable)),
+            rule(&["update", "patch"], Some(checkpoints)),
+            rule(&["create"], None),
+        ]),
     }
 }
 
@@ -214,8 +287,17 @@ pub fn role_binding(pms: &PaimonMysqlSync) -> RoleBinding {
     let name = names::worker_identity(&pms.name_any());
     RoleBinding {
         metadata: meta(pms, name.clone(), "rbac", None),
-        role_ref: RoleRef { api_group: "rbac.authorization.k8s.io".into(), kind: "Role".into(), name: name.clone() },
-        subjects: Some(vec![Subject { kind: "ServiceAccount".into(), name, namespace: pms.namespace(), ..Default::default() }]),
+        role_ref: RoleRef {
+            api_group: "rbac.authorization.k8s.io".into(),
+            kind: "Role".into(),
+            name: name.clone(),
+        },
+        subjects: Some(vec![Subject {
+            kind: "ServiceAccount".into(),
+            name,
+            namespace: pms.namespace(),
+            ..Default::default()
+        }]),
     }
 }
 
@@ -237,8 +319,21 @@ mod tests {
     }
 
     fn env_of(d: &Deployment) -> BTreeMap<String, EnvVar> {
-        let c = &d.spec.as_ref().unwrap().template.spec.as_ref().unwrap().containers[0];
-        c.env.clone().unwrap().into_iter().map(|e| (e.name.clone(), e)).collect()
+        let c = &d
+            .spec
+            .as_ref()
+            .unwrap()
+            .template
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers[0];
+        c.env
+            .clone()
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.name.clone(), e))
+            .collect()
     }
 
     #[test]
@@ -248,18 +343,39 @@ mod tests {
         assert_eq!(d.metadata.name.as_deref(), Some("orders-slot-2"));
         let spec = d.spec.as_ref().unwrap();
         assert_eq!(spec.replicas, Some(1));
-        assert_eq!(spec.strategy.as_ref().unwrap().type_.as_deref(), Some("Recreate"));
+        assert_eq!(
+            spec.strategy.as_ref().unwrap().type_.as_deref(),
+            Some("Recreate")
+        );
         let env = env_of(&d);
         assert_eq!(env["PMS_SLOT"].value.as_deref(), Some("2"));
         assert_eq!(env["PMS_SLOTS"].value.as_deref(), Some("3"));
-        let pw = env["MYSQL_PASSWORD"].value_from.as_ref().unwrap().secret_key_ref.as_ref().unwrap();
+        let pw = env["MYSQL_PASSWORD"]
+            .value_from
+            .as_ref()
+            .unwrap()
+            .secret_key_ref
+            .as_ref()
+            .unwrap();
         assert_eq!((pw.name.as_str(), pw.key.as_str()), ("writer", "password"));
-        assert!(env["MYSQL_PASSWORD"].value.is_none(), "secrets are referenced, never copied");
+        assert!(
+            env["MYSQL_PASSWORD"].value.is_none(),
+            "secrets are referenced, never copied"
+        );
         assert!(env.contains_key("AWS_SECRET_ACCESS_KEY"));
         let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
-        assert_eq!((owner.kind.as_str(), owner.controller), ("PaimonMysqlSync", Some(true)));
-        let sc = spec.template.spec.as_ref().unwrap().containers[0].security_context.as_ref().unwrap();
-        assert_eq!((sc.allow_privilege_escalation, sc.run_as_non_root), (Some(false), Some(true)));
+        assert_eq!(
+            (owner.kind.as_str(), owner.controller),
+            ("PaimonMysqlSync", Some(true))
+        );
+        let sc = spec.template.spec.as_ref().unwrap().containers[0]
+            .security_context
+            .as_ref()
+            .unwrap();
+        assert_eq!(
+            (sc.allow_privilege_escalation, sc.run_as_non_root),
+            (Some(false), Some(true))
+        );
     }
 
     #[test]
@@ -275,7 +391,10 @@ mod tests {
         let back: pms_crds::PaimonMysqlSyncSpec = serde_yaml::from_str(yaml).unwrap();
         assert_eq!(back.checkpoint.storage, Some(CheckpointStorage::Configmap));
         assert_eq!(back.sink.table, "orders_rt");
-        assert_ne!(config_hash(&cm), config_hash(&worker_config(&sample(3, "running")).unwrap()));
+        assert_ne!(
+            config_hash(&cm),
+            config_hash(&worker_config(&sample(3, "running")).unwrap())
+        );
     }
 
     #[test]
@@ -284,9 +403,18 @@ mod tests {
         let rules = r.rules.unwrap();
         assert_eq!(
             rules[0].resource_names.as_deref().unwrap(),
-            ["orders-checkpoint-0", "orders-checkpoint-1", "orders-checkpoint-2", "orders-config"]
+            [
+                "orders-checkpoint-0",
+                "orders-checkpoint-1",
+                "orders-checkpoint-2",
+                "orders-config"
+            ]
         );
-        assert!(rules.iter().all(|r| r.resources.as_deref() == Some(&["configmaps".to_string()][..])));
-        assert!(!rules.iter().any(|r| r.verbs.iter().any(|v| v == "list" || v == "delete")));
+        assert!(rules
+            .iter()
+            .all(|r| r.resources.as_deref() == Some(&["configmaps".to_string()][..])));
+        assert!(!rules
+            .iter()
+            .any(|r| r.verbs.iter().any(|v| v == "list" || v == "delete")));
     }
 }

@@ -30,9 +30,15 @@ pub fn checkpoint(sync: &str, slot: u32) -> String {
 /// `app.kubernetes.io/*` plus ours; `slot` only on per-slot objects.
 pub fn labels(sync: &str, component: &str, slot: Option<u32>) -> BTreeMap<String, String> {
     let mut l = BTreeMap::from([
-        ("app.kubernetes.io/name".to_string(), "paimon-mysql-sync".to_string()),
+        (
+            "app.kubernetes.io/name".to_string(),
+            "paimon-mysql-sync".to_string(),
+        ),
         ("app.kubernetes.io/instance".to_string(), sync.to_string()),
-        ("app.kubernetes.io/managed-by".to_string(), MANAGER.to_string()),
+        (
+            "app.kubernetes.io/managed-by".to_string(),
+            MANAGER.to_string(),
+        ),
         (SYNC_LABEL.to_string(), sync.to_string()),
         (COMPONENT_LABEL.to_string(), component.to_string()),
     ]);

@@ -57,27 +57,50 @@ pub fn compute(
     let ready = deployments
         .iter()
         .flatten()
-        .filter(|d| d.status.as_ref().and_then(|s| s.ready_replicas).unwrap_or(0) >= 1)
+        .filter(|d| {
+            d.status
+                .as_ref()
+                .and_then(|s| s.ready_replicas)
+                .unwrap_or(0)
+                >= 1
+        })
         .count() as u32;
-    let running_replicas: i32 =
-        deployments.iter().flatten().map(|d| d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0)).sum();
+    let running_replicas: i32 = deployments
+        .iter()
+        .flatten()
+        .map(|d| d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0))
+        .sum();
     // Only checkpoints written for the current parallelism describe the current slots.
-    let current: Vec<Option<&SlotCheckpoint>> =
-        checkpoints.iter().map(|c| c.as_ref().filter(|c| c.slots == slots && c.phase == "incremental")).collect();
+    let current: Vec<Option<&SlotCheckpoint>> = checkpoints
+        .iter()
+        .map(|c| {
+            c.as_ref()
+                .filter(|c| c.slots == slots && c.phase == "incremental")
+        })
+        .collect();
     let slot_status: Vec<SlotStatus> = (0..slots as usize)
         .map(|k| {
             let cp = current.get(k).copied().flatten();
             SlotStatus {
                 slot: k as u32,
                 snapshot_id: cp.map(|c| c.snapshot_id),
-                lag_snapshots: cp.and_then(|c| c.latest_snapshot.map(|l| (l - c.snapshot_id).max(0))),
+                lag_snapshots: cp
+                    .and_then(|c| c.latest_snapshot.map(|l| (l - c.snapshot_id).max(0))),
                 last_checkpoint_time: cp.map(|c| c.updated.clone()),
             }
         })
         .collect();
     let all_checkpointed = slot_status.iter().all(|s| s.snapshot_id.is_some());
-    let snapshot_id = if all_checkpointed { slot_status.iter().filter_map(|s| s.snapshot_id).min() } else { None };
-    let latest = current.iter().flatten().filter_map(|c| c.latest_snapshot).max();
+    let snapshot_id = if all_checkpointed {
+        slot_status.iter().filter_map(|s| s.snapshot_id).min()
+    } else {
+        None
+    };
+    let latest = current
+        .iter()
+        .flatten()
+        .filter_map(|c| c.latest_snapshot)
+        .max();
     let lag = match (snapshot_id, latest) {
         (Some(s), Some(l)) => Some((l - s).max(0)),
         _ => None,
@@ -85,10 +108,16 @@ pub fn compute(
     let phase = if failure.is_some() {
         Phase::Failed
     } else if pms.spec.state == SyncState::Suspended {
-        if running_replicas == 0 { Phase::Suspended } else { Phase::Pending }
+        if running_replicas == 0 {
+            Phase::Suspended
+        } else {
+            Phase::Pending
+        }
     } else if ready == slots {
         Phase::Running
-    } else if previous.and_then(|p| p.phase.as_deref()) == Some("Running") || (ready > 0 && ready < slots) {
+    } else if previous.and_then(|p| p.phase.as_deref()) == Some("Running")
+        || (ready > 0 && ready < slots)
+    {
         Phase::Degraded
     } else {
         Phase::Pending
@@ -113,24 +142,59 @@ pub fn compute(
         }
     };
     let ready_cond = match &phase {
-        Phase::Running => condition("Ready", true, "AllSlotsReady", format!("{ready}/{slots} slots ready")),
-        Phase::Suspended => condition("Ready", false, "Suspended", "spec.state is suspended".into()),
-        Phase::Failed => condition("Ready", false, "InvalidSpec", failure.unwrap_or_default().to_string()),
-        _ => condition("Ready", false, "SlotsNotReady", format!("{ready}/{slots} slots ready")),
+        Phase::Running => condition(
+            "Ready",
+            true,
+            "AllSlotsReady",
+            format!("{ready}/{slots} slots ready"),
+        ),
+        Phase::Suspended => condition(
+            "Ready",
+            false,
+            "Suspended",
+            "spec.state is suspended".into(),
+        ),
+        Phase::Failed => condition(
+            "Ready",
+            false,
+            "InvalidSpec",
+            failure.unwrap_or_default().to_string(),
+        ),
+        _ => condition(
+            "Ready",
+            false,
+            "SlotsNotReady",
+            format!("{ready}/{slots} slots ready"),
+        ),
     };
-    let progressing = matches!(phase, Phase::Pending) || lag.is_some_and(|l| l > 0) || !all_checkpointed;
+    let progressing =
+        matches!(phase, Phase::Pending) || lag.is_some_and(|l| l > 0) || !all_checkpointed;
     let progressing_cond = condition(
         "Progressing",
         progressing && !matches!(phase, Phase::Failed | Phase::Suspended),
-        if all_checkpointed { "CatchingUp" } else { "WaitingForCheckpoints" },
+        if all_checkpointed {
+            "CatchingUp"
+        } else {
+            "WaitingForCheckpoints"
+        },
         match (snapshot_id, lag) {
             (Some(s), Some(l)) => format!("at snapshot {s}, {l} behind"),
             _ => "not every slot has checkpointed yet".into(),
         },
     );
     let degraded_cond = match &phase {
-        Phase::Degraded => condition("Degraded", true, "SlotsNotReady", format!("{ready}/{slots} slots ready")),
-        Phase::Failed => condition("Degraded", true, "InvalidSpec", failure.unwrap_or_default().to_string()),
+        Phase::Degraded => condition(
+            "Degraded",
+            true,
+            "SlotsNotReady",
+            format!("{ready}/{slots} slots ready"),
+        ),
+        Phase::Failed => condition(
+            "Degraded",
+            true,
+            "InvalidSpec",
+            failure.unwrap_or_default().to_string(),
+        ),
         _ => condition("Degraded", false, "AsExpected", String::new()),
     };
     PaimonMysqlSyncStatus {
@@ -159,26 +223,57 @@ mod tests {
     }
 
     fn ready_deployment(ready: i32) -> Option<Deployment> {
-        Some(Deployment { status: Some(DeploymentStatus { ready_replicas: Some(ready), replicas: Some(1), ..Default::default() }), ..Default::default() })
+        Some(Deployment {
+            status: Some(DeploymentStatus {
+                ready_replicas: Some(ready),
+                replicas: Some(1),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
     }
 
     fn cp(slots: u32, snapshot: i64, latest: i64) -> Option<SlotCheckpoint> {
-        Some(SlotCheckpoint { slots, snapshot_id: snapshot, phase: "incremental".into(), updated: "t".into(), latest_snapshot: Some(latest) })
+        Some(SlotCheckpoint {
+            slots,
+            snapshot_id: snapshot,
+            phase: "incremental".into(),
+            updated: "t".into(),
+            latest_snapshot: Some(latest),
+        })
     }
 
     #[test]
     fn running_with_min_snapshot_and_lag() {
-        let s = compute(&pms(2), &[ready_deployment(1), ready_deployment(1)], &[cp(2, 7, 9), cp(2, 5, 9)], None, None);
+        let s = compute(
+            &pms(2),
+            &[ready_deployment(1), ready_deployment(1)],
+            &[cp(2, 7, 9), cp(2, 5, 9)],
+            None,
+            None,
+        );
         assert_eq!(s.phase.as_deref(), Some("Running"));
-        assert_eq!((s.snapshot_id, s.lag_snapshots, s.ready_slots), (Some(5), Some(4), 2));
+        assert_eq!(
+            (s.snapshot_id, s.lag_snapshots, s.ready_slots),
+            (Some(5), Some(4), 2)
+        );
         assert_eq!(s.slots[0].lag_snapshots, Some(2));
         assert_eq!(s.conditions[0].status, "True");
     }
 
     #[test]
     fn old_parallelism_checkpoints_do_not_count_and_missing_slots_degrade() {
-        let prev = PaimonMysqlSyncStatus { phase: Some("Running".into()), ..Default::default() };
-        let s = compute(&pms(3), &[ready_deployment(1), ready_deployment(0), None], &[cp(2, 7, 9), cp(3, 8, 9), None], None, Some(&prev));
+        let prev = PaimonMysqlSyncStatus {
+            phase: Some("Running".into()),
+            ..Default::default()
+        };
+        let s = compute(
+            &pms(3),
+            &[ready_deployment(1), ready_deployment(0), None],
+            &[cp(2, 7, 9), cp(3, 8, 9), None],
+            None,
+            Some(&prev),
+        );
         assert_eq!(s.phase.as_deref(), Some("Degraded"));
         assert_eq!(s.snapshot_id, None);
         assert_eq!(s.slots[0].snapshot_id, None);
@@ -188,8 +283,16 @@ mod tests {
 
     #[test]
     fn failure_wins() {
-        let s = compute(&pms(1), &[ready_deployment(1)], &[cp(1, 1, 1)], Some("Secret x does not exist"), None);
+        let s = compute(
+            &pms(1),
+            &[ready_deployment(1)],
+            &[cp(1, 1, 1)],
+            Some("Secret x does not exist"),
+            None,
+        );
         assert_eq!(s.phase.as_deref(), Some("Failed"));
-        assert!(s.conditions.iter().any(|c| c.type_ == "Degraded" && c.status == "True" && c.message.contains("Secret x")));
+        assert!(s.conditions.iter().any(|c| c.type_ == "Degraded"
+            && c.status == "True"
+            && c.message.contains("Secret x")));
     }
 }

@@ -55,7 +55,12 @@ fn chrono_free_utc(secs: i64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.000", rem / 3600, rem / 60 % 60, rem % 60)
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.000",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
 
 #[cfg(test)]
@@ -63,7 +68,13 @@ mod tests {
     #[test]
     fn rows_match_the_java_generator() {
         // id 1, salt 0: amount 79.19, PAID, 2024-01-01 00:00:01 (see the Java README).
-        assert_eq!(super::order_row(1, 0), (1, "79.19".into(), "PAID", "2024-01-01 00:00:01.000".into()));
-        assert_eq!(super::chrono_free_utc(951_782_400), "2000-02-29 00:00:00.000");
+        assert_eq!(
+            super::order_row(1, 0),
+            (1, "79.19".into(), "PAID", "2024-01-01 00:00:01.000".into())
+        );
+        assert_eq!(
+            super::chrono_free_utc(951_782_400),
+            "2000-02-29 00:00:00.000"
+        );
     }
 }

@@ -10,15 +10,30 @@ use super::order_row;
 
 fn client(port: u16, db: &str) -> Command {
     let mut c = Command::new("mariadb");
-    c.args(["--no-defaults", "--local-infile=1", "-h127.0.0.1", &format!("-P{port}"), "-upms", "-ppms", db]);
+    c.args([
+        "--no-defaults",
+        "--local-infile=1",
+        "-h127.0.0.1",
+        &format!("-P{port}"),
+        "-upms",
+        "-ppms",
+        db,
+    ]);
     c
 }
 
 /// Runs SQL from a file through the client and times it.
 fn timed_client(port: u16, db: &str, input: &Path) -> Duration {
     let started = Instant::now();
-    let out = client(port, db).stdin(Stdio::from(std::fs::File::open(input).expect("sql file"))).output().expect("run mariadb");
-    assert!(out.status.success(), "mariadb client: {}", String::from_utf8_lossy(&out.stderr));
+    let out = client(port, db)
+        .stdin(Stdio::from(std::fs::File::open(input).expect("sql file")))
+        .output()
+        .expect("run mariadb");
+    assert!(
+        out.status.success(),
+        "mariadb client: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     started.elapsed()
 }
 
@@ -33,22 +48,45 @@ pub fn load_data(port: u16, db: &str, table: &str, rows: i64, dir: &Path) -> Dur
     f.flush().unwrap();
     drop(f);
     let sql = dir.join("load.sql");
-    std::fs::write(&sql, format!("LOAD DATA LOCAL INFILE '{}' INTO TABLE `{table}` FIELDS TERMINATED BY ',';\n", csv.display())).unwrap();
+    std::fs::write(
+        &sql,
+        format!(
+            "LOAD DATA LOCAL INFILE '{}' INTO TABLE `{table}` FIELDS TERMINATED BY ',';\n",
+            csv.display()
+        ),
+    )
+    .unwrap();
     timed_client(port, db, &sql)
 }
 
 /// 1000-row `INSERT … ON DUPLICATE KEY UPDATE` statements of `rows` orders with `salt`
 /// (salt 0 into an empty table: inserts; another salt over existing rows: updates).
-pub fn multi_row_upsert(port: u16, db: &str, table: &str, rows: i64, salt: i64, dir: &Path) -> Duration {
+pub fn multi_row_upsert(
+    port: u16,
+    db: &str,
+    table: &str,
+    rows: i64,
+    salt: i64,
+    dir: &Path,
+) -> Duration {
     let sql = dir.join(format!("upsert-{salt}.sql"));
     let mut f = std::io::BufWriter::new(std::fs::File::create(&sql).unwrap());
     let mut id = 1;
     while id <= rows {
         let end = (id + 999).min(rows);
-        write!(f, "INSERT INTO `{table}` (id, amount, status, updated_at) VALUES ").unwrap();
+        write!(
+            f,
+            "INSERT INTO `{table}` (id, amount, status, updated_at) VALUES "
+        )
+        .unwrap();
         for i in id..=end {
             let (i2, amount, status, ts) = order_row(i, salt);
-            write!(f, "{}({i2},{amount},'{status}','{ts}')", if i == id { "" } else { "," }).unwrap();
+            write!(
+                f,
+                "{}({i2},{amount},'{status}','{ts}')",
+                if i == id { "" } else { "," }
+            )
+            .unwrap();
         }
         writeln!(f, " ON DUPLICATE KEY UPDATE amount = VALUES(amount), status = VALUES(status), updated_at = VALUES(updated_at);").unwrap();
         id = end + 1;

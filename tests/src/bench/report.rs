@@ -31,7 +31,9 @@ pub fn markdown(title: &str, context: &[String], rows: &[Measurement]) -> String
             m.rows,
             m.elapsed.as_secs_f64(),
             m.rows_per_sec(),
-            m.baseline.as_ref().map_or("–".into(), |(name, r)| format!("{r:.2}× {name}")),
+            m.baseline
+                .as_ref()
+                .map_or("–".into(), |(name, r)| format!("{r:.2}× {name}")),
             opt(m.flush_p50_ms, 1),
             opt(m.flush_p99_ms, 1),
             opt(m.peak_rss_mib, 1),
@@ -44,7 +46,16 @@ pub fn markdown(title: &str, context: &[String], rows: &[Measurement]) -> String
 pub fn csv(rows: &[Measurement]) -> String {
     let mut out = String::from("group,name,max_rows,rows,seconds,rows_per_sec\n");
     for m in rows {
-        let _ = writeln!(out, "{},{},{},{},{:.4},{:.1}", m.group.replace(',', ";"), m.name.replace(',', ";"), m.max_rows, m.rows, m.elapsed.as_secs_f64(), m.rows_per_sec());
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{:.4},{:.1}",
+            m.group.replace(',', ";"),
+            m.name.replace(',', ";"),
+            m.max_rows,
+            m.rows,
+            m.elapsed.as_secs_f64(),
+            m.rows_per_sec()
+        );
     }
     out
 }

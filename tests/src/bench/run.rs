@@ -18,13 +18,21 @@ pub struct ProcessCost {
 
 /// The optimized worker binary (`cargo build --release -p pms-worker`).
 pub fn release_worker() -> PathBuf {
-    let target = std::env::var("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|_| crate::repo_root().join("target"));
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| crate::repo_root().join("target"));
     let bin = target.join("release/pms-worker");
-    assert!(bin.exists(), "{} is missing: `cargo build --release -p pms-worker` (make bench does)", bin.display());
+    assert!(
+        bin.exists(),
+        "{} is missing: `cargo build --release -p pms-worker` (make bench does)",
+        bin.display()
+    );
     bin
 }
 
 /// Runs `pms-worker run --config … --once ARGS` to completion.
+// The child is reaped by `wait4` (for its resource usage), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
 pub fn run_once(config: &Path, args: &[&str]) -> ProcessCost {
     let metrics = config.with_extension(format!("metrics-{}.txt", std::process::id()));
     let stderr_path = config.with_extension("stderr.log");
@@ -44,14 +52,19 @@ pub fn run_once(config: &Path, args: &[&str]) -> ProcessCost {
     let (status, usage) = wait4(child.id() as i32);
     let elapsed = started.elapsed();
     let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
-    assert!(status == 0, "pms-worker failed (status {status}):\n{stderr}");
+    assert!(
+        status == 0,
+        "pms-worker failed (status {status}):\n{stderr}"
+    );
     let text = std::fs::read_to_string(&metrics).unwrap_or_default();
     ProcessCost {
         elapsed,
         peak_rss_mib: usage.ru_maxrss as f64 / 1024.0,
         cpu_seconds: tv(usage.ru_utime) + tv(usage.ru_stime),
-        flush_p50_ms: histogram_quantile(&text, "pms_flush_duration_seconds", 0.5).map(|s| s * 1000.0),
-        flush_p99_ms: histogram_quantile(&text, "pms_flush_duration_seconds", 0.99).map(|s| s * 1000.0),
+        flush_p50_ms: histogram_quantile(&text, "pms_flush_duration_seconds", 0.5)
+            .map(|s| s * 1000.0),
+        flush_p99_ms: histogram_quantile(&text, "pms_flush_duration_seconds", 0.99)
+            .map(|s| s * 1000.0),
         stderr,
     }
 }
@@ -67,7 +80,11 @@ pub fn wait4(pid: i32) -> (i32, libc::rusage) {
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(r, pid, "wait4 failed");
-    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    };
     (code, usage)
 }
 
@@ -79,7 +96,11 @@ pub fn histogram_quantile(text: &str, name: &str, q: f64) -> Option<f64> {
         .filter(|l| l.starts_with(&format!("{name}_bucket{{")))
         .filter_map(|l| {
             let le = l.split("le=\"").nth(1)?.split('"').next()?;
-            let le = if le == "+Inf" { f64::INFINITY } else { le.parse().ok()? };
+            let le = if le == "+Inf" {
+                f64::INFINITY
+            } else {
+                le.parse().ok()?
+            };
             let count: f64 = l.rsplit(' ').next()?.parse().ok()?;
             Some((le, count))
         })
@@ -96,7 +117,11 @@ pub fn histogram_quantile(text: &str, name: &str, q: f64) -> Option<f64> {
             if le.is_infinite() {
                 return Some(prev.0);
             }
-            let frac = if count > prev.1 { (rank - prev.1) / (count - prev.1) } else { 1.0 };
+            let frac = if count > prev.1 {
+                (rank - prev.1) / (count - prev.1)
+            } else {
+                1.0
+            };
             return Some(prev.0 + (le - prev.0) * frac);
         }
         prev = (le, count);

@@ -18,9 +18,15 @@ pub const DATA_KEY: &str = "checkpoint.json";
 /// Labels the operator selects checkpoint ConfigMaps by.
 pub fn checkpoint_labels(sync: &str, slot: u32) -> BTreeMap<String, String> {
     BTreeMap::from([
-        ("app.kubernetes.io/managed-by".to_string(), "pms-operator".to_string()),
+        (
+            "app.kubernetes.io/managed-by".to_string(),
+            "pms-operator".to_string(),
+        ),
         ("paimonsync.io/sync".to_string(), sync.to_string()),
-        ("paimonsync.io/component".to_string(), "checkpoint".to_string()),
+        (
+            "paimonsync.io/component".to_string(),
+            "checkpoint".to_string(),
+        ),
         ("paimonsync.io/slot".to_string(), slot.to_string()),
     ])
 }
@@ -45,26 +51,47 @@ impl ConfigMapCheckpointStore {
             message: format!("can't reach the Kubernetes API ({e}); checkpoint.storage configmap needs in-cluster config or KUBECONFIG"),
         })?;
         let namespace = namespace.unwrap_or_else(|| client.default_namespace().to_string());
-        Ok(Self { api: Api::namespaced(client, &namespace), namespace, sync: sync.to_string(), slot, resource_version: None })
+        Ok(Self {
+            api: Api::namespaced(client, &namespace),
+            namespace,
+            sync: sync.to_string(),
+            slot,
+            resource_version: None,
+        })
     }
 
     pub fn location(&self) -> String {
-        format!("ConfigMap {}/{}", self.namespace, checkpoint_name(&self.sync, self.slot.slot))
+        format!(
+            "ConfigMap {}/{}",
+            self.namespace,
+            checkpoint_name(&self.sync, self.slot.slot)
+        )
     }
 
     fn err(&self, message: impl Into<String>) -> WorkerError {
-        WorkerError::Checkpoint { location: self.location(), message: message.into() }
+        WorkerError::Checkpoint {
+            location: self.location(),
+            message: message.into(),
+        }
     }
 
     async fn read(&self, slot: u32) -> Result<Option<(Checkpoint, Option<String>)>> {
         let name = checkpoint_name(&self.sync, slot);
-        let cm = self.api.get_opt(&name).await.map_err(|e| self.err(format!("reading {name}: {e}")))?;
+        let cm = self
+            .api
+            .get_opt(&name)
+            .await
+            .map_err(|e| self.err(format!("reading {name}: {e}")))?;
         let Some(cm) = cm else { return Ok(None) };
         let rv = cm.metadata.resource_version.clone();
         let Some(body) = cm.data.as_ref().and_then(|d| d.get(DATA_KEY)) else {
             return Err(self.err(format!("{name} has no {DATA_KEY}; delete it to start over")));
         };
-        let cp = serde_json::from_str(body).map_err(|e| self.err(format!("{name} is corrupt ({e}); restore it or delete it to start over")))?;
+        let cp = serde_json::from_str(body).map_err(|e| {
+            self.err(format!(
+                "{name} is corrupt ({e}); restore it or delete it to start over"
+            ))
+        })?;
         Ok(Some((cp, rv)))
     }
 
@@ -89,7 +116,9 @@ impl ConfigMapCheckpointStore {
                     }
                 }
                 match found {
-                    Some(cp) if cp.slots != self.slot.slots => self.merge_old_slots(cp.slots).await?,
+                    Some(cp) if cp.slots != self.slot.slots => {
+                        self.merge_old_slots(cp.slots).await?
+                    }
                     Some(cp) => match cp.rescaled_from {
                         Some(base) => base,
                         None => return Ok(None),
@@ -130,7 +159,11 @@ impl ConfigMapCheckpointStore {
                 // A position inside a snapshot means that snapshot must be read again whole.
                 _ => RescaleBase {
                     slots: old_slots,
-                    snapshot_id: if cp.phase == Phase::Full { cp.snapshot_id } else { cp.next_snapshot() - 1 },
+                    snapshot_id: if cp.phase == Phase::Full {
+                        cp.snapshot_id
+                    } else {
+                        cp.next_snapshot() - 1
+                    },
                     phase: cp.phase,
                 },
             };
@@ -139,7 +172,11 @@ impl ConfigMapCheckpointStore {
                 Some(b) => RescaleBase {
                     slots: old_slots,
                     snapshot_id: b.snapshot_id.min(point.snapshot_id),
-                    phase: if b.phase == Phase::Full || point.phase == Phase::Full { Phase::Full } else { Phase::Incremental },
+                    phase: if b.phase == Phase::Full || point.phase == Phase::Full {
+                        Phase::Full
+                    } else {
+                        Phase::Incremental
+                    },
                 },
             });
         }

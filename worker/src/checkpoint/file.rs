@@ -20,14 +20,19 @@ impl FileCheckpointStore {
     }
 
     fn err(&self, message: impl Into<String>) -> WorkerError {
-        WorkerError::Checkpoint { location: self.location(), message: message.into() }
+        WorkerError::Checkpoint {
+            location: self.location(),
+            message: message.into(),
+        }
     }
 
     pub fn load(&self) -> Result<Option<Checkpoint>> {
         match std::fs::read(&self.path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| self.err(format!("is corrupt ({e}); restore it or delete it to start over"))),
+            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+                self.err(format!(
+                    "is corrupt ({e}); restore it or delete it to start over"
+                ))
+            }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(self.err(e.to_string())),
         }
@@ -36,11 +41,19 @@ impl FileCheckpointStore {
     /// Writes to a temporary file in the same directory, syncs it, then renames it over the
     /// old one: a crash leaves either the old or the new checkpoint, never a torn one.
     pub fn save(&self, checkpoint: &Checkpoint) -> Result<()> {
-        let dir = self.path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(|e| self.err(format!("creating {}: {e}", dir.display())))?;
+        let dir = self
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)
+            .map_err(|e| self.err(format!("creating {}: {e}", dir.display())))?;
         let tmp = dir.join(format!(
             ".{}.tmp",
-            self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            self.path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
         ));
         let body = serde_json::to_vec_pretty(checkpoint).map_err(|e| self.err(e.to_string()))?;
         let write = || -> std::io::Result<()> {

@@ -72,7 +72,7 @@ impl Checkpoint {
 /// Where this slot keeps its checkpoint.
 pub enum CheckpointStore {
     File(FileCheckpointStore),
-    ConfigMap(ConfigMapCheckpointStore),
+    ConfigMap(Box<ConfigMapCheckpointStore>),
 }
 
 impl CheckpointStore {

@@ -21,7 +21,9 @@ pub fn value_at(array: &dyn Array, i: usize) -> Result<Json, ConvertError> {
         ArrowType::Int64 => array.as_primitive::<Int64Type>().value(i).into(),
         ArrowType::Float32 => float(array.as_primitive::<Float32Type>().value(i) as f64),
         ArrowType::Float64 => float(array.as_primitive::<Float64Type>().value(i)),
-        ArrowType::Utf8 | ArrowType::LargeUtf8 => Json::String(text_at(array, i, Precision::default())?),
+        ArrowType::Utf8 | ArrowType::LargeUtf8 => {
+            Json::String(text_at(array, i, Precision::default())?)
+        }
         ArrowType::List(_) => list(array.as_list::<i32>().value(i).as_ref())?,
         ArrowType::LargeList(_) => list(array.as_list::<i64>().value(i).as_ref())?,
         ArrowType::Struct(fields) => {
@@ -50,9 +52,14 @@ pub fn value_at(array: &dyn Array, i: usize) -> Result<Json, ConvertError> {
 }
 
 fn list(values: &dyn Array) -> Result<Json, ConvertError> {
-    (0..values.len()).map(|j| value_at(values, j)).collect::<Result<Vec<_>, _>>().map(Json::Array)
+    (0..values.len())
+        .map(|j| value_at(values, j))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Json::Array)
 }
 
 fn float(v: f64) -> Json {
-    Number::from_f64(v).map(Json::Number).unwrap_or_else(|| Json::String(v.to_string()))
+    Number::from_f64(v)
+        .map(Json::Number)
+        .unwrap_or_else(|| Json::String(v.to_string()))
 }

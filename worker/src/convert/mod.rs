@@ -39,7 +39,11 @@ pub struct ConvertError {
 }
 
 /// Converts one column of a record batch.
-pub fn column_values(array: &ArrayRef, encoding: Encoding, precision: Precision) -> Result<Vec<Value>, ConvertError> {
+pub fn column_values(
+    array: &ArrayRef,
+    encoding: Encoding,
+    precision: Precision,
+) -> Result<Vec<Value>, ConvertError> {
     let n = array.len();
     let mut out = Vec::with_capacity(n);
     match encoding {
@@ -67,14 +71,21 @@ pub fn column_values(array: &ArrayRef, encoding: Encoding, precision: Precision)
 }
 
 fn unsupported(array: &dyn Array, why: &'static str) -> ConvertError {
-    ConvertError { arrow_type: array.data_type().to_string(), why }
+    ConvertError {
+        arrow_type: array.data_type().to_string(),
+        why,
+    }
 }
 
 macro_rules! push_primitive {
     ($array:expr, $out:expr, $ty:ty, $f:expr) => {{
         let a = $array.as_primitive::<$ty>();
         for i in 0..a.len() {
-            $out.push(if a.is_null(i) { Value::NULL } else { $f(a.value(i)) });
+            $out.push(if a.is_null(i) {
+                Value::NULL
+            } else {
+                $f(a.value(i))
+            });
         }
     }};
 }
@@ -85,7 +96,11 @@ fn native_column(array: &dyn Array, out: &mut Vec<Value>) -> Result<(), ConvertE
         ArrowType::Boolean => {
             let a = array.as_boolean();
             for i in 0..a.len() {
-                out.push(if a.is_null(i) { Value::NULL } else { Value::Int(a.value(i) as i64) });
+                out.push(if a.is_null(i) {
+                    Value::NULL
+                } else {
+                    Value::Int(a.value(i) as i64)
+                });
             }
         }
         ArrowType::Int8 => push_primitive!(array, out, Int8Type, |v| Value::Int(v as i64)),
@@ -97,62 +112,111 @@ fn native_column(array: &dyn Array, out: &mut Vec<Value>) -> Result<(), ConvertE
         ArrowType::Decimal128(_, _) => {
             let a = array.as_primitive::<Decimal128Type>();
             for i in 0..a.len() {
-                out.push(if a.is_null(i) { Value::NULL } else { Value::Bytes(a.value_as_string(i).into_bytes()) });
+                out.push(if a.is_null(i) {
+                    Value::NULL
+                } else {
+                    Value::Bytes(a.value_as_string(i).into_bytes())
+                });
             }
         }
         ArrowType::Utf8 => {
             let a = array.as_string::<i32>();
             for i in 0..a.len() {
-                out.push(if a.is_null(i) { Value::NULL } else { Value::Bytes(a.value(i).as_bytes().to_vec()) });
+                out.push(if a.is_null(i) {
+                    Value::NULL
+                } else {
+                    Value::Bytes(a.value(i).as_bytes().to_vec())
+                });
             }
         }
         ArrowType::LargeUtf8 => {
             let a = array.as_string::<i64>();
             for i in 0..a.len() {
-                out.push(if a.is_null(i) { Value::NULL } else { Value::Bytes(a.value(i).as_bytes().to_vec()) });
+                out.push(if a.is_null(i) {
+                    Value::NULL
+                } else {
+                    Value::Bytes(a.value(i).as_bytes().to_vec())
+                });
             }
         }
         ArrowType::Binary => {
             let a = array.as_binary::<i32>();
             for i in 0..a.len() {
-                out.push(if a.is_null(i) { Value::NULL } else { Value::Bytes(a.value(i).to_vec()) });
+                out.push(if a.is_null(i) {
+                    Value::NULL
+                } else {
+                    Value::Bytes(a.value(i).to_vec())
+                });
             }
         }
         ArrowType::LargeBinary => {
             let a = array.as_binary::<i64>();
             for i in 0..a.len() {
-                out.push(if a.is_null(i) { Value::NULL } else { Value::Bytes(a.value(i).to_vec()) });
+                out.push(if a.is_null(i) {
+                    Value::NULL
+                } else {
+                    Value::Bytes(a.value(i).to_vec())
+                });
             }
         }
         ArrowType::FixedSizeBinary(_) => {
             let a = array.as_fixed_size_binary();
             for i in 0..a.len() {
-                out.push(if a.is_null(i) { Value::NULL } else { Value::Bytes(a.value(i).to_vec()) });
+                out.push(if a.is_null(i) {
+                    Value::NULL
+                } else {
+                    Value::Bytes(a.value(i).to_vec())
+                });
             }
         }
         ArrowType::Date32 => push_primitive!(array, out, Date32Type, temporal::date_value),
         ArrowType::Time32(TimeUnit::Millisecond) => {
-            push_primitive!(array, out, Time32MillisecondType, |v: i32| temporal::time_value(v as i64 * 1_000_000))
+            push_primitive!(array, out, Time32MillisecondType, |v: i32| {
+                temporal::time_value(v as i64 * 1_000_000)
+            })
         }
         ArrowType::Time64(TimeUnit::Microsecond) => {
-            push_primitive!(array, out, Time64MicrosecondType, |v: i64| temporal::time_value(v * 1_000))
+            push_primitive!(array, out, Time64MicrosecondType, |v: i64| {
+                temporal::time_value(v * 1_000)
+            })
         }
         ArrowType::Timestamp(unit, _) => {
             let nanos_per = temporal::nanos_per_unit(*unit);
             match unit {
-                TimeUnit::Second => push_primitive!(array, out, TimestampSecondType, |v| temporal::datetime_value(v, nanos_per)),
-                TimeUnit::Millisecond => push_primitive!(array, out, TimestampMillisecondType, |v| temporal::datetime_value(v, nanos_per)),
-                TimeUnit::Microsecond => push_primitive!(array, out, TimestampMicrosecondType, |v| temporal::datetime_value(v, nanos_per)),
-                TimeUnit::Nanosecond => push_primitive!(array, out, TimestampNanosecondType, |v| temporal::datetime_value(v, nanos_per)),
+                TimeUnit::Second => push_primitive!(array, out, TimestampSecondType, |v| {
+                    temporal::datetime_value(v, nanos_per)
+                }),
+                TimeUnit::Millisecond => {
+                    push_primitive!(array, out, TimestampMillisecondType, |v| {
+                        temporal::datetime_value(v, nanos_per)
+                    })
+                }
+                TimeUnit::Microsecond => {
+                    push_primitive!(array, out, TimestampMicrosecondType, |v| {
+                        temporal::datetime_value(v, nanos_per)
+                    })
+                }
+                TimeUnit::Nanosecond => push_primitive!(array, out, TimestampNanosecondType, |v| {
+                    temporal::datetime_value(v, nanos_per)
+                }),
             }
         }
-        _ => return Err(unsupported(array, "map ARRAY/MAP/ROW columns to a JSON or TEXT column")),
+        _ => {
+            return Err(unsupported(
+                array,
+                "map ARRAY/MAP/ROW columns to a JSON or TEXT column",
+            ))
+        }
     }
     Ok(())
 }
 
 /// The canonical text of one non-null scalar value.
-pub(crate) fn text_at(array: &dyn Array, i: usize, precision: Precision) -> Result<String, ConvertError> {
+pub(crate) fn text_at(
+    array: &dyn Array,
+    i: usize,
+    precision: Precision,
+) -> Result<String, ConvertError> {
     Ok(match array.data_type() {
         ArrowType::Boolean => array.as_boolean().value(i).to_string(),
         ArrowType::Int8 => array.as_primitive::<Int8Type>().value(i).to_string(),
@@ -185,11 +249,16 @@ pub(crate) fn text_at(array: &dyn Array, i: usize, precision: Precision) -> Resu
                 TimeUnit::Microsecond => 6,
                 TimeUnit::Nanosecond => 9,
             };
-            TemporalText::timestamp(v, temporal::nanos_per_unit(*unit), precision.0.unwrap_or(default_digits))
+            TemporalText::timestamp(
+                v,
+                temporal::nanos_per_unit(*unit),
+                precision.0.unwrap_or(default_digits),
+            )
         }
-        ArrowType::List(_) | ArrowType::LargeList(_) | ArrowType::Map(_, _) | ArrowType::Struct(_) => {
-            json::value_at(array, i)?.to_string()
-        }
+        ArrowType::List(_)
+        | ArrowType::LargeList(_)
+        | ArrowType::Map(_, _)
+        | ArrowType::Struct(_) => json::value_at(array, i)?.to_string(),
         _ => return Err(unsupported(array, "no text form for this type")),
     })
 }
@@ -220,7 +289,10 @@ mod tests {
         assert_eq!(native[0], Value::Date(2024, 1, 2, 3, 4, 5, 123_456));
         assert_eq!(native[1], Value::NULL);
         let text = column_values(&arr, Encoding::Text, Precision(Some(9))).unwrap();
-        assert_eq!(text[0], Value::Bytes(b"2024-01-02 03:04:05.123456789".to_vec()));
+        assert_eq!(
+            text[0],
+            Value::Bytes(b"2024-01-02 03:04:05.123456789".to_vec())
+        );
     }
 
     #[test]
@@ -234,7 +306,9 @@ mod tests {
     #[test]
     fn decimals_keep_their_scale() {
         let arr: ArrayRef = Arc::new(
-            Decimal128Array::from(vec![Some(1230), Some(-5), None]).with_precision_and_scale(10, 2).unwrap(),
+            Decimal128Array::from(vec![Some(1230), Some(-5), None])
+                .with_precision_and_scale(10, 2)
+                .unwrap(),
         );
         let v = column_values(&arr, Encoding::Native, Precision::default()).unwrap();
         assert_eq!(v[0], Value::Bytes(b"12.30".to_vec()));
@@ -244,7 +318,9 @@ mod tests {
 
     #[test]
     fn time_of_day() {
-        let arr: ArrayRef = Arc::new(Time32MillisecondArray::from(vec![(13 * 3600 + 5 * 60 + 7) * 1000 + 250]));
+        let arr: ArrayRef = Arc::new(Time32MillisecondArray::from(vec![
+            (13 * 3600 + 5 * 60 + 7) * 1000 + 250,
+        ]));
         let v = column_values(&arr, Encoding::Native, Precision(Some(3))).unwrap();
         assert_eq!(v[0], Value::Time(false, 0, 13, 5, 7, 250_000));
     }

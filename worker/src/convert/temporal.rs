@@ -19,7 +19,9 @@ fn naive_datetime(value: i64, nanos_per: i64) -> NaiveDateTime {
     let per_sec = NANOS_PER_SEC / nanos_per;
     let secs = value.div_euclid(per_sec);
     let nanos = (value.rem_euclid(per_sec) * nanos_per) as u32;
-    DateTime::from_timestamp(secs, nanos).map(|d| d.naive_utc()).unwrap_or_default()
+    DateTime::from_timestamp(secs, nanos)
+        .map(|d| d.naive_utc())
+        .unwrap_or_default()
 }
 
 fn naive_date(days: i32) -> NaiveDate {

@@ -54,7 +54,11 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         }
         Value::Time(neg, days, h, mi, s, us) => {
             let hours = *days * 24 + u32::from(*h);
-            let _ = write!(out, "{}{hours:02}:{mi:02}:{s:02}.{us:06}", if *neg { "-" } else { "" });
+            let _ = write!(
+                out,
+                "{}{hours:02}:{mi:02}:{s:02}.{us:06}",
+                if *neg { "-" } else { "" }
+            );
         }
     }
 }
@@ -68,9 +72,9 @@ pub fn statement(table: &str, columns: &[String]) -> String {
     )
 }
 
-/// The server or the client refuses LOCAL INFILE: fall back to upserts.
+/// The server or the client refuses LOCAL INFILE (MySQL 1148/3948, client 2068, MariaDB 4166).
 pub fn is_refused(err: &mysql_async::Error) -> bool {
-    matches!(err, mysql_async::Error::Server(e) if matches!(e.code, 1148 | 3948 | 2068))
+    matches!(err, mysql_async::Error::Server(e) if matches!(e.code, 1148 | 3948 | 2068 | 4166))
 }
 
 #[cfg(test)]
@@ -81,7 +85,19 @@ mod tests {
     fn escapes_and_nulls() {
         let mut out = Vec::new();
         let tab = Value::Bytes(b"a\tb\\c\nd".to_vec());
-        encode_row(&[&Value::Int(7), &Value::NULL, &tab, &Value::Date(2024, 2, 29, 0, 0, 0, 0), &Value::Date(2024, 2, 29, 1, 2, 3, 4)], &mut out);
-        assert_eq!(String::from_utf8(out).unwrap(), "7\t\\N\ta\\tb\\\\c\\nd\t2024-02-29\t2024-02-29 01:02:03.000004\n");
+        encode_row(
+            &[
+                &Value::Int(7),
+                &Value::NULL,
+                &tab,
+                &Value::Date(2024, 2, 29, 0, 0, 0, 0),
+                &Value::Date(2024, 2, 29, 1, 2, 3, 4),
+            ],
+            &mut out,
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "7\t\\N\ta\\tb\\\\c\\nd\t2024-02-29\t2024-02-29 01:02:03.000004\n"
+        );
     }
 }

@@ -43,25 +43,47 @@ pub fn plan_layout(
 ) -> Result<Layout, Vec<String>> {
     let mut problems = Vec::new();
     let mut warnings = Vec::new();
-    for name in mapping.include.iter().flatten().chain(&mapping.exclude).chain(mapping.rename.keys()) {
+    for name in mapping
+        .include
+        .iter()
+        .flatten()
+        .chain(&mapping.exclude)
+        .chain(mapping.rename.keys())
+    {
         if !source.iter().any(|c| &c.name == name) {
-            problems.push(format!("sink.columns names {name:?}, which is not a column of the Paimon table"));
+            problems.push(format!(
+                "sink.columns names {name:?}, which is not a column of the Paimon table"
+            ));
         }
     }
     let mut columns = Vec::new();
     for col in source {
-        let included = mapping.include.as_ref().is_none_or(|inc| inc.contains(&col.name));
+        let included = mapping
+            .include
+            .as_ref()
+            .is_none_or(|inc| inc.contains(&col.name));
         let excluded = mapping.exclude.contains(&col.name);
         if col.is_key && (!included || excluded) {
-            problems.push(format!("key column {:?} can't be left out by sink.columns", col.name));
+            problems.push(format!(
+                "key column {:?} can't be left out by sink.columns",
+                col.name
+            ));
             continue;
         }
         if !included || excluded {
             continue;
         }
-        let mysql = mapping.rename.get(&col.name).cloned().unwrap_or_else(|| col.name.clone());
+        let mysql = mapping
+            .rename
+            .get(&col.name)
+            .cloned()
+            .unwrap_or_else(|| col.name.clone());
         let Some(target_col) = target.column(&mysql) else {
-            let hint = if mysql == col.name { String::new() } else { format!(" (renamed from {:?})", col.name) };
+            let hint = if mysql == col.name {
+                String::new()
+            } else {
+                format!(" (renamed from {:?})", col.name)
+            };
             problems.push(format!(
                 "Paimon column {mysql:?}{hint} has no MySQL column: add it (e.g. `ALTER TABLE … ADD COLUMN {} {}`), \
                  or leave it out with sink.columns.exclude",
@@ -96,7 +118,12 @@ pub fn plan_layout(
         }
     }
     for t in &target.columns {
-        if !t.nullable && !t.fills_itself && !columns.iter().any(|c| c.mysql.eq_ignore_ascii_case(&t.name)) {
+        if !t.nullable
+            && !t.fills_itself
+            && !columns
+                .iter()
+                .any(|c| c.mysql.eq_ignore_ascii_case(&t.name))
+        {
             problems.push(format!(
                 "MySQL column {:?} is NOT NULL without a default and no Paimon column maps to it: \
                  give it a default, make it nullable, or map a column to it with sink.columns.rename",
@@ -104,12 +131,28 @@ pub fn plan_layout(
             ));
         }
     }
-    check_keys(source, &columns, target, allow_extra_unique_keys, &mut problems, &mut warnings);
+    check_keys(
+        source,
+        &columns,
+        target,
+        allow_extra_unique_keys,
+        &mut problems,
+        &mut warnings,
+    );
     if !problems.is_empty() {
         return Err(problems);
     }
-    let key_positions = columns.iter().enumerate().filter(|(_, c)| c.is_key).map(|(i, _)| i).collect();
-    Ok(Layout { columns, key_positions, warnings })
+    let key_positions = columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.is_key)
+        .map(|(i, _)| i)
+        .collect();
+    Ok(Layout {
+        columns,
+        key_positions,
+        warnings,
+    })
 }
 
 /// The target needs a PRIMARY KEY or UNIQUE key on exactly the (mapped) Paimon key columns,
@@ -122,10 +165,16 @@ fn check_keys(
     problems: &mut Vec<String>,
     warnings: &mut Vec<String>,
 ) {
-    let mut key: Vec<String> = columns.iter().filter(|c| c.is_key).map(|c| c.mysql.to_lowercase()).collect();
+    let mut key: Vec<String> = columns
+        .iter()
+        .filter(|c| c.is_key)
+        .map(|c| c.mysql.to_lowercase())
+        .collect();
     if key.is_empty() {
         if !source.iter().any(|c| c.is_key) {
-            problems.push("the Paimon table has no primary key; only primary-key tables can be synced".into());
+            problems.push(
+                "the Paimon table has no primary key; only primary-key tables can be synced".into(),
+            );
         }
         return;
     }
@@ -137,13 +186,21 @@ fn check_keys(
     };
     let unique: Vec<_> = target.indexes.iter().filter(|i| i.unique).collect();
     if !unique.iter().any(|i| same_columns(&i.columns)) {
-        let cols = key.iter().map(|k| quote_ident(k)).collect::<Vec<_>>().join(", ");
+        let cols = key
+            .iter()
+            .map(|k| quote_ident(k))
+            .collect::<Vec<_>>()
+            .join(", ");
         let found = if unique.is_empty() {
             "it has no PRIMARY KEY or UNIQUE key".to_string()
         } else {
             format!(
                 "its unique keys are {}",
-                unique.iter().map(|i| format!("{}({})", i.name, i.columns.join(", "))).collect::<Vec<_>>().join("; ")
+                unique
+                    .iter()
+                    .map(|i| format!("{}({})", i.name, i.columns.join(", ")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             )
         };
         problems.push(format!(
@@ -169,7 +226,11 @@ fn check_keys(
 }
 
 /// The sequence-guard column must be a BIGINT of the target that no Paimon column maps to.
-pub fn check_guard_column(layout: &Layout, target: &TargetTable, column: &str) -> Result<(), Vec<String>> {
+pub fn check_guard_column(
+    layout: &Layout,
+    target: &TargetTable,
+    column: &str,
+) -> Result<(), Vec<String>> {
     let problem = match target.column(column) {
         None => format!(
             "sink.sequenceGuard.column {column:?} does not exist: `ALTER TABLE … ADD COLUMN {} BIGINT NULL`",
@@ -205,8 +266,23 @@ fn int_width(mysql_type: &str) -> Option<u32> {
     })
 }
 
-const STRING_TYPES: &[&str] = &["char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json"];
-const BINARY_TYPES: &[&str] = &["binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob"];
+const STRING_TYPES: &[&str] = &[
+    "char",
+    "varchar",
+    "tinytext",
+    "text",
+    "mediumtext",
+    "longtext",
+    "json",
+];
+const BINARY_TYPES: &[&str] = &[
+    "binary",
+    "varbinary",
+    "tinyblob",
+    "blob",
+    "mediumblob",
+    "longblob",
+];
 
 /// Longest text a value of this type can need, in characters (None: unbounded).
 fn max_text_len(t: &DataType) -> Option<u64> {
@@ -256,8 +332,15 @@ fn check_type(src: &DataType, t: &TargetColumn) -> Result<(Encoding, Option<Stri
             return Ok((Encoding::Json, None));
         }
         match (max_text_len(src), text_capacity(t)) {
-            (Some(need), Some(have)) if need > have => Err(format!("values need up to {need} characters, the column holds {have}")),
-            (None, Some(have)) => Ok((Encoding::Text, Some(format!("unbounded values into {have} characters: a longer value will stop the sync")))),
+            (Some(need), Some(have)) if need > have => Err(format!(
+                "values need up to {need} characters, the column holds {have}"
+            )),
+            (None, Some(have)) => Ok((
+                Encoding::Text,
+                Some(format!(
+                    "unbounded values into {have} characters: a longer value will stop the sync"
+                )),
+            )),
             _ => Ok((Encoding::Text, None)),
         }
     };
@@ -270,7 +353,10 @@ fn check_type(src: &DataType, t: &TargetColumn) -> Result<(Encoding, Option<Stri
             as_text()
         }
         DataType::Char(_) | DataType::VarChar(_) if is_text_target => {
-            if matches!(t.charset.as_deref(), Some("utf8") | Some("utf8mb3") | Some("latin1") | Some("ascii")) {
+            if matches!(
+                t.charset.as_deref(),
+                Some("utf8") | Some("utf8mb3") | Some("latin1") | Some("ascii")
+            ) {
                 return Err(format!(
                     "character set {} can't store every Unicode character (4-byte UTF-8 such as emoji); use utf8mb4",
                     t.charset.as_deref().unwrap_or("?")
@@ -287,27 +373,47 @@ fn check_type(src: &DataType, t: &TargetColumn) -> Result<(Encoding, Option<Stri
                 _ => 8,
             };
             match int_width(ty) {
-                Some(_) if t.unsigned() => Err("the column is UNSIGNED and Paimon integers are signed".into()),
+                Some(_) if t.unsigned() => {
+                    Err("the column is UNSIGNED and Paimon integers are signed".into())
+                }
                 Some(w) if w >= need => native(None),
                 Some(_) => Err(format!("needs an integer of at least {need} bytes")),
                 None if ty == "decimal" => {
                     let digits = [3u64, 5, 0, 10, 0, 0, 0, 19][need as usize - 1];
-                    let int_digits = t.numeric_precision.unwrap_or(0) - t.numeric_scale.unwrap_or(0);
-                    if int_digits >= digits { native(None) } else { Err(format!("needs DECIMAL with {digits} integer digits")) }
+                    let int_digits =
+                        t.numeric_precision.unwrap_or(0) - t.numeric_scale.unwrap_or(0);
+                    if int_digits >= digits {
+                        native(None)
+                    } else {
+                        Err(format!("needs DECIMAL with {digits} integer digits"))
+                    }
                 }
                 None => Err("use an integer column".into()),
             }
         }
         DataType::Float(_) if ty == "float" || ty == "double" => native(None),
         DataType::Double(_) if ty == "double" => native(None),
-        DataType::Float(_) | DataType::Double(_) => Err("use FLOAT or DOUBLE (DOUBLE for Paimon DOUBLE)".into()),
+        DataType::Float(_) | DataType::Double(_) => {
+            Err("use FLOAT or DOUBLE (DOUBLE for Paimon DOUBLE)".into())
+        }
         DataType::Decimal(d) if ty == "decimal" => {
             let (p, s) = (d.precision() as u64, d.scale() as u64);
-            let (tp, ts) = (t.numeric_precision.unwrap_or(10), t.numeric_scale.unwrap_or(0));
+            let (tp, ts) = (
+                t.numeric_precision.unwrap_or(10),
+                t.numeric_scale.unwrap_or(0),
+            );
             if ts < s {
-                Err(format!("scale {ts} < {s} would round values; use DECIMAL({}, {s}) or wider", tp.max(p)))
+                Err(format!(
+                    "scale {ts} < {s} would round values; use DECIMAL({}, {s}) or wider",
+                    tp.max(p)
+                ))
             } else if tp - ts < p - s {
-                Err(format!("{} integer digits < {}; use DECIMAL({}, {ts}) or wider", tp - ts, p - s, p - s + ts))
+                Err(format!(
+                    "{} integer digits < {}; use DECIMAL({}, {ts}) or wider",
+                    tp - ts,
+                    p - s,
+                    p - s + ts
+                ))
             } else {
                 native(None)
             }
@@ -320,18 +426,31 @@ fn check_type(src: &DataType, t: &TargetColumn) -> Result<(Encoding, Option<Stri
             };
             let have = t.char_max_length;
             match (need, have) {
-                (Some(n), Some(h)) if n > h => Err(format!("values need up to {n} bytes, the column holds {h}")),
-                (None, Some(h)) if h < (1 << 24) => {
-                    native(Some(format!("unbounded BYTES into {h} bytes: a longer value will stop the sync")))
+                (Some(n), Some(h)) if n > h => {
+                    Err(format!("values need up to {n} bytes, the column holds {h}"))
                 }
+                (None, Some(h)) if h < (1 << 24) => native(Some(format!(
+                    "unbounded BYTES into {h} bytes: a longer value will stop the sync"
+                ))),
                 _ => native(None),
             }
         }
         DataType::Date(_) if ty == "date" || ty == "datetime" => native(None),
-        DataType::Time(p) if ty == "time" => fraction_fits(p.precision(), t).map(|_| (Encoding::Native, None)),
-        DataType::Timestamp(p) if ty == "datetime" => fraction_fits(p.precision(), t).map(|_| (Encoding::Native, None)),
-        DataType::Timestamp(p) if ty == "timestamp" => fraction_fits(p.precision(), t)
-            .map(|_| (Encoding::Native, Some("MySQL TIMESTAMP only holds 1970–2038; DATETIME holds every Paimon TIMESTAMP".into()))),
+        DataType::Time(p) if ty == "time" => {
+            fraction_fits(p.precision(), t).map(|_| (Encoding::Native, None))
+        }
+        DataType::Timestamp(p) if ty == "datetime" => {
+            fraction_fits(p.precision(), t).map(|_| (Encoding::Native, None))
+        }
+        DataType::Timestamp(p) if ty == "timestamp" => fraction_fits(p.precision(), t).map(|_| {
+            (
+                Encoding::Native,
+                Some(
+                    "MySQL TIMESTAMP only holds 1970–2038; DATETIME holds every Paimon TIMESTAMP"
+                        .into(),
+                ),
+            )
+        }),
         DataType::LocalZonedTimestamp(p) if ty == "timestamp" || ty == "datetime" => {
             fraction_fits(p.precision(), t).map(|_| (Encoding::Native, None))
         }
@@ -348,7 +467,9 @@ fn fraction_fits(paimon_precision: u32, t: &TargetColumn) -> Result<(), String> 
             19 + paimon_precision + 1
         ))
     } else if have < paimon_precision {
-        Err(format!("fraction digits {have} < {paimon_precision}; use precision ({paimon_precision})"))
+        Err(format!(
+            "fraction digits {have} < {paimon_precision}; use precision ({paimon_precision})"
+        ))
     } else {
         Ok(())
     }
@@ -359,7 +480,10 @@ fn is_string(t: &DataType) -> bool {
 }
 
 fn is_nested(t: &DataType) -> bool {
-    matches!(t, DataType::Array(_) | DataType::Map(_) | DataType::Row(_) | DataType::Multiset(_))
+    matches!(
+        t,
+        DataType::Array(_) | DataType::Map(_) | DataType::Row(_) | DataType::Multiset(_)
+    )
 }
 
 /// The MySQL column type that holds every value of a Paimon type exactly.
@@ -374,7 +498,9 @@ pub fn suggested_mysql_type(t: &DataType) -> String {
         DataType::Double(_) => "DOUBLE".into(),
         DataType::Decimal(d) => format!("DECIMAL({}, {})", d.precision(), d.scale()),
         DataType::Char(c) => format!("CHAR({}) CHARACTER SET utf8mb4", c.length()),
-        DataType::VarChar(v) if v.length() <= 16383 => format!("VARCHAR({}) CHARACTER SET utf8mb4", v.length()),
+        DataType::VarChar(v) if v.length() <= 16383 => {
+            format!("VARCHAR({}) CHARACTER SET utf8mb4", v.length())
+        }
         DataType::VarChar(_) => "LONGTEXT CHARACTER SET utf8mb4".into(),
         DataType::Binary(b) => format!("BINARY({})", b.length()),
         DataType::VarBinary(v) if v.length() <= 65535 => format!("VARBINARY({})", v.length()),
@@ -383,7 +509,9 @@ pub fn suggested_mysql_type(t: &DataType) -> String {
         DataType::Time(p) => format!("TIME({})", p.precision()),
         DataType::Timestamp(p) if p.precision() > 6 => format!("VARCHAR({})", 20 + p.precision()),
         DataType::Timestamp(p) => format!("DATETIME({})", p.precision()),
-        DataType::LocalZonedTimestamp(p) if p.precision() > 6 => format!("VARCHAR({})", 20 + p.precision()),
+        DataType::LocalZonedTimestamp(p) if p.precision() > 6 => {
+            format!("VARCHAR({})", 20 + p.precision())
+        }
         DataType::LocalZonedTimestamp(p) => format!("DATETIME({})", p.precision()),
         _ if is_nested(t) => "JSON".into(),
         _ => "LONGTEXT".into(),
@@ -396,16 +524,31 @@ pub fn suggested_mysql_type(t: &DataType) -> String {
 }
 
 /// A `CREATE TABLE` that fits the Paimon table, offered when the target is missing.
-pub fn suggested_create_table(table: &str, source: &[SourceColumn], mapping: &ColumnMapping) -> String {
+pub fn suggested_create_table(
+    table: &str,
+    source: &[SourceColumn],
+    mapping: &ColumnMapping,
+) -> String {
     let cols: Vec<&SourceColumn> = source
         .iter()
-        .filter(|c| c.is_key || (mapping.include.as_ref().is_none_or(|i| i.contains(&c.name)) && !mapping.exclude.contains(&c.name)))
+        .filter(|c| {
+            c.is_key
+                || (mapping.include.as_ref().is_none_or(|i| i.contains(&c.name))
+                    && !mapping.exclude.contains(&c.name))
+        })
         .collect();
     let name = |c: &SourceColumn| quote_ident(mapping.rename.get(&c.name).unwrap_or(&c.name));
-    let mut lines: Vec<String> = cols.iter().map(|c| format!("  {} {}", name(c), suggested_mysql_type(&c.data_type))).collect();
+    let mut lines: Vec<String> = cols
+        .iter()
+        .map(|c| format!("  {} {}", name(c), suggested_mysql_type(&c.data_type)))
+        .collect();
     let keys: Vec<String> = cols.iter().filter(|c| c.is_key).map(|c| name(c)).collect();
     lines.push(format!("  PRIMARY KEY ({})", keys.join(", ")));
-    format!("CREATE TABLE {} (\n{}\n) DEFAULT CHARSET = utf8mb4", quote_ident(table), lines.join(",\n"))
+    format!(
+        "CREATE TABLE {} (\n{}\n) DEFAULT CHARSET = utf8mb4",
+        quote_ident(table),
+        lines.join(",\n")
+    )
 }
 
 pub fn quote_ident(name: &str) -> String {
@@ -420,10 +563,26 @@ mod tests {
 
     fn src() -> Vec<SourceColumn> {
         vec![
-            SourceColumn { name: "id".into(), data_type: DataType::BigInt(BigIntType::with_nullable(false)), is_key: true },
-            SourceColumn { name: "amount".into(), data_type: DataType::Decimal(DecimalType::new(10, 2).unwrap()), is_key: false },
-            SourceColumn { name: "note".into(), data_type: DataType::VarChar(VarCharType::new(20).unwrap()), is_key: false },
-            SourceColumn { name: "ts".into(), data_type: DataType::Timestamp(TimestampType::new(9).unwrap()), is_key: false },
+            SourceColumn {
+                name: "id".into(),
+                data_type: DataType::BigInt(BigIntType::with_nullable(false)),
+                is_key: true,
+            },
+            SourceColumn {
+                name: "amount".into(),
+                data_type: DataType::Decimal(DecimalType::new(10, 2).unwrap()),
+                is_key: false,
+            },
+            SourceColumn {
+                name: "note".into(),
+                data_type: DataType::VarChar(VarCharType::new(20).unwrap()),
+                is_key: false,
+            },
+            SourceColumn {
+                name: "ts".into(),
+                data_type: DataType::Timestamp(TimestampType::new(9).unwrap()),
+                is_key: false,
+            },
         ]
     }
 
@@ -448,7 +607,11 @@ mod tests {
         ts.char_max_length = Some(29);
         TargetTable {
             columns: vec![col("id", "bigint", "bigint(20)"), amount, note, ts],
-            indexes: vec![TargetIndex { name: "PRIMARY".into(), unique: true, columns: vec!["id".into()] }],
+            indexes: vec![TargetIndex {
+                name: "PRIMARY".into(),
+                unique: true,
+                columns: vec!["id".into()],
+            }],
         }
     }
 
@@ -480,8 +643,15 @@ mod tests {
     #[test]
     fn extra_unique_key_is_refused_unless_allowed() {
         let mut t = good_target();
-        t.indexes.push(TargetIndex { name: "uk_note".into(), unique: true, columns: vec!["note".into()] });
-        assert!(plan_layout(&src(), &ColumnMapping::default(), &t, false).unwrap_err()[0].contains("uk_note"));
+        t.indexes.push(TargetIndex {
+            name: "uk_note".into(),
+            unique: true,
+            columns: vec!["note".into()],
+        });
+        assert!(
+            plan_layout(&src(), &ColumnMapping::default(), &t, false).unwrap_err()[0]
+                .contains("uk_note")
+        );
         let layout = plan_layout(&src(), &ColumnMapping::default(), &t, true).unwrap();
         assert!(layout.warnings.iter().any(|w| w.contains("uk_note")));
     }
@@ -503,12 +673,24 @@ mod tests {
         assert!(problems[0].contains("\"required\""));
         t.columns.pop();
         let layout = plan_layout(&src(), &mapping, &t, false).unwrap();
-        assert_eq!(layout.columns.iter().map(|c| c.mysql.as_str()).collect::<Vec<_>>(), ["id", "amount", "comment"]);
+        assert_eq!(
+            layout
+                .columns
+                .iter()
+                .map(|c| c.mysql.as_str())
+                .collect::<Vec<_>>(),
+            ["id", "amount", "comment"]
+        );
     }
 
     #[test]
     fn suggested_ddl_names_the_key() {
         let ddl = suggested_create_table("orders", &src(), &ColumnMapping::default());
-        assert!(ddl.contains("`id` BIGINT NOT NULL") && ddl.contains("PRIMARY KEY (`id`)") && ddl.contains("VARCHAR(29)"), "{ddl}");
+        assert!(
+            ddl.contains("`id` BIGINT NOT NULL")
+                && ddl.contains("PRIMARY KEY (`id`)")
+                && ddl.contains("VARCHAR(29)"),
+            "{ddl}"
+        );
     }
 }

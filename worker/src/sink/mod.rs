@@ -20,8 +20,8 @@ use tracing::{info, warn};
 use crate::buffer::Batch;
 use crate::checkpoint::Checkpoint;
 use crate::config::WorkerConfig;
-use crate::failpoint;
 use crate::error::{Result, WorkerError};
+use crate::failpoint;
 use crate::metrics::Metrics;
 use layout::{plan_layout, suggested_create_table, Layout, SourceColumn};
 use statements::{chunk_ranges, wire_bytes, Dialect, Statements};
@@ -52,7 +52,11 @@ pub struct Claim {
 
 impl MysqlSink {
     /// Connects and validates the target table against the Paimon columns; writes nothing.
-    pub async fn open(cfg: &WorkerConfig, source: &[SourceColumn], metrics: Metrics) -> Result<Self> {
+    pub async fn open(
+        cfg: &WorkerConfig,
+        source: &[SourceColumn],
+        metrics: Metrics,
+    ) -> Result<Self> {
         let target = cfg.target_name();
         let m = &cfg.mysql;
         let opts = OptsBuilder::default()
@@ -68,9 +72,14 @@ impl MysqlSink {
                 "SET SESSION time_zone = '+00:00'",
                 "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'",
             ])
-            .pool_opts(PoolOpts::default().with_constraints(PoolConstraints::new(1, 2).expect("1 <= 2")));
+            .pool_opts(
+                PoolOpts::default().with_constraints(PoolConstraints::new(1, 2).expect("1 <= 2")),
+            );
         let pool = Pool::new(opts);
-        let connect_err = |source| WorkerError::Connect { url: m.redacted_url(), source };
+        let connect_err = |source| WorkerError::Connect {
+            url: m.redacted_url(),
+            source: Box::new(source),
+        };
         let mut conn = pool.get_conn().await.map_err(connect_err)?;
         let (version, max_packet): (String, u64) = conn
             .query_first("SELECT VERSION(), @@max_allowed_packet")
@@ -78,7 +87,9 @@ impl MysqlSink {
             .map_err(connect_err)?
             .unwrap_or_default();
         let dialect = Dialect::from_version(&version);
-        let table = TargetTable::load(&mut conn, &cfg.spec.sink.table).await.map_err(connect_err)?;
+        let table = TargetTable::load(&mut conn, &cfg.spec.sink.table)
+            .await
+            .map_err(connect_err)?;
         let Some(table) = table else {
             return Err(WorkerError::Validation {
                 table: target,
@@ -89,13 +100,26 @@ impl MysqlSink {
                 )],
             });
         };
-        let guard = cfg.spec.sink.sequence_guard.as_ref().map(|g| g.column.as_str());
-        let layout = plan_layout(source, &cfg.spec.sink.columns, &table, cfg.spec.sink.allow_extra_unique_keys)
-            .and_then(|layout| match guard {
-                Some(g) => layout::check_guard_column(&layout, &table, g).map(|()| layout),
-                None => Ok(layout),
-            })
-            .map_err(|problems| WorkerError::Validation { table: target.clone(), problems })?;
+        let guard = cfg
+            .spec
+            .sink
+            .sequence_guard
+            .as_ref()
+            .map(|g| g.column.as_str());
+        let layout = plan_layout(
+            source,
+            &cfg.spec.sink.columns,
+            &table,
+            cfg.spec.sink.allow_extra_unique_keys,
+        )
+        .and_then(|layout| match guard {
+            Some(g) => layout::check_guard_column(&layout, &table, g).map(|()| layout),
+            None => Ok(layout),
+        })
+        .map_err(|problems| WorkerError::Validation {
+            table: target.clone(),
+            problems,
+        })?;
         for w in &layout.warnings {
             warn!(table = %target, "{w}");
         }
@@ -103,7 +127,11 @@ impl MysqlSink {
         let statements = Statements::new(&cfg.spec.sink.table, &layout, dialect, guard);
         let bulk_statement = bulk::statement(
             &layout::quote_ident(&cfg.spec.sink.table),
-            &layout.columns.iter().map(|c| layout::quote_ident(&c.mysql)).collect::<Vec<_>>(),
+            &layout
+                .columns
+                .iter()
+                .map(|c| layout::quote_ident(&c.mysql))
+                .collect::<Vec<_>>(),
         );
         Ok(Self {
             pool,
@@ -116,7 +144,9 @@ impl MysqlSink {
             table_sql: layout::quote_ident(&cfg.spec.sink.table),
             max_rows_per_statement: cfg.spec.sink.max_rows_per_statement as usize,
             // Leave room for the SQL text and protocol framing.
-            max_statement_bytes: (max_packet as usize).saturating_sub(64 * 1024).clamp(64 * 1024, 16 << 20),
+            max_statement_bytes: (max_packet as usize)
+                .saturating_sub(64 * 1024)
+                .clamp(64 * 1024, 16 << 20),
             max_retries: cfg.spec.sink.max_retries,
             metrics,
         })
@@ -138,7 +168,12 @@ impl MysqlSink {
         let row: Option<i64> = conn
             .query_first(format!("SELECT 1 FROM {} LIMIT 1", self.table_sql))
             .await
-            .map_err(|source| WorkerError::Sink { action: "look at", table: self.target.clone(), key: String::new(), source })?;
+            .map_err(|source| WorkerError::Sink {
+                action: "look at",
+                table: self.target.clone(),
+                key: String::new(),
+                source: Box::new(source),
+            })?;
         Ok(row.is_none())
     }
 
@@ -147,19 +182,33 @@ impl MysqlSink {
         for row in &batch.upserts {
             bulk::encode_row(&row.iter().collect::<Vec<_>>(), &mut data);
         }
-        let mut conn = self.pool.get_conn().await.map_err(|e| Failure::new("connect", e))?;
+        let mut conn = self
+            .pool
+            .get_conn()
+            .await
+            .map_err(|e| Failure::new("connect", e))?;
         let data = bytes::Bytes::from(data);
-        conn.set_infile_handler(async move { Ok(futures::stream::once(async move { Ok(data) }).boxed()) });
-        conn.query_drop(self.bulk_statement.as_str()).await.map_err(|e| Failure::new("bulk load", e))
+        conn.set_infile_handler(async move {
+            Ok(futures::stream::once(async move { Ok(data) }).boxed())
+        });
+        conn.query_drop(self.bulk_statement.as_str())
+            .await
+            .map_err(|e| Failure::new("bulk load", e))
     }
 
     /// Exactly-once: creates the progress table if needed, takes this slot over (a new epoch)
     /// and returns the progress committed by earlier runs.
     pub async fn claim(&self, cfg: &WorkerConfig) -> Result<Claim> {
         let mut conn = self.conn().await?;
-        let (epoch, progress) = progress::claim(&mut conn, &cfg.sync_name, cfg.slot.slot, cfg.slot.slots)
-            .await
-            .map_err(|source| WorkerError::Sink { action: "claim progress", table: progress::TABLE.into(), key: String::new(), source })?;
+        let (epoch, progress) =
+            progress::claim(&mut conn, &cfg.sync_name, cfg.slot.slot, cfg.slot.slots)
+                .await
+                .map_err(|source| WorkerError::Sink {
+                    action: "claim progress",
+                    table: progress::TABLE.into(),
+                    key: String::new(),
+                    source: Box::new(source),
+                })?;
         Ok(Claim { epoch, progress })
     }
 
@@ -175,7 +224,9 @@ impl MysqlSink {
         loop {
             match self.try_write(batch, progress).await {
                 Ok(()) => break,
-                Err(failure) if retry::is_transient(&failure.error) && attempt < self.max_retries => {
+                Err(failure)
+                    if retry::is_transient(&failure.error) && attempt < self.max_retries =>
+                {
                     attempt += 1;
                     self.metrics.retries.inc();
                     let wait = retry::backoff(attempt);
@@ -186,8 +237,11 @@ impl MysqlSink {
                     return Err(WorkerError::Sink {
                         action: failure.action,
                         table: self.target.clone(),
-                        key: failure.key.map(|k| format!(" for key ({k})")).unwrap_or_default(),
-                        source: failure.error,
+                        key: failure
+                            .key
+                            .map(|k| format!(" for key ({k})"))
+                            .unwrap_or_default(),
+                        source: Box::new(failure.error),
                     })
                 }
             }
@@ -196,29 +250,59 @@ impl MysqlSink {
         Ok(())
     }
 
-    async fn try_write(&self, batch: &Batch, progress: Option<&Checkpoint>) -> std::result::Result<(), Failure> {
+    async fn try_write(
+        &self,
+        batch: &Batch,
+        progress: Option<&Checkpoint>,
+    ) -> std::result::Result<(), Failure> {
         failpoint::hit("before-transaction");
         if self.bulk.load(Ordering::Relaxed) && batch.deletes.is_empty() && progress.is_none() {
             match self.bulk_write(batch).await {
+                Ok(()) => return Ok(()),
                 Err(f) if bulk::is_refused(&f.error) => {
                     warn!(table = %self.target, error = %f.error, "LOAD DATA LOCAL INFILE is refused (local_infile off?): using upserts");
                     self.bulk.store(false, Ordering::Relaxed);
                 }
-                other => return other,
+                Err(f) if retry::is_transient(&f.error) => return Err(f),
+                // A row the server refuses: the upserts below find it and name its key.
+                Err(_) => {}
             }
         }
-        let mut conn = self.pool.get_conn().await.map_err(|e| Failure::new("connect", e))?;
-        let mut tx = conn.start_transaction(TxOpts::default()).await.map_err(|e| Failure::new("begin", e))?;
+        let mut conn = self
+            .pool
+            .get_conn()
+            .await
+            .map_err(|e| Failure::new("connect", e))?;
+        let mut tx = conn
+            .start_transaction(TxOpts::default())
+            .await
+            .map_err(|e| Failure::new("begin", e))?;
         let guard = |snapshots: &[i64], i: usize| self.guarded.then(|| Value::Int(snapshots[i]));
-        let key_rows: Vec<Vec<&Value>> = batch.deletes.iter().map(|r| self.layout.key_positions.iter().map(|&i| &r[i]).collect()).collect();
-        let delete_guards: Vec<Option<Value>> = (0..batch.deletes.len()).map(|i| guard(&batch.delete_snapshots, i)).collect();
-        self.run_chunks(&mut tx, "delete", &key_rows, &delete_guards, |n| self.statements.delete(n)).await?;
+        let key_rows: Vec<Vec<&Value>> = batch
+            .deletes
+            .iter()
+            .map(|r| self.layout.key_positions.iter().map(|&i| &r[i]).collect())
+            .collect();
+        let delete_guards: Vec<Option<Value>> = (0..batch.deletes.len())
+            .map(|i| guard(&batch.delete_snapshots, i))
+            .collect();
+        self.run_chunks(&mut tx, "delete", &key_rows, &delete_guards, |n| {
+            self.statements.delete(n)
+        })
+        .await?;
         let rows: Vec<Vec<&Value>> = batch.upserts.iter().map(|r| r.iter().collect()).collect();
-        let upsert_guards: Vec<Option<Value>> = (0..batch.upserts.len()).map(|i| guard(&batch.upsert_snapshots, i)).collect();
-        self.run_chunks(&mut tx, "upsert", &rows, &upsert_guards, |n| self.statements.upsert(n)).await?;
+        let upsert_guards: Vec<Option<Value>> = (0..batch.upserts.len())
+            .map(|i| guard(&batch.upsert_snapshots, i))
+            .collect();
+        self.run_chunks(&mut tx, "upsert", &rows, &upsert_guards, |n| {
+            self.statements.upsert(n)
+        })
+        .await?;
         if let Some(cp) = progress {
             let (sql, params) = progress::update(cp);
-            tx.exec_drop(sql, params).await.map_err(|e| Failure::new("progress update", e))?;
+            tx.exec_drop(sql, params)
+                .await
+                .map_err(|e| Failure::new("progress update", e))?;
             if tx.affected_rows() == 0 {
                 // Dropping the transaction rolls it back: nothing of this flush is written.
                 return Err(Failure::new(
@@ -247,10 +331,16 @@ impl MysqlSink {
         guards: &[Option<Value>],
         sql_for: impl Fn(usize) -> String,
     ) -> std::result::Result<(), Failure> {
-        let params_per_row = rows.first().map_or(1, |r| r.len() + usize::from(self.guarded));
-        let ranges = chunk_ranges(rows.len(), params_per_row, self.max_rows_per_statement, self.max_statement_bytes, |i| {
-            rows[i].iter().map(|v| wire_bytes(v)).sum()
-        });
+        let params_per_row = rows
+            .first()
+            .map_or(1, |r| r.len() + usize::from(self.guarded));
+        let ranges = chunk_ranges(
+            rows.len(),
+            params_per_row,
+            self.max_rows_per_statement,
+            self.max_statement_bytes,
+            |i| rows[i].iter().map(|v| wire_bytes(v)).sum(),
+        );
         for (n, range) in ranges.into_iter().enumerate() {
             if n == 1 {
                 failpoint::hit("mid-chunk");
@@ -261,8 +351,15 @@ impl MysqlSink {
                 .zip(&guards[range])
                 .flat_map(|(r, g)| r.iter().map(|v| (*v).clone()).chain(g.clone()))
                 .collect();
-            if let Err(error) = tx.exec_drop(sql_for(chunk.len()), Params::Positional(params)).await {
-                let key = if retry::is_transient(&error) { None } else { self.locate_failing_row(tx, chunk, &sql_for).await };
+            if let Err(error) = tx
+                .exec_drop(sql_for(chunk.len()), Params::Positional(params))
+                .await
+            {
+                let key = if retry::is_transient(&error) {
+                    None
+                } else {
+                    self.locate_failing_row(tx, chunk, &sql_for).await
+                };
                 return Err(Failure { action, error, key });
             }
         }
@@ -285,11 +382,19 @@ impl MysqlSink {
             if self.guarded {
                 params.push(Value::Int(i64::MAX));
             }
-            if tx.exec_drop(sql.as_str(), Params::Positional(params)).await.is_err() {
+            if tx
+                .exec_drop(sql.as_str(), Params::Positional(params))
+                .await
+                .is_err()
+            {
                 let key: Vec<String> = if is_delete {
                     row.iter().map(|v| v.as_sql(false)).collect()
                 } else {
-                    self.layout.key_positions.iter().map(|&i| row[i].as_sql(false)).collect()
+                    self.layout
+                        .key_positions
+                        .iter()
+                        .map(|&i| row[i].as_sql(false))
+                        .collect()
                 };
                 return Some(key.join(", "));
             }
@@ -298,7 +403,13 @@ impl MysqlSink {
     }
 
     async fn conn(&self) -> Result<Conn> {
-        self.pool.get_conn().await.map_err(|source| WorkerError::Connect { url: self.target.clone(), source })
+        self.pool
+            .get_conn()
+            .await
+            .map_err(|source| WorkerError::Connect {
+                url: self.target.clone(),
+                source: Box::new(source),
+            })
     }
 
     pub async fn close(self) {
@@ -316,6 +427,10 @@ struct Failure {
 
 impl Failure {
     fn new(action: &'static str, error: mysql_async::Error) -> Self {
-        Self { action, error, key: None }
+        Self {
+            action,
+            error,
+            key: None,
+        }
     }
 }

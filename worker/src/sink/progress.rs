@@ -25,7 +25,12 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS `_paimon_sync_progress` (
 ) DEFAULT CHARSET = utf8mb4";
 
 /// Creates the table if needed, bumps this slot's epoch and returns (epoch, stored progress).
-pub async fn claim(conn: &mut Conn, sync: &str, slot: u32, slots: u32) -> Result<(u64, Option<Checkpoint>), mysql_async::Error> {
+pub async fn claim(
+    conn: &mut Conn,
+    sync: &str,
+    slot: u32,
+    slots: u32,
+) -> Result<(u64, Option<Checkpoint>), mysql_async::Error> {
     conn.query_drop(CREATE).await?;
     conn.exec_drop(
         "INSERT INTO `_paimon_sync_progress` (sync_name, slot, slots, epoch, updated_at) VALUES (?, ?, ?, 1, NOW(6)) \

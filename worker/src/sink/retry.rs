@@ -26,7 +26,11 @@ mod tests {
     use super::*;
 
     fn server(code: u16) -> mysql_async::Error {
-        mysql_async::Error::Server(mysql_async::ServerError { code, message: String::new(), state: String::new() })
+        mysql_async::Error::Server(mysql_async::ServerError {
+            code,
+            message: String::new(),
+            state: String::new(),
+        })
     }
 
     #[test]

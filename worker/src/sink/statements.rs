@@ -28,7 +28,9 @@ impl Dialect {
             .filter_map(|s| s.parse().ok())
             .collect();
         match nums.as_slice() {
-            [major, minor, patch, ..] if (*major, *minor, *patch) >= (8, 0, 19) => Dialect::RowAlias,
+            [major, minor, patch, ..] if (*major, *minor, *patch) >= (8, 0, 19) => {
+                Dialect::RowAlias
+            }
             _ => Dialect::ValuesFunction,
         }
     }
@@ -51,12 +53,33 @@ pub const MAX_PLACEHOLDERS: usize = 65_535;
 
 impl Statements {
     pub fn new(table: &str, layout: &Layout, dialect: Dialect, guard: Option<&str>) -> Self {
-        let mut quoted: Vec<String> = layout.columns.iter().map(|c| quote_ident(&c.mysql)).collect();
-        let non_key = layout.columns.iter().zip(&quoted).filter(|(c, _)| !c.is_key).map(|(_, q)| q.clone()).collect();
-        let key = layout.key_positions.iter().map(|&i| quoted[i].clone()).collect();
+        let mut quoted: Vec<String> = layout
+            .columns
+            .iter()
+            .map(|c| quote_ident(&c.mysql))
+            .collect();
+        let non_key = layout
+            .columns
+            .iter()
+            .zip(&quoted)
+            .filter(|(c, _)| !c.is_key)
+            .map(|(_, q)| q.clone())
+            .collect();
+        let key = layout
+            .key_positions
+            .iter()
+            .map(|&i| quoted[i].clone())
+            .collect();
         let guard = guard.map(quote_ident);
         quoted.extend(guard.clone());
-        Self { table: quote_ident(table), non_key, key, columns: quoted, dialect, guard }
+        Self {
+            table: quote_ident(table),
+            non_key,
+            key,
+            columns: quoted,
+            dialect,
+            guard,
+        }
     }
 
     /// Parameters per upserted row (the mapped columns, plus the guard value).
@@ -72,10 +95,18 @@ impl Statements {
     /// `INSERT … VALUES (?,…),… ON DUPLICATE KEY UPDATE …` for `rows` rows.
     pub fn upsert(&self, rows: usize) -> String {
         let tuple = placeholders(self.columns.len());
-        let mut sql = format!("INSERT INTO {} ({}) VALUES ", self.table, self.columns.join(", "));
+        let mut sql = format!(
+            "INSERT INTO {} ({}) VALUES ",
+            self.table,
+            self.columns.join(", ")
+        );
         push_repeated(&mut sql, &tuple, rows);
         // With only key columns there is nothing to update; assigning a key to itself is a no-op.
-        let updates: &[String] = if self.non_key.is_empty() && self.guard.is_none() { &self.key[..1] } else { &self.non_key };
+        let updates: &[String] = if self.non_key.is_empty() && self.guard.is_none() {
+            &self.key[..1]
+        } else {
+            &self.non_key
+        };
         let incoming = |c: &str| match self.dialect {
             Dialect::RowAlias => format!("new.{c}"),
             Dialect::ValuesFunction => format!("VALUES({c})"),
@@ -88,10 +119,22 @@ impl Statements {
             // Assignments run left to right: compare against the stored guard before it changes.
             Some(g) => updates
                 .iter()
-                .map(|c| format!("{c} = IF({} >= COALESCE({g}, -1), {}, {c})", incoming(g), incoming(c)))
-                .chain(std::iter::once(format!("{g} = GREATEST(COALESCE({g}, -1), {})", incoming(g))))
+                .map(|c| {
+                    format!(
+                        "{c} = IF({} >= COALESCE({g}, -1), {}, {c})",
+                        incoming(g),
+                        incoming(c)
+                    )
+                })
+                .chain(std::iter::once(format!(
+                    "{g} = GREATEST(COALESCE({g}, -1), {})",
+                    incoming(g)
+                )))
                 .collect(),
-            None => updates.iter().map(|c| format!("{c} = {}", incoming(c))).collect(),
+            None => updates
+                .iter()
+                .map(|c| format!("{c} = {}", incoming(c)))
+                .collect(),
         };
         if sets.is_empty() {
             sets.push(format!("{0} = {0}", self.key[0]));
@@ -106,14 +149,26 @@ impl Statements {
         if let Some(g) = &self.guard {
             let one = format!(
                 "({} AND COALESCE({g}, -1) <= ?)",
-                self.key.iter().map(|k| format!("{k} = ?")).collect::<Vec<_>>().join(" AND ")
+                self.key
+                    .iter()
+                    .map(|k| format!("{k} = ?"))
+                    .collect::<Vec<_>>()
+                    .join(" AND ")
             );
-            return format!("DELETE FROM {} WHERE {}", self.table, vec![one; rows].join(" OR "));
+            return format!(
+                "DELETE FROM {} WHERE {}",
+                self.table,
+                vec![one; rows].join(" OR ")
+            );
         }
         let mut sql = if self.key.len() == 1 {
             format!("DELETE FROM {} WHERE {} IN ", self.table, self.key[0])
         } else {
-            format!("DELETE FROM {} WHERE ({}) IN ", self.table, self.key.join(", "))
+            format!(
+                "DELETE FROM {} WHERE ({}) IN ",
+                self.table,
+                self.key.join(", ")
+            )
         };
         if self.key.len() == 1 {
             sql.push('(');
@@ -162,7 +217,9 @@ pub fn chunk_ranges<'a>(
     max_bytes: usize,
     row_bytes: impl Fn(usize) -> usize + 'a,
 ) -> Vec<Range<usize>> {
-    let max_rows = max_rows.min(MAX_PLACEHOLDERS / params_per_row.max(1)).max(1);
+    let max_rows = max_rows
+        .min(MAX_PLACEHOLDERS / params_per_row.max(1))
+        .max(1);
     let mut out = Vec::new();
     let mut start = 0;
     while start < rows {
@@ -190,15 +247,32 @@ mod tests {
 
     fn layout(keys: &[&str], others: &[&str]) -> Layout {
         let mut columns = Vec::new();
-        for (k, is_key) in keys.iter().map(|k| (k, true)).chain(others.iter().map(|o| (o, false))) {
-            columns.push(ColumnPlan { paimon: k.to_string(), mysql: k.to_string(), encoding: Encoding::Native, precision: Precision::default(), is_key });
+        for (k, is_key) in keys
+            .iter()
+            .map(|k| (k, true))
+            .chain(others.iter().map(|o| (o, false)))
+        {
+            columns.push(ColumnPlan {
+                paimon: k.to_string(),
+                mysql: k.to_string(),
+                encoding: Encoding::Native,
+                precision: Precision::default(),
+                is_key,
+            });
         }
-        Layout { key_positions: (0..keys.len()).collect(), columns, warnings: vec![] }
+        Layout {
+            key_positions: (0..keys.len()).collect(),
+            columns,
+            warnings: vec![],
+        }
     }
 
     #[test]
     fn dialect_by_server_version() {
-        assert_eq!(Dialect::from_version("10.11.6-MariaDB-0+deb12u1"), Dialect::ValuesFunction);
+        assert_eq!(
+            Dialect::from_version("10.11.6-MariaDB-0+deb12u1"),
+            Dialect::ValuesFunction
+        );
         assert_eq!(Dialect::from_version("8.0.18"), Dialect::ValuesFunction);
         assert_eq!(Dialect::from_version("8.0.19"), Dialect::RowAlias);
         assert_eq!(Dialect::from_version("8.4.2-commercial"), Dialect::RowAlias);
@@ -207,20 +281,36 @@ mod tests {
 
     #[test]
     fn upsert_and_delete_sql() {
-        let s = Statements::new("orders", &layout(&["id"], &["amount"]), Dialect::ValuesFunction, None);
+        let s = Statements::new(
+            "orders",
+            &layout(&["id"], &["amount"]),
+            Dialect::ValuesFunction,
+            None,
+        );
         assert_eq!(
             s.upsert(2),
             "INSERT INTO `orders` (`id`, `amount`) VALUES (?, ?), (?, ?) ON DUPLICATE KEY UPDATE `amount` = VALUES(`amount`)"
         );
         assert_eq!(s.delete(3), "DELETE FROM `orders` WHERE `id` IN (?, ?, ?)");
         let c = Statements::new("t", &layout(&["a", "b"], &[]), Dialect::RowAlias, None);
-        assert_eq!(c.upsert(1), "INSERT INTO `t` (`a`, `b`) VALUES (?, ?) AS new ON DUPLICATE KEY UPDATE `a` = new.`a`");
-        assert_eq!(c.delete(2), "DELETE FROM `t` WHERE (`a`, `b`) IN ((?, ?), (?, ?))");
+        assert_eq!(
+            c.upsert(1),
+            "INSERT INTO `t` (`a`, `b`) VALUES (?, ?) AS new ON DUPLICATE KEY UPDATE `a` = new.`a`"
+        );
+        assert_eq!(
+            c.delete(2),
+            "DELETE FROM `t` WHERE (`a`, `b`) IN ((?, ?), (?, ?))"
+        );
     }
 
     #[test]
     fn guarded_statements_compare_before_they_write() {
-        let s = Statements::new("orders", &layout(&["id"], &["amount"]), Dialect::ValuesFunction, Some("seq"));
+        let s = Statements::new(
+            "orders",
+            &layout(&["id"], &["amount"]),
+            Dialect::ValuesFunction,
+            Some("seq"),
+        );
         assert_eq!(
             s.upsert(1),
             "INSERT INTO `orders` (`id`, `amount`, `seq`) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE \
@@ -233,7 +323,10 @@ mod tests {
 
     #[test]
     fn chunks_respect_rows_placeholders_and_bytes() {
-        assert_eq!(chunk_ranges(10, 2, 4, 1 << 20, |_| 10), vec![0..4, 4..8, 8..10]);
+        assert_eq!(
+            chunk_ranges(10, 2, 4, 1 << 20, |_| 10),
+            vec![0..4, 4..8, 8..10]
+        );
         assert_eq!(chunk_ranges(70_000, 1, 100_000, usize::MAX, |_| 1).len(), 2);
         assert_eq!(chunk_ranges(5, 1, 100, 25, |_| 10), vec![0..2, 2..4, 4..5]);
         // One row bigger than the budget still goes, alone.

@@ -69,27 +69,29 @@ impl TargetTable {
         }
         let columns = rows
             .into_iter()
-            .map(|(name, data_type, column_type, nullable, default, extra, clen, np, ns, dp, cs)| {
-                let extra = extra.to_lowercase();
-                // MariaDB reports a missing default as NULL or the string 'NULL' for nullable columns.
-                let has_default = default.is_some();
-                TargetColumn {
-                    name,
-                    data_type,
-                    column_type,
-                    nullable: nullable == "YES",
-                    fills_itself: has_default
-                        || extra.contains("auto_increment")
-                        || extra.contains("generated")
-                        || extra.contains("virtual")
-                        || extra.contains("stored"),
-                    char_max_length: clen,
-                    numeric_precision: np,
-                    numeric_scale: ns,
-                    datetime_precision: dp,
-                    charset: cs.map(|c| c.to_lowercase()),
-                }
-            })
+            .map(
+                |(name, data_type, column_type, nullable, default, extra, clen, np, ns, dp, cs)| {
+                    let extra = extra.to_lowercase();
+                    // MariaDB reports a missing default as NULL or the string 'NULL' for nullable columns.
+                    let has_default = default.is_some();
+                    TargetColumn {
+                        name,
+                        data_type,
+                        column_type,
+                        nullable: nullable == "YES",
+                        fills_itself: has_default
+                            || extra.contains("auto_increment")
+                            || extra.contains("generated")
+                            || extra.contains("virtual")
+                            || extra.contains("stored"),
+                        char_max_length: clen,
+                        numeric_precision: np,
+                        numeric_scale: ns,
+                        datetime_precision: dp,
+                        charset: cs.map(|c| c.to_lowercase()),
+                    }
+                },
+            )
             .collect();
         let stats: Vec<(String, i64, String)> = conn
             .exec(
@@ -102,13 +104,19 @@ impl TargetTable {
         for (name, non_unique, column) in stats {
             match indexes.last_mut() {
                 Some(last) if last.name == name => last.columns.push(column),
-                _ => indexes.push(TargetIndex { name, unique: non_unique == 0, columns: vec![column] }),
+                _ => indexes.push(TargetIndex {
+                    name,
+                    unique: non_unique == 0,
+                    columns: vec![column],
+                }),
             }
         }
         Ok(Some(Self { columns, indexes }))
     }
 
     pub fn column(&self, name: &str) -> Option<&TargetColumn> {
-        self.columns.iter().find(|c| c.name.eq_ignore_ascii_case(name))
+        self.columns
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(name))
     }
 }

@@ -54,26 +54,46 @@ pub struct Decoded {
 
 /// Decodes a batch: the full read has no `rowkind` (all inserts), change reads do.
 /// `snapshot_id` and the row's sequence number order changes of one key.
-pub fn decode_batch(batch: &RecordBatch, layout: &Layout, snapshot_id: i64, table: &str) -> Result<Vec<Decoded>> {
+pub fn decode_batch(
+    batch: &RecordBatch,
+    layout: &Layout,
+    snapshot_id: i64,
+    table: &str,
+) -> Result<Vec<Decoded>> {
     let n = batch.num_rows();
     let mut columns: Vec<std::vec::IntoIter<Value>> = Vec::with_capacity(layout.columns.len());
     for c in &layout.columns {
         let array = batch.column_by_name(&c.paimon).ok_or_else(|| {
-            WorkerError::Data(format!("Paimon table {table}: column {:?} is missing from the read (schema changed?)", c.paimon))
+            WorkerError::Data(format!(
+                "Paimon table {table}: column {:?} is missing from the read (schema changed?)",
+                c.paimon
+            ))
         })?;
-        let values = column_values(array, c.encoding, c.precision)
-            .map_err(|e| WorkerError::Data(format!("Paimon table {table}, column {:?}: {e}", c.paimon)))?;
+        let values = column_values(array, c.encoding, c.precision).map_err(|e| {
+            WorkerError::Data(format!("Paimon table {table}, column {:?}: {e}", c.paimon))
+        })?;
         columns.push(values.into_iter());
     }
-    let kinds = batch.column_by_name(ROW_KIND).map(|a| a.as_string::<i32>().clone());
-    let sequences = batch.column_by_name(SEQUENCE).and_then(|a| a.as_primitive_opt::<Int64Type>().cloned());
+    let kinds = batch
+        .column_by_name(ROW_KIND)
+        .map(|a| a.as_string::<i32>().clone());
+    let sequences = batch
+        .column_by_name(SEQUENCE)
+        .and_then(|a| a.as_primitive_opt::<Int64Type>().cloned());
     let mut out = Vec::with_capacity(n);
     let mut key_buf = Vec::new();
     for i in 0..n {
-        let row: Vec<Value> = columns.iter_mut().map(|c| c.next().unwrap_or(Value::NULL)).collect();
+        let row: Vec<Value> = columns
+            .iter_mut()
+            .map(|c| c.next().unwrap_or(Value::NULL))
+            .collect();
         let kind = match &kinds {
-            Some(k) => RowKind::parse(k.value(i))
-                .ok_or_else(|| WorkerError::Data(format!("Paimon table {table}: unknown row kind {:?}", k.value(i))))?,
+            Some(k) => RowKind::parse(k.value(i)).ok_or_else(|| {
+                WorkerError::Data(format!(
+                    "Paimon table {table}: unknown row kind {:?}",
+                    k.value(i)
+                ))
+            })?,
             None => RowKind::Insert,
         };
         let key_values: Vec<&Value> = layout.key_positions.iter().map(|&p| &row[p]).collect();
@@ -85,12 +105,23 @@ pub fn decode_batch(batch: &RecordBatch, layout: &Layout, snapshot_id: i64, tabl
             )));
         }
         encode_key(&key_values, &mut key_buf);
-        let sequence = sequences.as_ref().filter(|s| !s.is_null(i)).map_or(0, |s| s.value(i));
+        let sequence = sequences
+            .as_ref()
+            .filter(|s| !s.is_null(i))
+            .map_or(0, |s| s.value(i));
         let change_kind = match kind {
             RowKind::Delete | RowKind::UpdateBefore => ChangeKind::Delete,
             RowKind::Insert | RowKind::UpdateAfter => ChangeKind::Upsert,
         };
-        out.push(Decoded { key: key_buf.clone(), kind, change: Change { kind: change_kind, row, order: (snapshot_id, sequence) } });
+        out.push(Decoded {
+            key: key_buf.clone(),
+            kind,
+            change: Change {
+                kind: change_kind,
+                row,
+                order: (snapshot_id, sequence),
+            },
+        });
     }
     Ok(out)
 }
@@ -113,24 +144,46 @@ mod tests {
             precision: Precision::default(),
             is_key,
         };
-        Layout { columns: vec![col("id", true), col("v", false)], key_positions: vec![0], warnings: vec![] }
+        Layout {
+            columns: vec![col("id", true), col("v", false)],
+            key_positions: vec![0],
+            warnings: vec![],
+        }
     }
 
     fn batch(kinds: Vec<&str>, ids: Vec<Option<i64>>) -> RecordBatch {
         let n = ids.len();
         RecordBatch::try_from_iter(vec![
             ("rowkind", Arc::new(StringArray::from(kinds)) as ArrayRef),
-            ("_SEQUENCE_NUMBER", Arc::new(Int64Array::from((0..n as i64).collect::<Vec<_>>())) as ArrayRef),
+            (
+                "_SEQUENCE_NUMBER",
+                Arc::new(Int64Array::from((0..n as i64).collect::<Vec<_>>())) as ArrayRef,
+            ),
             ("id", Arc::new(Int64Array::from(ids)) as ArrayRef),
-            ("v", Arc::new(StringArray::from(vec![Some("x"); n])) as ArrayRef),
+            (
+                "v",
+                Arc::new(StringArray::from(vec![Some("x"); n])) as ArrayRef,
+            ),
         ])
         .unwrap()
     }
 
     #[test]
     fn row_kinds_map_to_upserts_and_deletes_with_paimon_order() {
-        let decoded = decode_batch(&batch(vec!["+I", "-U", "+U", "-D"], vec![Some(1), Some(1), Some(1), Some(2)]), &layout(), 9, "db.t").unwrap();
-        let kinds: Vec<_> = decoded.iter().map(|d| (d.kind, d.change.kind, d.change.order)).collect();
+        let decoded = decode_batch(
+            &batch(
+                vec!["+I", "-U", "+U", "-D"],
+                vec![Some(1), Some(1), Some(1), Some(2)],
+            ),
+            &layout(),
+            9,
+            "db.t",
+        )
+        .unwrap();
+        let kinds: Vec<_> = decoded
+            .iter()
+            .map(|d| (d.kind, d.change.kind, d.change.order))
+            .collect();
         assert_eq!(kinds[0], (RowKind::Insert, ChangeKind::Upsert, (9, 0)));
         assert_eq!(kinds[2], (RowKind::UpdateAfter, ChangeKind::Upsert, (9, 2)));
         assert_eq!(kinds[3], (RowKind::Delete, ChangeKind::Delete, (9, 3)));
@@ -139,7 +192,17 @@ mod tests {
 
     #[test]
     fn a_null_key_stops_with_the_column_name() {
-        let err = decode_batch(&batch(vec!["+I", "+I"], vec![Some(1), None]), &layout(), 4, "db.t").unwrap_err();
-        assert!(err.to_string().contains("NULL in key column \"id\"") && err.to_string().contains("snapshot 4"), "{err}");
+        let err = decode_batch(
+            &batch(vec!["+I", "+I"], vec![Some(1), None]),
+            &layout(),
+            4,
+            "db.t",
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("NULL in key column \"id\"")
+                && err.to_string().contains("snapshot 4"),
+            "{err}"
+        );
     }
 }

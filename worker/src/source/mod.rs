@@ -64,7 +64,10 @@ impl PaimonSource {
                 options.set(k, v);
             }
         }
-        let paimon_err = |source| WorkerError::Paimon { table: name.clone(), source };
+        let paimon_err = |source| WorkerError::Paimon {
+            table: name.clone(),
+            source: Box::new(source),
+        };
         let catalog = CatalogFactory::create(options).await.map_err(paimon_err)?;
         let table = catalog
             .get_table(&paimon::catalog::Identifier::new(spec.database.clone(), spec.table.clone()))
@@ -84,7 +87,8 @@ impl PaimonSource {
         if schema.primary_keys().is_empty() {
             return Err(WorkerError::Source {
                 table: name,
-                message: "has no primary key; only primary-key tables can be synced to MySQL".into(),
+                message: "has no primary key; only primary-key tables can be synced to MySQL"
+                    .into(),
             });
         }
         let columns = schema
@@ -96,7 +100,12 @@ impl PaimonSource {
                 is_key: keys.iter().any(|k| k == f.name()),
             })
             .collect();
-        Ok(Self { table, name, slot, columns })
+        Ok(Self {
+            table,
+            name,
+            slot,
+            columns,
+        })
     }
 
     pub fn name(&self) -> &str {
@@ -108,20 +117,36 @@ impl PaimonSource {
     }
 
     fn err(&self, source: paimon::Error) -> WorkerError {
-        WorkerError::Paimon { table: self.name.clone(), source }
+        WorkerError::Paimon {
+            table: self.name.clone(),
+            source: Box::new(source),
+        }
     }
 
     pub async fn latest_snapshot(&self) -> Result<Option<i64>> {
-        self.table.snapshot_manager().get_latest_snapshot_id().await.map_err(|e| self.err(e))
+        self.table
+            .snapshot_manager()
+            .get_latest_snapshot_id()
+            .await
+            .map_err(|e| self.err(e))
     }
 
     pub async fn earliest_snapshot(&self) -> Result<Option<i64>> {
-        self.table.snapshot_manager().earliest_snapshot_id().await.map_err(|e| self.err(e))
+        self.table
+            .snapshot_manager()
+            .earliest_snapshot_id()
+            .await
+            .map_err(|e| self.err(e))
     }
 
     /// The first snapshot committed at or after `millis` since the epoch.
     pub async fn snapshot_at_or_after(&self, millis: i64) -> Result<Option<i64>> {
-        let snapshot = self.table.snapshot_manager().later_or_equal_time_millis(millis).await.map_err(|e| self.err(e))?;
+        let snapshot = self
+            .table
+            .snapshot_manager()
+            .later_or_equal_time_millis(millis)
+            .await
+            .map_err(|e| self.err(e))?;
         Ok(snapshot.map(|s| s.id()))
     }
 
@@ -129,24 +154,47 @@ impl PaimonSource {
     pub async fn plan_full(&self, snapshot: Option<i64>) -> Result<SnapshotPlan> {
         let table = match snapshot {
             Some(id) => {
-                let snap = self.table.snapshot_manager().get_snapshot(id).await.map_err(|e| self.err(e))?;
+                let snap = self
+                    .table
+                    .snapshot_manager()
+                    .get_snapshot(id)
+                    .await
+                    .map_err(|e| self.err(e))?;
                 self.table.copy_with_pinned_snapshot(&snap)
             }
             None => self.table.clone(),
         };
-        let plan = table.new_read_builder().new_scan().plan().await.map_err(|e| self.err(e))?;
+        let plan = table
+            .new_read_builder()
+            .new_scan()
+            .plan()
+            .await
+            .map_err(|e| self.err(e))?;
         let snapshot_id = plan.snapshot_id().ok_or_else(|| WorkerError::Source {
             table: self.name.clone(),
             message: "the full read found no snapshot".into(),
         })?;
-        let mut splits: Vec<DataSplit> = plan.splits().iter().filter(|s| self.slot.owns_bucket(s.bucket())).cloned().collect();
+        let mut splits: Vec<DataSplit> = plan
+            .splits()
+            .iter()
+            .filter(|s| self.slot.owns_bucket(s.bucket()))
+            .cloned()
+            .collect();
         if let Some(max_level) = self.full_compaction_max_level() {
-            splits = splits.iter().map(|s| max_level_only(s, max_level)).collect::<paimon::Result<_>>().map_err(|e| self.err(e))?;
+            splits = splits
+                .iter()
+                .map(|s| max_level_only(s, max_level))
+                .collect::<paimon::Result<_>>()
+                .map_err(|e| self.err(e))?;
         }
         splits.sort_by_key(split_order);
         let expected_rows = splits.iter().map(|s| s.row_count().max(0) as u64).sum();
         debug!(table = %self.name, snapshot_id, splits = splits.len(), expected_rows, "planned full read");
-        Ok(SnapshotPlan { snapshot_id, expected_rows, units: Units::Full(splits) })
+        Ok(SnapshotPlan {
+            snapshot_id,
+            expected_rows,
+            units: Units::Full(splits),
+        })
     }
 
     /// The changes committed by one snapshot (delta files for `changelog-producer=none`,
@@ -180,7 +228,11 @@ impl PaimonSource {
             })
             .sum();
         debug!(table = %self.name, snapshot_id, mode = ?plan.mode(), splits = splits.len(), "planned snapshot changes");
-        Ok(SnapshotPlan { snapshot_id, expected_rows, units: Units::Changes(plan.mode(), splits) })
+        Ok(SnapshotPlan {
+            snapshot_id,
+            expected_rows,
+            units: Units::Changes(plan.mode(), splits),
+        })
     }
 
     /// The rows of split `index` of a plan.
@@ -189,7 +241,9 @@ impl PaimonSource {
         let read = builder.new_read().map_err(|e| self.err(e))?;
         match &plan.units {
             Units::Full(splits) => read.to_arrow(&splits[index..=index]),
-            Units::Changes(mode, splits) => read.to_audit_log_arrow(&IncrementalPlan::new(*mode, vec![splits[index].clone()])),
+            Units::Changes(mode, splits) => {
+                read.to_audit_log_arrow(&IncrementalPlan::new(*mode, vec![splits[index].clone()]))
+            }
         }
         .map_err(|e| self.err(e))
     }
@@ -202,39 +256,65 @@ impl PaimonSource {
     /// levels and has exactly that gap.)
     fn full_compaction_max_level(&self) -> Option<i32> {
         let options = self.table.schema().options();
-        let producer = options.get("changelog-producer").map(|s| s.to_ascii_lowercase());
+        let producer = options
+            .get("changelog-producer")
+            .map(|s| s.to_ascii_lowercase());
         if producer.as_deref() != Some("full-compaction") {
             return None;
         }
         let num_levels = options
             .get("num-levels")
             .and_then(|v| v.parse::<i32>().ok())
-            .or_else(|| options.get("num-sorted-run.compaction-trigger").and_then(|v| v.parse::<i32>().ok()).map(|t| t + 1))
+            .or_else(|| {
+                options
+                    .get("num-sorted-run.compaction-trigger")
+                    .and_then(|v| v.parse::<i32>().ok())
+                    .map(|t| t + 1)
+            })
             .unwrap_or(6);
         Some(num_levels - 1)
     }
 
     /// Tells Paimon's snapshot expiration that this consumer still needs `next_snapshot` on.
     pub async fn write_consumer(&self, consumer_id: &str, next_snapshot: i64) -> Result<()> {
-        consumer::write(&self.table, consumer_id, next_snapshot).await.map_err(|e| self.err(e))
+        consumer::write(&self.table, consumer_id, next_snapshot)
+            .await
+            .map_err(|e| self.err(e))
     }
 }
 
 /// A stable order for the splits of one plan: bucket, then the first file's name.
 fn split_order(split: &DataSplit) -> (i32, String) {
-    (split.bucket(), split.data_files().first().map(|f| f.file_name.clone()).unwrap_or_default())
+    (
+        split.bucket(),
+        split
+            .data_files()
+            .first()
+            .map(|f| f.file_name.clone())
+            .unwrap_or_default(),
+    )
 }
 
 /// The same split with only the files of `level` (and their deletion vectors).
 fn max_level_only(split: &DataSplit, level: i32) -> paimon::Result<DataSplit> {
-    let keep: Vec<usize> = split.data_files().iter().enumerate().filter(|(_, f)| f.level == level).map(|(i, _)| i).collect();
+    let keep: Vec<usize> = split
+        .data_files()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.level == level)
+        .map(|(i, _)| i)
+        .collect();
     let mut builder = DataSplit::builder()
         .with_snapshot(split.snapshot_id())
         .with_partition(split.partition().clone())
         .with_bucket(split.bucket())
         .with_bucket_path(split.bucket_path().to_string())
         .with_total_buckets(split.total_buckets())
-        .with_data_files(keep.iter().map(|&i| split.data_files()[i].clone()).collect())
+        .with_data_files(
+            keep.iter()
+                .map(|&i| split.data_files()[i].clone())
+                .collect(),
+        )
         .with_raw_convertible(split.raw_convertible());
     if let Some(dv) = split.data_deletion_files() {
         builder = builder.with_data_deletion_files(keep.iter().map(|&i| dv[i].clone()).collect());
