@@ -146,6 +146,18 @@ fn run_workers_once(slots: u32) -> String {
     logs
 }
 
+/// Patches `spec.state` and waits until every slot Deployment has `replicas` replicas.
+fn set_state(state: &str, replicas: i64) {
+    let patch = json!({"spec": {"state": state}}).to_string();
+    kubectl(&["patch", "pms", SYNC, "-n", NS, "--type=merge", "-p", &patch]);
+    wait_for(&format!("replicas {replicas}"), LONG, || {
+        list("deployment", NS, &format!("paimonsync.io/sync={SYNC}"))
+            .iter()
+            .all(|d| d["spec"]["replicas"] == replicas)
+            .then_some(())
+    });
+}
+
 /// There is no kubelet: report the slot pods as the kubelet would.
 fn mark_ready(slots: u32, ready: bool) {
     let n = if ready { 1 } else { 0 };
@@ -392,40 +404,10 @@ async fn operator_end_to_end() {
     });
 
     // Suspend: the slots go to 0 replicas (a pod's SIGTERM flushes and checkpoints); resume brings them back.
-    kubectl(&[
-        "patch",
-        "pms",
-        SYNC,
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"state":"suspended"}}"#,
-    ]);
-    wait_for("replicas 0", LONG, || {
-        list("deployment", NS, &format!("paimonsync.io/sync={SYNC}"))
-            .iter()
-            .all(|d| d["spec"]["replicas"] == 0)
-            .then_some(())
-    });
+    set_state("suspended", 0);
     mark_ready(3, false);
     wait_status("Suspended", |s| s["phase"] == "Suspended");
-    kubectl(&[
-        "patch",
-        "pms",
-        SYNC,
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"state":"running"}}"#,
-    ]);
-    wait_for("replicas 1", LONG, || {
-        list("deployment", NS, &format!("paimonsync.io/sync={SYNC}"))
-            .iter()
-            .all(|d| d["spec"]["replicas"] == 1)
-            .then_some(())
-    });
+    set_state("running", 1);
 
     // Secrets never reach status, events or the operator's log.
     let everything = format!(
