@@ -148,6 +148,12 @@ impl Metrics {
         }
     }
 
+    /// The read counters of the row kinds `+I`, `-U`, `+U`, `-D` (in `RowKind::index` order),
+    /// looked up once instead of per record.
+    pub fn records_read_counters(&self) -> [IntCounter; 4] {
+        ["+I", "-U", "+U", "-D"].map(|k| self.records_read.with_label_values(&[k]))
+    }
+
     pub fn observe_flush(&self, batch: &Batch, took: Duration) {
         self.rows_written
             .with_label_values(&["upsert"])

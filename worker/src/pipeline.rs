@@ -71,6 +71,7 @@ struct Pipeline {
     buffer: ChangeBuffer,
     store: CheckpointStore,
     metrics: Metrics,
+    records_read: [prometheus::IntCounter; 4],
     epoch: u64,
     rescaled_from: Option<RescaleBase>,
     cursor: Option<Cursor>,
@@ -139,6 +140,7 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
         sink: Arc::new(sink),
         buffer,
         store,
+        records_read: metrics.records_read_counters(),
         metrics,
         last_checkpoint: Instant::now(),
         summary: RunSummary::default(),
@@ -420,10 +422,7 @@ impl Pipeline {
                 phase,
                 position: Some(*position),
             });
-            self.metrics
-                .records_read
-                .with_label_values(&[d.kind.label()])
-                .inc();
+            self.records_read[d.kind.index()].inc();
             self.summary.records_read += 1;
             // `-U` is the before-image of an update; the `+U` that follows carries the new row.
             if d.kind == RowKind::UpdateBefore {

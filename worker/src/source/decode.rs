@@ -34,12 +34,13 @@ impl RowKind {
         })
     }
 
-    pub fn label(&self) -> &'static str {
+    /// Position in `Metrics::records_read_counters`.
+    pub fn index(&self) -> usize {
         match self {
-            RowKind::Insert => "+I",
-            RowKind::UpdateBefore => "-U",
-            RowKind::UpdateAfter => "+U",
-            RowKind::Delete => "-D",
+            RowKind::Insert => 0,
+            RowKind::UpdateBefore => 1,
+            RowKind::UpdateAfter => 2,
+            RowKind::Delete => 3,
         }
     }
 }
