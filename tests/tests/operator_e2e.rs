@@ -34,8 +34,8 @@ impl Drop for Operator {
     }
 }
 
-fn start_operator() -> Operator {
-    let log = std::fs::File::create(std::env::temp_dir().join("pms-e2e-operator.log")).unwrap();
+/// An operator process out of cluster, logging to `log`.
+fn start_operator(log: &std::path::Path) -> Operator {
     let child = Command::new(operator_bin())
         .args([
             "--namespace",
@@ -48,7 +48,7 @@ fn start_operator() -> Operator {
         .env("KUBECONFIG", kubeconfig())
         .env("RUST_LOG", "info,pms_operator=debug")
         .stdout(Stdio::null())
-        .stderr(log)
+        .stderr(std::fs::File::create(log).unwrap())
         .spawn()
         .expect("start pms-operator");
     Operator(child)
@@ -259,7 +259,7 @@ async fn operator_end_to_end() {
         &format!("--from-literal=password={SECRET_PASSWORD}"),
     ]);
 
-    let _operator = start_operator();
+    let _operator = start_operator(&std::env::temp_dir().join("pms-e2e-operator.log"));
     let warehouse = table.warehouse().display().to_string();
     let out = apply(&sync_manifest(&warehouse, &db, 2, "running"));
     assert!(
@@ -315,21 +315,7 @@ async fn operator_end_to_end() {
         .to_string();
     assert!(holder.starts_with("pms-operator-"), "{lease}");
     let second_log = std::env::temp_dir().join("pms-e2e-operator-2.log");
-    let second = Command::new(operator_bin())
-        .args([
-            "--namespace",
-            NS,
-            "--lease-namespace",
-            NS,
-            "--admin-addr",
-            "127.0.0.1:0",
-        ])
-        .env("KUBECONFIG", kubeconfig())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&second_log).unwrap())
-        .spawn()
-        .unwrap();
-    let second = Operator(second);
+    let second = start_operator(&second_log);
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(
         get("lease", "pms-operator", NS).unwrap()["spec"]["holderIdentity"],

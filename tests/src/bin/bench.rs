@@ -366,6 +366,17 @@ async fn main() {
     eprintln!("bench: wrote {}.md and .csv", stem.display());
 }
 
+/// A continuous (not `--once`) release worker.
+fn spawn_continuous(config: &Path) -> std::process::Child {
+    Command::new(run::release_worker())
+        .args(["run", "--config"])
+        .arg(config)
+        .env("RUST_LOG", "warn")
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start pms-worker")
+}
+
 /// Commits single-row snapshots while a continuous worker runs; measures commit → visible.
 /// Also: how long a fresh worker takes from start to its first written row.
 async fn freshness(table: &Table, db: &TestDb, dir: &Path, rows: i64) -> (f64, f64, Duration) {
@@ -382,13 +393,7 @@ async fn freshness(table: &Table, db: &TestDb, dir: &Path, rows: i64) -> (f64, f
         dir.join("fresh.checkpoint.json"),
     )
     .unwrap();
-    let mut child = Command::new(run::release_worker())
-        .args(["run", "--config"])
-        .arg(&cfg)
-        .env("RUST_LOG", "warn")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_continuous(&cfg);
     let pool = mysql_async::Pool::new(mysql_async::Opts::from_url(&db.url()).unwrap());
     let mut conn = pool.get_conn().await.unwrap();
     let mut samples = Vec::new();
@@ -436,13 +441,7 @@ async fn freshness(table: &Table, db: &TestDb, dir: &Path, rows: i64) -> (f64, f
     fresh_db.exec(DDL).await;
     let cfg = config(dir, "first", table, &fresh_db, "maxRows: 1000");
     let started = Instant::now();
-    let mut child = Command::new(run::release_worker())
-        .args(["run", "--config"])
-        .arg(&cfg)
-        .env("RUST_LOG", "warn")
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_continuous(&cfg);
     while fresh_db.count("orders").await == 0 {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
