@@ -44,65 +44,47 @@ impl Metrics {
         )
         .expect("static registry options are valid");
         let counter_vec = |name: &str, help: &str, labels: &[&str]| {
-            let c = IntCounterVec::new(Opts::new(name, help), labels).expect("static metric");
-            registry
-                .register(Box::new(c.clone()))
-                .expect("unique metric");
-            c
+            register(&registry, IntCounterVec::new(Opts::new(name, help), labels))
         };
-        let gauge = |name: &str, help: &str| {
-            let g = IntGauge::new(name, help).expect("static metric");
-            registry
-                .register(Box::new(g.clone()))
-                .expect("unique metric");
-            g
-        };
+        let gauge = |name: &str, help: &str| register(&registry, IntGauge::new(name, help));
         let histogram = |name: &str, help: &str, buckets: Vec<f64>| {
-            let h = Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets))
-                .expect("static metric");
-            registry
-                .register(Box::new(h.clone()))
-                .expect("unique metric");
-            h
+            register(
+                &registry,
+                Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets)),
+            )
         };
-        let retries = IntCounter::new(
-            "retries_total",
-            "Flush retries after a transient MySQL failure",
-        )
-        .expect("static");
-        registry
-            .register(Box::new(retries.clone()))
-            .expect("unique metric");
-        let visibility_fallbacks = IntCounter::new(
-            "visibility_fallbacks_total",
-            "Snapshots too large for one transaction, committed in parts",
-        )
-        .expect("static");
-        registry
-            .register(Box::new(visibility_fallbacks.clone()))
-            .expect("unique metric");
-        let input_records_flushed = IntCounter::new(
-            "input_records_flushed_total",
-            "Input records covered by committed flushes",
-        )
-        .expect("static");
-        registry
-            .register(Box::new(input_records_flushed.clone()))
-            .expect("unique metric");
-        let rows_flushed =
-            IntCounter::new("rows_flushed_total", "Rows written by committed flushes")
-                .expect("static");
-        registry
-            .register(Box::new(rows_flushed.clone()))
-            .expect("unique metric");
-        let reduce_ratio = Gauge::new(
-            "reduce_ratio",
-            "Input records per row written (key reduction)",
-        )
-        .expect("static");
-        registry
-            .register(Box::new(reduce_ratio.clone()))
-            .expect("unique metric");
+        let retries = register(
+            &registry,
+            IntCounter::new(
+                "retries_total",
+                "Flush retries after a transient MySQL failure",
+            ),
+        );
+        let visibility_fallbacks = register(
+            &registry,
+            IntCounter::new(
+                "visibility_fallbacks_total",
+                "Snapshots too large for one transaction, committed in parts",
+            ),
+        );
+        let input_records_flushed = register(
+            &registry,
+            IntCounter::new(
+                "input_records_flushed_total",
+                "Input records covered by committed flushes",
+            ),
+        );
+        let rows_flushed = register(
+            &registry,
+            IntCounter::new("rows_flushed_total", "Rows written by committed flushes"),
+        );
+        let reduce_ratio = register(
+            &registry,
+            Gauge::new(
+                "reduce_ratio",
+                "Input records per row written (key reduction)",
+            ),
+        );
         Self {
             records_read: counter_vec(
                 "records_read_total",
@@ -182,4 +164,16 @@ impl Metrics {
         let _ = TextEncoder::new().encode(&self.registry.gather(), &mut buf);
         String::from_utf8_lossy(&buf).into_owned()
     }
+}
+
+/// Registers a metric built from static names and help texts (so neither step can fail).
+fn register<M: prometheus::core::Collector + Clone + 'static>(
+    registry: &Registry,
+    metric: prometheus::Result<M>,
+) -> M {
+    let metric = metric.expect("static metric definition");
+    registry
+        .register(Box::new(metric.clone()))
+        .expect("metric names are unique");
+    metric
 }

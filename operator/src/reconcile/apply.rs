@@ -12,13 +12,28 @@ use serde::Serialize;
 use super::names::{self, MANAGER, SLOT_LABEL};
 use crate::error::Result;
 
-pub async fn apply<K>(client: &Client, namespace: &str, obj: &K) -> Result<K>
-where
+/// A namespaced Kubernetes object we can apply, list and delete.
+pub trait Namespaced:
+    Resource<Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + std::fmt::Debug
+    + Serialize
+    + DeserializeOwned
+{
+}
+
+impl<K> Namespaced for K where
     K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
         + Clone
         + std::fmt::Debug
         + Serialize
-        + DeserializeOwned,
+        + DeserializeOwned
+{
+}
+
+pub async fn apply<K>(client: &Client, namespace: &str, obj: &K) -> Result<K>
+where
+    K: Namespaced,
     K::DynamicType: Default,
 {
     let api: Api<K> = Api::namespaced(client.clone(), namespace);
@@ -67,11 +82,7 @@ pub async fn delete_all(
         keep: impl Fn(&K) -> bool,
     ) -> Result<()>
     where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + std::fmt::Debug
-            + Serialize
-            + DeserializeOwned,
+        K: Namespaced,
         K::DynamicType: Default,
     {
         let api: Api<K> = Api::namespaced(client.clone(), ns);

@@ -286,7 +286,8 @@ impl MysqlSink {
         let delete_guards: Vec<Option<Value>> = (0..batch.deletes.len())
             .map(|i| guard(&batch.delete_snapshots, i))
             .collect();
-        self.run_chunks(&mut tx, "delete", &key_rows, &delete_guards, |n| {
+        let per_row = self.statements.delete_params();
+        self.run_chunks(&mut tx, "delete", &key_rows, &delete_guards, per_row, |n| {
             self.statements.delete(n)
         })
         .await?;
@@ -294,7 +295,8 @@ impl MysqlSink {
         let upsert_guards: Vec<Option<Value>> = (0..batch.upserts.len())
             .map(|i| guard(&batch.upsert_snapshots, i))
             .collect();
-        self.run_chunks(&mut tx, "upsert", &rows, &upsert_guards, |n| {
+        let per_row = self.statements.upsert_params();
+        self.run_chunks(&mut tx, "upsert", &rows, &upsert_guards, per_row, |n| {
             self.statements.upsert(n)
         })
         .await?;
@@ -329,11 +331,9 @@ impl MysqlSink {
         action: &'static str,
         rows: &[Vec<&Value>],
         guards: &[Option<Value>],
+        params_per_row: usize,
         sql_for: impl Fn(usize) -> String,
     ) -> std::result::Result<(), Failure> {
-        let params_per_row = rows
-            .first()
-            .map_or(1, |r| r.len() + usize::from(self.guarded));
         let ranges = chunk_ranges(
             rows.len(),
             params_per_row,

@@ -115,7 +115,7 @@ impl Statements {
             sql.push_str(" AS new");
         }
         sql.push_str(" ON DUPLICATE KEY UPDATE ");
-        let mut sets: Vec<String> = match &self.guard {
+        let sets: Vec<String> = match &self.guard {
             // Assignments run left to right: compare against the stored guard before it changes.
             Some(g) => updates
                 .iter()
@@ -136,9 +136,6 @@ impl Statements {
                 .map(|c| format!("{c} = {}", incoming(c)))
                 .collect(),
         };
-        if sets.is_empty() {
-            sets.push(format!("{0} = {0}", self.key[0]));
-        }
         sql.push_str(&sets.join(", "));
         sql
     }
