@@ -3,6 +3,7 @@
 //! One schema serves both the custom resource and the standalone worker's YAML file
 //! (see DESIGN.md §4); the worker reads `spec` alone, or a whole resource.
 
+pub mod contract;
 mod duration;
 mod spec;
 mod status;

@@ -1,0 +1,302 @@
+//! The checkpoint of one slot: how far its writes got. Written by the worker (file, ConfigMap
+//! or the exactly-once progress row) only after the flush it covers committed; read back by the
+//! worker to resume and by the operator for status.
+//!
+//! On the wire it is JSON with `snapshotId` + `phase` + `position`, whose snapshot id means
+//! different things per phase; in code it is a [`ReadPoint`], whose variants say it.
+
+use serde::{Deserialize, Serialize};
+
+/// How far into one snapshot's ordered splits a slot got: `row` rows into split `split`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Position {
+    pub split: u32,
+    pub row: u64,
+}
+
+impl Position {
+    pub const START: Position = Position { split: 0, row: 0 };
+}
+
+/// Where a slot stands in the table's history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadPoint {
+    /// A full read of `snapshot_id`: the rows before `at` are written. `at: None`: nothing of
+    /// it is written yet, so a restart may start a full read of a newer snapshot instead.
+    FullRead {
+        snapshot_id: i64,
+        at: Option<Position>,
+    },
+    /// Every change of the snapshots before `next_snapshot` is written, and of `next_snapshot`
+    /// the changes before `at`.
+    Changes { next_snapshot: i64, at: Position },
+}
+
+impl ReadPoint {
+    /// The first snapshot whose changes are still (at least partly) to be written.
+    pub fn next_snapshot(&self) -> i64 {
+        match *self {
+            ReadPoint::FullRead { snapshot_id, .. } => snapshot_id,
+            ReadPoint::Changes { next_snapshot, .. } => next_snapshot,
+        }
+    }
+
+    /// The last snapshot whose changes are all written (0: none yet).
+    pub fn done_through(&self) -> Option<i64> {
+        match *self {
+            ReadPoint::FullRead { .. } => None,
+            ReadPoint::Changes { next_snapshot, .. } => Some(next_snapshot - 1),
+        }
+    }
+
+    pub fn is_full_read(&self) -> bool {
+        matches!(self, ReadPoint::FullRead { .. })
+    }
+
+    /// The same point with any position inside a snapshot dropped: the whole snapshot is
+    /// read again (replaying is idempotent).
+    pub fn at_snapshot_start(self) -> ReadPoint {
+        match self {
+            ReadPoint::FullRead { snapshot_id, .. } => ReadPoint::FullRead {
+                snapshot_id,
+                at: None,
+            },
+            ReadPoint::Changes { next_snapshot, .. } => ReadPoint::Changes {
+                next_snapshot,
+                at: Position::START,
+            },
+        }
+    }
+}
+
+/// Where every slot of a rescale started: kept in the new checkpoints so slots that start
+/// later find it even after the old checkpoints were overwritten.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RescaleBase {
+    /// The old number of slots.
+    pub slots: u32,
+    /// The consistent point for every key: the lowest point any old slot had reached.
+    pub point: ReadPoint,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(into = "wire::CheckpointJson", try_from = "wire::CheckpointJson")]
+pub struct Checkpoint {
+    pub sync: String,
+    pub slot: crate::contract::Slot,
+    pub point: ReadPoint,
+    /// Bumped by every start of the slot; fences older writers.
+    pub epoch: u64,
+    /// RFC 3339 time of the write, for status and humans.
+    pub updated: String,
+    /// The latest Paimon snapshot seen when this was written (for lag in status).
+    pub latest_snapshot: Option<i64>,
+    pub rescaled_from: Option<RescaleBase>,
+}
+
+impl Checkpoint {
+    /// The first snapshot whose changes are still (at least partly) to be written.
+    pub fn next_snapshot(&self) -> i64 {
+        self.point.next_snapshot()
+    }
+}
+
+/// The JSON layout, unchanged since the first release (ConfigMaps and files in the field).
+mod wire {
+    use super::*;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    #[serde(rename_all = "lowercase")]
+    pub enum Phase {
+        /// The full read of `snapshotId` has started but not finished.
+        Full,
+        /// Every change up to `snapshotId` is written (or, with a position, up to that
+        /// position inside `snapshotId`).
+        Incremental,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct CheckpointJson {
+        sync: String,
+        slot: u32,
+        slots: u32,
+        snapshot_id: i64,
+        phase: Phase,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        position: Option<Position>,
+        epoch: u64,
+        updated: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        latest_snapshot: Option<i64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rescaled_from: Option<RescaleBaseJson>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct RescaleBaseJson {
+        slots: u32,
+        snapshot_id: i64,
+        phase: Phase,
+    }
+
+    /// `(snapshotId, phase, position)` of a point.
+    pub fn split(point: ReadPoint) -> (i64, Phase, Option<Position>) {
+        match point {
+            ReadPoint::FullRead { snapshot_id, at } => (snapshot_id, Phase::Full, at),
+            ReadPoint::Changes { next_snapshot, at } if at == Position::START => {
+                (next_snapshot - 1, Phase::Incremental, None)
+            }
+            ReadPoint::Changes { next_snapshot, at } => {
+                (next_snapshot, Phase::Incremental, Some(at))
+            }
+        }
+    }
+
+    pub fn join(snapshot_id: i64, phase: Phase, position: Option<Position>) -> ReadPoint {
+        match (phase, position) {
+            (Phase::Full, at) => ReadPoint::FullRead { snapshot_id, at },
+            (Phase::Incremental, None) => ReadPoint::Changes {
+                next_snapshot: snapshot_id + 1,
+                at: Position::START,
+            },
+            (Phase::Incremental, Some(at)) => ReadPoint::Changes {
+                next_snapshot: snapshot_id,
+                at,
+            },
+        }
+    }
+
+    impl From<Checkpoint> for CheckpointJson {
+        fn from(c: Checkpoint) -> Self {
+            let (snapshot_id, phase, position) = split(c.point);
+            CheckpointJson {
+                sync: c.sync,
+                slot: c.slot.index,
+                slots: c.slot.count,
+                snapshot_id,
+                phase,
+                position,
+                epoch: c.epoch,
+                updated: c.updated,
+                latest_snapshot: c.latest_snapshot,
+                rescaled_from: c.rescaled_from.map(|b| {
+                    let (snapshot_id, phase, _) = split(b.point.at_snapshot_start());
+                    RescaleBaseJson {
+                        slots: b.slots,
+                        snapshot_id,
+                        phase,
+                    }
+                }),
+            }
+        }
+    }
+
+    impl TryFrom<CheckpointJson> for Checkpoint {
+        type Error = crate::contract::SlotError;
+
+        fn try_from(j: CheckpointJson) -> Result<Self, Self::Error> {
+            Ok(Checkpoint {
+                sync: j.sync,
+                slot: crate::contract::Slot::new(j.slot, j.slots)?,
+                point: join(j.snapshot_id, j.phase, j.position),
+                epoch: j.epoch,
+                updated: j.updated,
+                latest_snapshot: j.latest_snapshot,
+                rescaled_from: j.rescaled_from.map(|b| RescaleBase {
+                    slots: b.slots,
+                    point: join(b.snapshot_id, b.phase, None),
+                }),
+            })
+        }
+    }
+}
+
+/// The stored phase name (`full` / `incremental`) of a point, for the exactly-once progress
+/// row, which keeps the same three columns as the JSON.
+pub fn wire_columns(point: ReadPoint) -> (i64, &'static str, Option<Position>) {
+    let (snapshot_id, phase, position) = wire::split(point);
+    let phase = match phase {
+        wire::Phase::Full => "full",
+        wire::Phase::Incremental => "incremental",
+    };
+    (snapshot_id, phase, position)
+}
+
+/// The inverse of [`wire_columns`]; `None` for an unknown phase name.
+pub fn from_wire_columns(
+    snapshot_id: i64,
+    phase: &str,
+    position: Option<Position>,
+) -> Option<ReadPoint> {
+    let phase = match phase {
+        "full" => wire::Phase::Full,
+        "incremental" => wire::Phase::Incremental,
+        _ => return None,
+    };
+    Some(wire::join(snapshot_id, phase, position))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contract::Slot;
+
+    fn cp(point: ReadPoint) -> Checkpoint {
+        Checkpoint {
+            sync: "s".into(),
+            slot: Slot::new(1, 3).unwrap(),
+            point,
+            epoch: 2,
+            updated: "2026-11-30T00:00:00Z".into(),
+            latest_snapshot: Some(9),
+            rescaled_from: Some(RescaleBase {
+                slots: 2,
+                point: ReadPoint::Changes {
+                    next_snapshot: 5,
+                    at: Position::START,
+                },
+            }),
+        }
+    }
+
+    #[test]
+    fn the_json_layout_is_stable_and_round_trips() {
+        let done_through_7 = cp(ReadPoint::Changes {
+            next_snapshot: 8,
+            at: Position::START,
+        });
+        let json = serde_json::to_value(&done_through_7).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"sync": "s", "slot": 1, "slots": 3, "snapshotId": 7, "phase": "incremental",
+                "epoch": 2, "updated": "2026-11-30T00:00:00Z", "latestSnapshot": 9,
+                "rescaledFrom": {"slots": 2, "snapshotId": 4, "phase": "incremental"}})
+        );
+        for point in [
+            ReadPoint::FullRead {
+                snapshot_id: 3,
+                at: None,
+            },
+            ReadPoint::FullRead {
+                snapshot_id: 3,
+                at: Some(Position { split: 2, row: 10 }),
+            },
+            ReadPoint::Changes {
+                next_snapshot: 8,
+                at: Position { split: 1, row: 4 },
+            },
+        ] {
+            let text = serde_json::to_string(&cp(point)).unwrap();
+            let back: Checkpoint = serde_json::from_str(&text).unwrap();
+            assert_eq!(back, cp(point), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_checkpoint_with_an_impossible_slot_is_refused() {
+        let text = r#"{"sync":"s","slot":3,"slots":3,"snapshotId":1,"phase":"full","epoch":1,"updated":""}"#;
+        assert!(serde_json::from_str::<Checkpoint>(text).is_err());
+    }
+}

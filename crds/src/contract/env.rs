@@ -1,0 +1,31 @@
+//! Environment variables the operator sets on worker pods and the worker reads.
+
+/// The worker's config file (the operator mounts `<sync>-config` there).
+pub const ENV_CONFIG: &str = "PMS_CONFIG";
+/// This pod's slot index and the slot count (`--slot`, `--slots`).
+pub const ENV_SLOT: &str = "PMS_SLOT";
+pub const ENV_SLOTS: &str = "PMS_SLOTS";
+/// The sync's name (the resource's `metadata.name`): names checkpoints and consumers.
+pub const ENV_SYNC_NAME: &str = "PMS_SYNC_NAME";
+/// The pod's namespace (downward API): where the checkpoint ConfigMaps live.
+pub const ENV_NAMESPACE: &str = "PMS_NAMESPACE";
+/// Where `/metrics`, `/healthz` and `/readyz` are served.
+pub const ENV_ADMIN_ADDR: &str = "PMS_ADMIN_ADDR";
+/// `true`: log JSON lines.
+pub const ENV_LOG_JSON: &str = "PMS_LOG_JSON";
+/// MySQL credentials (from the Secret named by `sink.credentialsSecretRef`); they win over the URL's.
+pub const ENV_MYSQL_USER: &str = "MYSQL_USER";
+pub const ENV_MYSQL_PASSWORD: &str = "MYSQL_PASSWORD";
+/// S3 credentials (from the Secret named by `source.s3.credentialsSecretRef`).
+pub const ENV_AWS_ACCESS_KEY_ID: &str = "AWS_ACCESS_KEY_ID";
+pub const ENV_AWS_SECRET_ACCESS_KEY: &str = "AWS_SECRET_ACCESS_KEY";
+
+/// The keys the referenced Secrets must have, and the variable each becomes.
+pub const MYSQL_SECRET_KEYS: [(&str, &str); 2] = [
+    ("username", ENV_MYSQL_USER),
+    ("password", ENV_MYSQL_PASSWORD),
+];
+pub const S3_SECRET_KEYS: [(&str, &str); 2] = [
+    ("accessKeyId", ENV_AWS_ACCESS_KEY_ID),
+    ("secretAccessKey", ENV_AWS_SECRET_ACCESS_KEY),
+];

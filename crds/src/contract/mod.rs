@@ -1,0 +1,15 @@
+//! The worker ↔ operator contract: every name, label, key, environment variable and
+//! checkpoint field that both sides read or write. Both crates import it, so a drift between
+//! what the operator builds and what the worker expects is a compile error, not a silent miss.
+
+mod checkpoint;
+mod env;
+mod names;
+mod rescale;
+mod slot;
+
+pub use checkpoint::{from_wire_columns, wire_columns, Checkpoint, Position, ReadPoint, RescaleBase};
+pub use env::*;
+pub use names::*;
+pub use rescale::{rescale_base, RescaleError};
+pub use slot::{Slot, SlotError};

@@ -1,0 +1,111 @@
+//! Names, labels and data keys of the objects of one sync. The operator creates most of them;
+//! the workers create and update their checkpoint ConfigMaps, named and labelled the same way.
+
+use std::collections::BTreeMap;
+
+/// Field manager and `app.kubernetes.io/managed-by` of everything the operator writes.
+pub const MANAGER: &str = "pms-operator";
+pub const SYNC_LABEL: &str = "paimonsync.io/sync";
+pub const COMPONENT_LABEL: &str = "paimonsync.io/component";
+pub const SLOT_LABEL: &str = "paimonsync.io/slot";
+/// The key of the worker's YAML in `<sync>-config`.
+pub const CONFIG_KEY: &str = "sync.yaml";
+/// The key of the checkpoint JSON in `<sync>-checkpoint-<slot>`.
+pub const CHECKPOINT_KEY: &str = "checkpoint.json";
+
+/// What an object is for (the `paimonsync.io/component` label).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Component {
+    Config,
+    Worker,
+    Metrics,
+    Rbac,
+    Checkpoint,
+}
+
+impl Component {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Component::Config => "config",
+            Component::Worker => "worker",
+            Component::Metrics => "metrics",
+            Component::Rbac => "rbac",
+            Component::Checkpoint => "checkpoint",
+        }
+    }
+}
+
+pub fn config_map_name(sync: &str) -> String {
+    format!("{sync}-config")
+}
+pub fn deployment_name(sync: &str, slot: u32) -> String {
+    format!("{sync}-slot-{slot}")
+}
+pub fn service_name(sync: &str) -> String {
+    format!("{sync}-metrics")
+}
+/// ServiceAccount, Role and RoleBinding of the workers.
+pub fn worker_identity_name(sync: &str) -> String {
+    format!("{sync}-worker")
+}
+pub fn checkpoint_name(sync: &str, slot: u32) -> String {
+    format!("{sync}-checkpoint-{slot}")
+}
+
+/// The Paimon consumer of one slot: `consumerId` (default `pms-<sync>`), `-slot<k>` when
+/// there is more than one slot.
+pub fn consumer_id(configured: Option<&str>, sync: &str, slot: crate::contract::Slot) -> String {
+    let base = configured.map_or_else(|| format!("pms-{}", sanitize(sync)), str::to_string);
+    if slot.count > 1 {
+        format!("{base}-slot{}", slot.index)
+    } else {
+        base
+    }
+}
+
+/// A name safe in file names and Paimon consumer ids.
+pub fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// `app.kubernetes.io/*` plus ours; `slot` only on per-slot objects.
+pub fn labels(sync: &str, component: Component, slot: Option<u32>) -> BTreeMap<String, String> {
+    let mut l = BTreeMap::from([
+        (
+            "app.kubernetes.io/name".to_string(),
+            "paimon-mysql-sync".to_string(),
+        ),
+        ("app.kubernetes.io/instance".to_string(), sync.to_string()),
+        (
+            "app.kubernetes.io/managed-by".to_string(),
+            MANAGER.to_string(),
+        ),
+        (SYNC_LABEL.to_string(), sync.to_string()),
+        (
+            COMPONENT_LABEL.to_string(),
+            component.as_str().to_string(),
+        ),
+    ]);
+    if let Some(s) = slot {
+        l.insert(SLOT_LABEL.to_string(), s.to_string());
+    }
+    l
+}
+
+/// Selects every object of one sync.
+pub fn sync_selector(sync: &str) -> String {
+    format!("{SYNC_LABEL}={sync}")
+}
+
+/// Selects one component's objects of one sync.
+pub fn component_selector(sync: &str, component: Component) -> String {
+    format!("{SYNC_LABEL}={sync},{COMPONENT_LABEL}={}", component.as_str())
+}

@@ -1,0 +1,14 @@
+//! What both binaries do before their real work starts: choose the TLS provider, set up
+//! structured logging, and serve the admin endpoint (`/metrics`, `/healthz`, `/readyz`).
+
+mod admin;
+mod logging;
+
+pub use admin::{render, serve_admin, AdminError, Readiness};
+pub use logging::init_logging;
+
+/// Several TLS backends are linked in (kube, object storage clients): choose one before any
+/// client exists.
+pub fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
