@@ -5,24 +5,10 @@
 //! so files read in any order still reduce to the newest change.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use mysql_async::Value;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChangeKind {
-    Upsert,
-    Delete,
-}
-
-/// One change of one key. `row` holds every mapped column (key columns included).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Change {
-    pub kind: ChangeKind,
-    pub row: Vec<Value>,
-    /// Paimon order: snapshot id, then sequence number within it.
-    pub order: (i64, i64),
-}
+use crate::mapping::{Change, ChangeKind};
 
 /// The rows of one flush, deletes and upserts on disjoint keys.
 #[derive(Debug, Default)]
@@ -51,32 +37,15 @@ pub struct ChangeBuffer {
     bytes: usize,
     max_rows: u64,
     max_bytes: usize,
-    oldest: Option<Instant>,
 }
 
-/// Why a buffer wants to be flushed.
+/// A bound of the buffer that was reached: the pipeline's flush policy decides what follows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FlushReason {
-    MaxRows,
-    MaxBytes,
-    Interval,
-    /// No newer snapshot to read: write what we have rather than wait for the interval.
-    CaughtUp,
-    Checkpoint,
-    Close,
-}
-
-impl FlushReason {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            FlushReason::MaxRows => "max_rows",
-            FlushReason::MaxBytes => "max_bytes",
-            FlushReason::Interval => "interval",
-            FlushReason::CaughtUp => "caught_up",
-            FlushReason::Checkpoint => "checkpoint",
-            FlushReason::Close => "close",
-        }
-    }
+pub enum Bound {
+    /// `max_rows` input records (Flink's `sink.buffer-flush.max-rows`).
+    Rows,
+    /// The memory bound.
+    Bytes,
 }
 
 impl ChangeBuffer {
@@ -88,14 +57,12 @@ impl ChangeBuffer {
             bytes: 0,
             max_rows: max_rows as u64,
             max_bytes: max_bytes as usize,
-            oldest: None,
         }
     }
 
-    /// Adds a change; returns a reason when a bound was reached and the caller must flush.
-    pub fn push(&mut self, key: Vec<u8>, change: Change) -> Option<FlushReason> {
+    /// Adds a change; returns the bound it reached, if any.
+    pub fn push(&mut self, key: Vec<u8>, change: Change) -> Option<Bound> {
         self.input_records += 1;
-        self.oldest.get_or_insert_with(Instant::now);
         let size = row_bytes(&change.row) + key.len();
         match self.changes.get_mut(&key) {
             Some(existing) if existing.order > change.order => {}
@@ -109,9 +76,9 @@ impl ChangeBuffer {
             }
         }
         if self.max_rows > 0 && self.input_records >= self.max_rows {
-            Some(FlushReason::MaxRows)
+            Some(Bound::Rows)
         } else if self.bytes >= self.max_bytes {
-            Some(FlushReason::MaxBytes)
+            Some(Bound::Bytes)
         } else {
             None
         }
@@ -140,11 +107,6 @@ impl ChangeBuffer {
         self.max_rows > 0 && self.input_records >= self.max_rows
     }
 
-    /// How long the oldest unflushed change has waited.
-    pub fn oldest_age(&self) -> Option<std::time::Duration> {
-        self.oldest.map(|t| t.elapsed())
-    }
-
     /// Empties the buffer into a batch.
     pub fn drain(&mut self) -> Batch {
         let mut batch = Batch {
@@ -165,7 +127,6 @@ impl ChangeBuffer {
         }
         self.input_records = 0;
         self.bytes = 0;
-        self.oldest = None;
         batch
     }
 }
@@ -187,53 +148,10 @@ fn value_bytes(v: &Value) -> usize {
         }
 }
 
-/// An unambiguous byte encoding of key values, for hashing.
-pub fn encode_key(values: &[&Value], out: &mut Vec<u8>) {
-    out.clear();
-    for v in values {
-        match v {
-            Value::NULL => out.push(0),
-            Value::Int(i) => {
-                out.push(1);
-                out.extend_from_slice(&i.to_be_bytes());
-            }
-            Value::UInt(u) => {
-                out.push(2);
-                out.extend_from_slice(&u.to_be_bytes());
-            }
-            Value::Bytes(b) => {
-                out.push(3);
-                out.extend_from_slice(&(b.len() as u32).to_be_bytes());
-                out.extend_from_slice(b);
-            }
-            Value::Float(f) => {
-                out.push(4);
-                out.extend_from_slice(&f.to_bits().to_be_bytes());
-            }
-            Value::Double(f) => {
-                out.push(5);
-                out.extend_from_slice(&f.to_bits().to_be_bytes());
-            }
-            Value::Date(y, mo, d, h, mi, s, us) => {
-                out.push(6);
-                out.extend_from_slice(&y.to_be_bytes());
-                out.extend_from_slice(&[*mo, *d, *h, *mi, *s]);
-                out.extend_from_slice(&us.to_be_bytes());
-            }
-            Value::Time(neg, d, h, mi, s, us) => {
-                out.push(7);
-                out.push(*neg as u8);
-                out.extend_from_slice(&d.to_be_bytes());
-                out.extend_from_slice(&[*h, *mi, *s]);
-                out.extend_from_slice(&us.to_be_bytes());
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mapping::encode_key;
 
     fn key(i: i64) -> Vec<u8> {
         let mut k = Vec::new();
@@ -284,27 +202,13 @@ mod tests {
         // max_rows counts input records, not distinct keys (Flink's semantics).
         assert_eq!(
             b.push(key(1), change(ChangeKind::Upsert, 1, "a", (1, 3))),
-            Some(FlushReason::MaxRows)
+            Some(Bound::Rows)
         );
         let mut small = ChangeBuffer::new(0, 300);
         let big = "x".repeat(400);
         assert_eq!(
             small.push(key(1), change(ChangeKind::Upsert, 1, &big, (1, 1))),
-            Some(FlushReason::MaxBytes)
+            Some(Bound::Bytes)
         );
-    }
-
-    #[test]
-    fn key_encoding_is_unambiguous() {
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        encode_key(
-            &[&Value::Bytes(b"ab".to_vec()), &Value::Bytes(b"c".to_vec())],
-            &mut a,
-        );
-        encode_key(
-            &[&Value::Bytes(b"a".to_vec()), &Value::Bytes(b"bc".to_vec())],
-            &mut b,
-        );
-        assert_ne!(a, b);
     }
 }

@@ -3,38 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
+use pms_crds::contract::{
+    consumer_id, sanitize, Slot, ENV_MYSQL_PASSWORD, ENV_MYSQL_USER, ENV_NAMESPACE, ENV_SYNC_NAME,
+};
 use pms_crds::{CheckpointStorage, PaimonMysqlSyncSpec};
 use serde::Deserialize;
 
 use crate::error::{Result, WorkerError};
-
-/// Which share of the buckets this process owns: buckets `b` with `b % slots == slot`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Slot {
-    pub slot: u32,
-    pub slots: u32,
-}
-
-impl Slot {
-    pub fn new(slot: u32, slots: u32) -> Result<Self> {
-        if slots == 0 || slot >= slots {
-            return Err(WorkerError::Config(format!(
-                "slot {slot} of {slots} is impossible: use --slot K --slots N with 0 <= K < N"
-            )));
-        }
-        Ok(Self { slot, slots })
-    }
-
-    pub fn owns_bucket(&self, bucket: i32) -> bool {
-        bucket.rem_euclid(self.slots as i32) as u32 == self.slot
-    }
-}
-
-impl std::fmt::Display for Slot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.slot, self.slots)
-    }
-}
 
 /// Everything the worker needs, resolved once at start.
 #[derive(Clone, Debug)]
@@ -119,10 +94,10 @@ impl MysqlTarget {
             .then(|| decode(parsed.username()))
             .transpose()?;
         let url_password = parsed.password().map(decode).transpose()?;
-        let user = env("MYSQL_USER")
+        let user = env(ENV_MYSQL_USER)
             .or(url_user)
             .unwrap_or_else(|| "root".to_string());
-        let password = env("MYSQL_PASSWORD").or(url_password);
+        let password = env(ENV_MYSQL_PASSWORD).or(url_password);
         Ok(Self {
             host,
             port: parsed.port().unwrap_or(3306),
@@ -204,7 +179,7 @@ impl WorkerConfig {
             ConfigFile::Resource { metadata, spec } => (metadata.and_then(|m| m.name), *spec),
             ConfigFile::Spec(spec) => (None, *spec),
         };
-        let sync_name = env("PMS_SYNC_NAME")
+        let sync_name = env(ENV_SYNC_NAME)
             .or(name)
             .unwrap_or_else(|| format!("{}.{}", spec.source.database, spec.source.table));
         Self::resolve(spec, sync_name, slot, env, base_dir)
@@ -232,7 +207,7 @@ impl WorkerConfig {
         let mysql = MysqlTarget::from_url(&spec.sink.url, env)?;
         let checkpoint = match spec.checkpoint.storage {
             None | Some(CheckpointStorage::File) => {
-                let suffix = if slot.slots > 1 { format!(".slot{}-of-{}", slot.slot, slot.slots) } else { String::new() };
+                let suffix = if slot.count > 1 { format!(".slot{}-of-{}", slot.index, slot.count) } else { String::new() };
                 let path = match &spec.checkpoint.path {
                     Some(p) => PathBuf::from(format!("{p}{suffix}")),
                     None => PathBuf::from(format!("pms-checkpoint-{}{suffix}.json", sanitize(&sync_name))),
@@ -243,23 +218,14 @@ impl WorkerConfig {
                     _ => path,
                 })
             }
-            Some(CheckpointStorage::Configmap) => CheckpointTarget::ConfigMap { namespace: env("PMS_NAMESPACE") },
+            Some(CheckpointStorage::Configmap) => CheckpointTarget::ConfigMap { namespace: env(ENV_NAMESPACE) },
             Some(other) => {
                 return Err(WorkerError::Config(format!(
                     "checkpoint.storage {other:?} is not available in this worker yet; use file or configmap"
                 )))
             }
         };
-        let consumer_base = spec
-            .source
-            .consumer_id
-            .clone()
-            .unwrap_or_else(|| format!("pms-{}", sanitize(&sync_name)));
-        let consumer_id = if slot.slots > 1 {
-            format!("{consumer_base}-slot{}", slot.slot)
-        } else {
-            consumer_base
-        };
+        let consumer_id = consumer_id(spec.source.consumer_id.as_deref(), &sync_name, slot);
         Ok(Self {
             spec,
             sync_name,
@@ -276,17 +242,6 @@ impl WorkerConfig {
     }
 }
 
-fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect()
-}
 
 #[cfg(test)]
 mod tests {

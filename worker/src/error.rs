@@ -68,10 +68,12 @@ pub enum WorkerError {
     #[error("checkpoint {location}: {message}")]
     Checkpoint { location: String, message: String },
 
-    #[error("admin endpoint {addr}: {source}")]
-    Admin {
-        addr: String,
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Admin(#[from] pms_runtime::AdminError),
+}
+
+impl From<pms_crds::contract::SlotError> for WorkerError {
+    fn from(e: pms_crds::contract::SlotError) -> Self {
+        WorkerError::Config(e.to_string())
+    }
 }

@@ -1,16 +1,17 @@
 //! `pms-worker`: keeps one MySQL table equal to one Apache Paimon primary-key table.
 //!
-//! source (Paimon read) → decode → buffer (reduce by key) → sink (MySQL transaction) → checkpoint.
+//! The stages, each handing its product forward and never reaching back:
+//! source (Paimon reads) → mapping (layout, decode) → buffer (reduce by key) → sink (MySQL
+//! transactions) → checkpoint; `pipeline` runs them for one slot.
 
-pub mod admin;
 pub mod buffer;
 pub mod checkpoint;
 pub mod config;
-pub mod convert;
 pub mod error;
+pub mod eta;
 pub mod failpoint;
+pub mod mapping;
 pub mod metrics;
 pub mod pipeline;
-pub mod progress;
 pub mod sink;
 pub mod source;

@@ -4,10 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use pms_worker::admin::{self, Readiness};
-use pms_worker::config::{Slot, WorkerConfig};
+use pms_crds::contract::{Slot, ENV_ADMIN_ADDR, ENV_CONFIG, ENV_LOG_JSON, ENV_SLOT, ENV_SLOTS};
+use pms_runtime::Readiness;
+use pms_worker::config::WorkerConfig;
 use pms_worker::metrics::Metrics;
-use pms_worker::pipeline::{self, RunOptions};
+use pms_worker::pipeline::{self, Outcome, RunOptions};
 use tokio::sync::watch;
 use tracing::{error, info};
 
@@ -19,7 +20,7 @@ use tracing::{error, info};
 )]
 struct Cli {
     /// Log as JSON lines instead of text.
-    #[arg(long, global = true, env = "PMS_LOG_JSON")]
+    #[arg(long, global = true, env = ENV_LOG_JSON)]
     log_json: bool,
     #[command(subcommand)]
     command: Command,
@@ -30,18 +31,18 @@ enum Command {
     /// Sync continuously (or catch up once with --once).
     Run {
         /// YAML file with the PaimonMysqlSync spec (or a whole resource).
-        #[arg(long, short, env = "PMS_CONFIG")]
+        #[arg(long, short, env = ENV_CONFIG)]
         config: PathBuf,
         /// Catch up to the latest snapshot, flush, checkpoint and exit 0.
         #[arg(long)]
         once: bool,
         /// This process's slot: it owns the buckets b with b mod slots == slot.
-        #[arg(long, env = "PMS_SLOT", default_value_t = 0)]
+        #[arg(long, env = ENV_SLOT, default_value_t = 0)]
         slot: u32,
-        #[arg(long, env = "PMS_SLOTS", default_value_t = 1)]
+        #[arg(long, env = ENV_SLOTS, default_value_t = 1)]
         slots: u32,
         /// Serve /metrics, /healthz and /readyz here (e.g. 0.0.0.0:9464). Off by default.
-        #[arg(long, env = "PMS_ADMIN_ADDR")]
+        #[arg(long, env = ENV_ADMIN_ADDR)]
         admin_addr: Option<String>,
         /// Write the final metrics (Prometheus text) to this file on exit (for batch runs and benchmarks).
         #[arg(long)]
@@ -51,25 +52,8 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Several TLS backends are linked in (kube, object storage); choose one before any client exists.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
-    if cli.log_json {
-        tracing_subscriber::fmt()
-            .json()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .init();
-    } else {
-        // Colors only on a terminal: log files and collectors get plain text.
-        let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-        tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_ansi(ansi)
-            .with_writer(std::io::stderr)
-            .init();
-    }
+    pms_runtime::install_tls_provider();
+    pms_runtime::init_logging(cli.log_json, "info");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -100,10 +84,10 @@ async fn run(command: Command) -> Result<(), pms_worker::error::WorkerError> {
     } = command;
     let env = |k: &str| std::env::var(k).ok();
     let cfg = WorkerConfig::load(&config, Slot::new(slot, slots)?, &env)?;
-    let metrics = Metrics::new(&cfg.sync_name, cfg.slot.slot);
+    let metrics = Metrics::new(&cfg.sync_name, cfg.slot.index);
     let ready = Readiness::default();
     if let Some(addr) = &admin_addr {
-        admin::serve(addr, metrics.clone(), ready.clone()).await?;
+        pms_runtime::serve_admin(addr, metrics.registry().clone(), ready.clone()).await?;
     }
     let (stop_tx, stop) = watch::channel(false);
     tokio::spawn(async move {
@@ -111,24 +95,24 @@ async fn run(command: Command) -> Result<(), pms_worker::error::WorkerError> {
         info!("stop requested: flushing and checkpointing");
         let _ = stop_tx.send(true);
     });
-    let result = pipeline::run(
-        cfg.clone(),
-        RunOptions { once, stop, ready },
-        metrics.clone(),
-    )
-    .await;
+    let result = pipeline::run(cfg.clone(), RunOptions { once, stop, ready }, metrics.clone()).await;
     if let Some(path) = &metrics_file {
         if let Err(e) = std::fs::write(path, metrics.render()) {
             tracing::warn!(path = %path.display(), error = %e, "could not write the metrics file");
         }
     }
     let summary = result?;
+    let message = match summary.outcome {
+        Outcome::CaughtUp => "done",
+        Outcome::Stopped => "stopped: flushed and checkpointed; the next run resumes here",
+        Outcome::NoSnapshot => "done: the table has no snapshot yet",
+    };
     info!(
         snapshot = ?summary.snapshot_id,
         records_read = summary.records_read,
         full_read_rows_per_sec = ?summary.full_read_rows_per_sec.map(|r| r as u64),
         target = %cfg.target_name(),
-        "done"
+        "{message}"
     );
     Ok(())
 }

@@ -3,8 +3,7 @@
 use std::time::Duration;
 
 use prometheus::{
-    Encoder, Gauge, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-    TextEncoder,
+    Gauge, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
 };
 
 use crate::buffer::Batch;
@@ -158,11 +157,12 @@ impl Metrics {
     }
 
     /// The Prometheus text exposition.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
     pub fn render(&self) -> String {
-        let mut buf = Vec::new();
-        // Encoding into a Vec can't fail on I/O; a bad metric would be a bug caught by tests.
-        let _ = TextEncoder::new().encode(&self.registry.gather(), &mut buf);
-        String::from_utf8_lossy(&buf).into_owned()
+        pms_runtime::render(&self.registry)
     }
 }
 

@@ -9,31 +9,11 @@ use kube::api::{ObjectMeta, PostParams};
 use kube::Api;
 use tracing::info;
 
-use super::{Checkpoint, Phase, RescaleBase};
-use crate::config::Slot;
+use pms_crds::contract::{
+    checkpoint_name, labels, rescale_base, Checkpoint, Component, RescaleBase, Slot, CHECKPOINT_KEY,
+};
+
 use crate::error::{Result, WorkerError};
-
-pub const DATA_KEY: &str = "checkpoint.json";
-
-/// Labels the operator selects checkpoint ConfigMaps by.
-pub fn checkpoint_labels(sync: &str, slot: u32) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        (
-            "app.kubernetes.io/managed-by".to_string(),
-            "pms-operator".to_string(),
-        ),
-        ("paimonsync.io/sync".to_string(), sync.to_string()),
-        (
-            "paimonsync.io/component".to_string(),
-            "checkpoint".to_string(),
-        ),
-        ("paimonsync.io/slot".to_string(), slot.to_string()),
-    ])
-}
-
-pub fn checkpoint_name(sync: &str, slot: u32) -> String {
-    format!("{sync}-checkpoint-{slot}")
-}
 
 pub struct ConfigMapCheckpointStore {
     api: Api<ConfigMap>,
@@ -47,7 +27,7 @@ impl ConfigMapCheckpointStore {
     /// Uses `PMS_NAMESPACE` (the pod's namespace from the downward API) or the kubeconfig's.
     pub async fn connect(sync: &str, slot: Slot, namespace: Option<String>) -> Result<Self> {
         let client = kube::Client::try_default().await.map_err(|e| WorkerError::Checkpoint {
-            location: format!("ConfigMap {}", checkpoint_name(sync, slot.slot)),
+            location: format!("ConfigMap {}", checkpoint_name(sync, slot.index)),
             message: format!("can't reach the Kubernetes API ({e}); checkpoint.storage configmap needs in-cluster config or KUBECONFIG"),
         })?;
         let namespace = namespace.unwrap_or_else(|| client.default_namespace().to_string());
@@ -64,7 +44,7 @@ impl ConfigMapCheckpointStore {
         format!(
             "ConfigMap {}/{}",
             self.namespace,
-            checkpoint_name(&self.sync, self.slot.slot)
+            checkpoint_name(&self.sync, self.slot.index)
         )
     }
 
@@ -84,8 +64,8 @@ impl ConfigMapCheckpointStore {
             .map_err(|e| self.err(format!("reading {name}: {e}")))?;
         let Some(cm) = cm else { return Ok(None) };
         let rv = cm.metadata.resource_version.clone();
-        let Some(body) = cm.data.as_ref().and_then(|d| d.get(DATA_KEY)) else {
-            return Err(self.err(format!("{name} has no {DATA_KEY}; delete it to start over")));
+        let Some(body) = cm.data.as_ref().and_then(|d| d.get(CHECKPOINT_KEY)) else {
+            return Err(self.err(format!("{name} has no {CHECKPOINT_KEY}; delete it to start over")));
         };
         let cp = serde_json::from_str(body).map_err(|e| {
             self.err(format!(
@@ -96,46 +76,28 @@ impl ConfigMapCheckpointStore {
     }
 
     /// This slot's checkpoint. After a rescale (the stored checkpoints were written for another
-    /// number of slots) every new slot starts from the lowest snapshot any old slot reached: a
-    /// consistent point for all keys, and replaying past it is idempotent. Slots of one rescale
-    /// start at different times and overwrite old checkpoints, so the point is also kept in the
-    /// new checkpoints (`rescaledFrom`) for the slots that start later.
+    /// number of slots) every new slot starts from the rescale base (see `rescale_base`). Slots
+    /// of one rescale start at different times and overwrite old checkpoints, so the base is
+    /// also kept in the new checkpoints (`rescaledFrom`) for the slots that start later.
     pub async fn load(&mut self) -> Result<Option<Checkpoint>> {
-        let own = self.read(self.slot.slot).await?;
+        let own = self.read(self.slot.index).await?;
         self.resource_version = own.as_ref().and_then(|(_, rv)| rv.clone());
         let base = match own.map(|(cp, _)| cp) {
-            Some(cp) if cp.slots == self.slot.slots => return Ok(Some(cp)),
-            Some(cp) => self.merge_old_slots(cp.slots).await?,
-            None => {
-                // A slot without a checkpoint: is a rescale under way? Ask the first other slot.
-                let mut found = None;
-                for j in (0..self.slot.slots).filter(|&j| j != self.slot.slot) {
-                    if let Some((cp, _)) = self.read(j).await? {
-                        found = Some(cp);
-                        break;
-                    }
-                }
-                match found {
-                    Some(cp) if cp.slots != self.slot.slots => {
-                        self.merge_old_slots(cp.slots).await?
-                    }
-                    Some(cp) => match cp.rescaled_from {
-                        Some(base) => base,
-                        None => return Ok(None),
-                    },
-                    None => return Ok(None),
-                }
-            }
+            Some(cp) if cp.slot.count == self.slot.count => return Ok(Some(cp)),
+            Some(cp) => self.rescale_from(cp.slot.count).await?,
+            // A slot without a checkpoint: is a rescale under way? Ask the first other slot.
+            None => match self.first_other_slot().await? {
+                Some(cp) if cp.slot.count != self.slot.count => self.rescale_from(cp.slot.count).await?,
+                Some(Checkpoint { rescaled_from: Some(base), .. }) => base,
+                _ => return Ok(None),
+            },
         };
-        info!(from_slots = base.slots, to_slots = self.slot.slots, snapshot_id = base.snapshot_id, phase = ?base.phase,
-              "rescaled: resuming from the lowest snapshot of the old slots");
+        info!(from_slots = base.slots, to_slots = self.slot.count, point = ?base.point,
+              "rescaled: resuming from the lowest point of the old slots");
         Ok(Some(Checkpoint {
             sync: self.sync.clone(),
-            slot: self.slot.slot,
-            slots: self.slot.slots,
-            snapshot_id: base.snapshot_id,
-            phase: base.phase,
-            position: None,
+            slot: self.slot,
+            point: base.point,
             epoch: 0,
             updated: String::new(),
             latest_snapshot: None,
@@ -143,57 +105,34 @@ impl ConfigMapCheckpointStore {
         }))
     }
 
-    /// The lowest position over the old slots' checkpoints (or, where a new slot already
-    /// replaced one, the rescale point it recorded).
-    async fn merge_old_slots(&self, old_slots: u32) -> Result<RescaleBase> {
-        let mut base: Option<RescaleBase> = None;
-        for j in 0..old_slots {
-            let Some((cp, _)) = self.read(j).await? else {
-                return Err(self.err(format!(
-                    "rescaling from {old_slots} slots, but the checkpoint of old slot {j} is missing; \
-                     without it there is no consistent snapshot to resume from: rebuild the target"
-                )));
-            };
-            let point = match cp.rescaled_from {
-                Some(b) if cp.slots == self.slot.slots => b,
-                // A position inside a snapshot means that snapshot must be read again whole.
-                _ => RescaleBase {
-                    slots: old_slots,
-                    snapshot_id: if cp.phase == Phase::Full {
-                        cp.snapshot_id
-                    } else {
-                        cp.next_snapshot() - 1
-                    },
-                    phase: cp.phase,
-                },
-            };
-            base = Some(match base {
-                None => point,
-                Some(b) => RescaleBase {
-                    slots: old_slots,
-                    snapshot_id: b.snapshot_id.min(point.snapshot_id),
-                    phase: if b.phase == Phase::Full || point.phase == Phase::Full {
-                        Phase::Full
-                    } else {
-                        Phase::Incremental
-                    },
-                },
-            });
+    async fn first_other_slot(&self) -> Result<Option<Checkpoint>> {
+        for j in (0..self.slot.count).filter(|&j| j != self.slot.index) {
+            if let Some((cp, _)) = self.read(j).await? {
+                return Ok(Some(cp));
+            }
         }
-        base.ok_or_else(|| self.err("rescaling from 0 slots"))
+        Ok(None)
+    }
+
+    async fn rescale_from(&self, old_slots: u32) -> Result<RescaleBase> {
+        let mut old = Vec::with_capacity(old_slots as usize);
+        for j in 0..old_slots {
+            old.push(self.read(j).await?.map(|(cp, _)| cp));
+        }
+        rescale_base(old_slots, self.slot.count, &old).map_err(|e| self.err(e.to_string()))
     }
 
     pub async fn save(&mut self, checkpoint: &Checkpoint) -> Result<()> {
-        let name = checkpoint_name(&self.sync, self.slot.slot);
+        let name = checkpoint_name(&self.sync, self.slot.index);
         let body = serde_json::to_string_pretty(checkpoint).map_err(|e| self.err(e.to_string()))?;
         let cm = ConfigMap {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
-                labels: Some(checkpoint_labels(&self.sync, self.slot.slot)),
+                labels: Some(labels(&self.sync, Component::Checkpoint, Some(self.slot.index))),
                 resource_version: self.resource_version.clone(),
                 ..Default::default()
             },
-            data: Some(BTreeMap::from([(DATA_KEY.to_string(), body)])),
+            data: Some(BTreeMap::from([(CHECKPOINT_KEY.to_string(), body)])),
             ..Default::default()
         };
         let written = match &self.resource_version {

@@ -71,7 +71,7 @@ impl FileCheckpointStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::Phase;
+    use pms_crds::contract::{Position, ReadPoint, Slot};
 
     #[test]
     fn round_trip_and_corruption_is_reported() {
@@ -80,11 +80,11 @@ mod tests {
         assert_eq!(store.load().unwrap(), None);
         let cp = Checkpoint {
             sync: "s".into(),
-            slot: 0,
-            slots: 1,
-            snapshot_id: 7,
-            phase: Phase::Incremental,
-            position: None,
+            slot: Slot::SINGLE,
+            point: ReadPoint::Changes {
+                next_snapshot: 8,
+                at: Position::START,
+            },
             epoch: 2,
             updated: "2026-11-30T00:00:00Z".into(),
             latest_snapshot: Some(9),

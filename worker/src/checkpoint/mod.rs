@@ -1,99 +1,126 @@
-//! Checkpoints: how far a slot got, written only after the flush that covers it committed.
+//! The checkpoint stage: how far a slot got, recorded only after the flush that covers it
+//! committed. The record itself ([`Checkpoint`]) is part of the worker ↔ operator contract.
+//!
+//! Where it goes: a local file (standalone) or a ConfigMap (under the operator), and with
+//! `delivery: exactly-once` also a progress row in MySQL that commits inside every flush
+//! transaction and wins over the other store on resume.
 
 mod configmap;
 mod file;
+mod mysql;
 
-use serde::{Deserialize, Serialize};
+pub use pms_crds::contract::{Checkpoint, Position, ReadPoint, RescaleBase};
 
-pub use configmap::{checkpoint_labels, checkpoint_name, ConfigMapCheckpointStore, DATA_KEY};
-pub use file::FileCheckpointStore;
+use pms_crds::Delivery;
+use tracing::info;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    /// The full read of `snapshot_id` has started but not finished: a restart reads it again.
-    Full,
-    /// Every change up to and including `snapshot_id` is in MySQL.
-    Incremental,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Checkpoint {
-    pub sync: String,
-    pub slot: u32,
-    pub slots: u32,
-    pub snapshot_id: i64,
-    pub phase: Phase,
-    /// Inside `snapshot_id`: the changes before this position are written, the rest are not.
-    /// `None`: the whole snapshot is written (incremental) or nothing of it yet (full).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub position: Option<Position>,
-    /// Bumped by every start of the slot; fences older writers.
-    pub epoch: u64,
-    /// RFC 3339 time of the write, for status and humans.
-    pub updated: String,
-    /// The latest Paimon snapshot seen when this was written (for lag in status).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latest_snapshot: Option<i64>,
-    /// Where every slot of a rescale started: kept so slots that start later find it even
-    /// after the old checkpoints were overwritten.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rescaled_from: Option<RescaleBase>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RescaleBase {
-    /// The old number of slots.
-    pub slots: u32,
-    /// The lowest snapshot the old slots had reached, and its phase.
-    pub snapshot_id: i64,
-    pub phase: Phase,
-}
-
-/// How far into one snapshot's ordered splits a slot got: `row` rows into split `split`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Position {
-    pub split: u32,
-    pub row: u64,
-}
-
-impl Checkpoint {
-    /// The first snapshot whose changes are still (at least partly) to be written.
-    pub fn next_snapshot(&self) -> i64 {
-        match (self.phase, self.position) {
-            (Phase::Incremental, None) => self.snapshot_id + 1,
-            _ => self.snapshot_id,
-        }
-    }
-}
+use crate::config::{CheckpointTarget, WorkerConfig};
+use crate::error::{Result, WorkerError};
+use crate::sink::{MysqlSink, ProgressRow};
+use configmap::ConfigMapCheckpointStore;
+use file::FileCheckpointStore;
+use mysql::MysqlCheckpointStore;
 
 /// Where this slot keeps its checkpoint.
-pub enum CheckpointStore {
+enum Store {
     File(FileCheckpointStore),
     ConfigMap(Box<ConfigMapCheckpointStore>),
 }
 
-impl CheckpointStore {
+/// The checkpoint stores of one slot, and the epoch this run claimed.
+pub struct Checkpointer {
+    store: Store,
+    /// Exactly-once: the progress row committed with every flush.
+    in_transaction: Option<MysqlCheckpointStore>,
+    epoch: u64,
+}
+
+impl Checkpointer {
+    /// Loads the slot's checkpoint and takes the slot over: a new epoch is stored before
+    /// anything is written, so an older worker of the same slot is fenced off (its next
+    /// ConfigMap write conflicts, or its progress row update matches nothing).
+    pub async fn open(cfg: &WorkerConfig, sink: &MysqlSink) -> Result<(Self, Option<Checkpoint>)> {
+        let mut store = match &cfg.checkpoint {
+            CheckpointTarget::File(path) => Store::File(FileCheckpointStore::new(path)),
+            CheckpointTarget::ConfigMap { namespace } => Store::ConfigMap(Box::new(
+                ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace.clone()).await?,
+            )),
+        };
+        let mut resumed = store.load().await?;
+        let mut epoch = resumed.as_ref().map_or(0, |c| c.epoch) + 1;
+        let in_transaction = if cfg.spec.sink.delivery == Delivery::ExactlyOnce {
+            let (mysql, committed) = MysqlCheckpointStore::claim(sink, &cfg.sync_name, cfg.slot).await?;
+            epoch = mysql.epoch();
+            // The progress row committed with the rows wins over any other store.
+            if committed.is_some() {
+                resumed = committed;
+            }
+            Some(mysql)
+        } else {
+            None
+        };
+        let mut this = Self { store, in_transaction, epoch };
+        if let Some(cp) = &mut resumed {
+            if cp.slot != cfg.slot {
+                return Err(this.error(format!(
+                    "was written by slot {} of {}, this is slot {}; a different parallelism needs a rescale at a \
+                     consistent snapshot (the operator does it with ConfigMap checkpoints) or a rebuild, not a restart",
+                    cp.slot.index, cp.slot.count, cfg.slot
+                )));
+            }
+            cp.epoch = epoch;
+            if this.in_transaction.is_none() {
+                this.save(cp).await?;
+            }
+        }
+        info!(checkpoint = %this.location(), epoch, resume = ?resumed.as_ref().map(|c| c.point), "checkpoint loaded");
+        Ok((this, resumed))
+    }
+
+    /// This run's epoch.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// Whether every flush carries a progress row (so moving the read point alone is a
+    /// write, and the bulk path, which has no transaction, is out).
+    pub fn joins_transactions(&self) -> bool {
+        self.in_transaction.is_some()
+    }
+
+    /// The progress row that must commit with the flush that reaches `cp`, if this slot keeps one.
+    pub fn progress_row(&self, cp: &Checkpoint) -> Option<ProgressRow> {
+        self.in_transaction.as_ref().map(|m| m.row_for(cp))
+    }
+
     pub fn location(&self) -> String {
-        match self {
-            CheckpointStore::File(s) => s.location(),
-            CheckpointStore::ConfigMap(s) => s.location(),
+        match &self.store {
+            Store::File(s) => s.location(),
+            Store::ConfigMap(s) => s.location(),
         }
     }
 
-    pub async fn load(&mut self) -> crate::error::Result<Option<Checkpoint>> {
-        match self {
-            CheckpointStore::File(s) => s.load(),
-            CheckpointStore::ConfigMap(s) => s.load().await,
+    fn error(&self, message: String) -> WorkerError {
+        WorkerError::Checkpoint {
+            location: self.location(),
+            message,
         }
     }
 
-    pub async fn save(&mut self, checkpoint: &Checkpoint) -> crate::error::Result<()> {
+    /// Records `cp` (callers flush first: a checkpoint never covers unwritten changes).
+    pub async fn save(&mut self, cp: &Checkpoint) -> Result<()> {
+        match &mut self.store {
+            Store::File(s) => s.save(cp),
+            Store::ConfigMap(s) => s.save(cp).await,
+        }
+    }
+}
+
+impl Store {
+    async fn load(&mut self) -> Result<Option<Checkpoint>> {
         match self {
-            CheckpointStore::File(s) => s.save(checkpoint),
-            CheckpointStore::ConfigMap(s) => s.save(checkpoint).await,
+            Store::File(s) => s.load(),
+            Store::ConfigMap(s) => s.load().await,
         }
     }
 }

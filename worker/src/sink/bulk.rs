@@ -1,12 +1,11 @@
-//! The bulk path for a full read into an empty table: `LOAD DATA LOCAL INFILE … REPLACE`, with
-//! the rows streamed from memory as tab-separated text (MySQL's default escaping). Faster than
-//! multi-row upserts because the server parses no SQL per row. REPLACE keeps a replay after a
-//! crash idempotent.
+//! The bulk path for a full read into an empty table: rows streamed from memory to
+//! `LOAD DATA LOCAL INFILE … REPLACE` (see `sql.rs`) as tab-separated text with MySQL's
+//! default escaping. Faster than multi-row upserts because the server parses no SQL per row.
 
 use mysql_async::Value;
 
 /// Appends one row as a line of tab-separated fields.
-pub fn encode_row(row: &[&Value], out: &mut Vec<u8>) {
+pub fn encode_row(row: &[Value], out: &mut Vec<u8>) {
     for (i, v) in row.iter().enumerate() {
         if i > 0 {
             out.push(b'\t');
@@ -63,15 +62,6 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
-/// The statement: columns in layout order.
-pub fn statement(table: &str, columns: &[String]) -> String {
-    format!(
-        "LOAD DATA LOCAL INFILE 'pms-rows' REPLACE INTO TABLE {table} CHARACTER SET utf8mb4 \
-         FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ({})",
-        columns.join(", ")
-    )
-}
-
 /// The server or the client refuses LOCAL INFILE (MySQL 1148/3948, client 2068, MariaDB 4166).
 pub fn is_refused(err: &mysql_async::Error) -> bool {
     matches!(err, mysql_async::Error::Server(e) if matches!(e.code, 1148 | 3948 | 2068 | 4166))
@@ -87,11 +77,11 @@ mod tests {
         let tab = Value::Bytes(b"a\tb\\c\nd".to_vec());
         encode_row(
             &[
-                &Value::Int(7),
-                &Value::NULL,
-                &tab,
-                &Value::Date(2024, 2, 29, 0, 0, 0, 0),
-                &Value::Date(2024, 2, 29, 1, 2, 3, 4),
+                Value::Int(7),
+                Value::NULL,
+                tab,
+                Value::Date(2024, 2, 29, 0, 0, 0, 0),
+                Value::Date(2024, 2, 29, 1, 2, 3, 4),
             ],
             &mut out,
         );

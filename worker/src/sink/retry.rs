@@ -1,6 +1,51 @@
-//! Which MySQL failures are worth retrying, and how long to wait before the next try.
+//! Retry as a wrapper around one attempt: which MySQL failures are worth retrying, and how
+//! long to wait before the next try. An attempt is a whole transaction, so a retry never
+//! re-runs half of one.
 
+use std::future::Future;
 use std::time::Duration;
+
+/// A failed attempt: what was being done, the error, and the key of the failing row if known.
+#[derive(Debug)]
+pub struct Failure {
+    pub action: &'static str,
+    pub error: mysql_async::Error,
+    pub key: Option<String>,
+}
+
+impl Failure {
+    pub fn new(action: &'static str, error: mysql_async::Error) -> Self {
+        Self {
+            action,
+            error,
+            key: None,
+        }
+    }
+}
+
+/// Runs `attempt` until it succeeds, fails permanently, or `max_retries` retries of transient
+/// failures are used up. `on_retry(attempt, failure, wait)` is told before each wait.
+pub async fn with_retries<T, Fut>(
+    max_retries: u32,
+    mut attempt: impl FnMut() -> Fut,
+    on_retry: impl Fn(u32, &Failure, Duration),
+) -> Result<T, Failure>
+where
+    Fut: Future<Output = Result<T, Failure>>,
+{
+    let mut retries = 0;
+    loop {
+        match attempt().await {
+            Err(failure) if is_transient(&failure.error) && retries < max_retries => {
+                retries += 1;
+                let wait = backoff(retries);
+                on_retry(retries, &failure, wait);
+                tokio::time::sleep(wait).await;
+            }
+            result => return result,
+        }
+    }
+}
 
 /// Deadlock (1213), lock wait timeout (1205) and a lost or gone connection (2006, 2013, I/O)
 /// pass with a retry; everything else (bad data, missing privileges, …) fails fast.

@@ -1,8 +1,9 @@
 //! Reading Paimon with the `paimon` crate: the full merge-on-read of one snapshot and the
 //! changes of each later snapshot, restricted to this slot's buckets.
 
+mod column;
 mod consumer;
-pub mod decode;
+mod plan;
 
 use std::collections::HashMap;
 
@@ -11,11 +12,14 @@ use paimon::{CatalogFactory, CatalogOptions, Options};
 use pms_crds::SourceSpec;
 use tracing::debug;
 
-use crate::config::Slot;
-use crate::error::{Result, WorkerError};
-use crate::sink::layout::SourceColumn;
+use pms_crds::contract::{Slot, ENV_AWS_ACCESS_KEY_ID, ENV_AWS_SECRET_ACCESS_KEY};
 
+use crate::error::{Result, WorkerError};
+use plan::{max_level_only, split_order, Splits};
+
+pub use column::SourceColumn;
 pub use paimon::table::ArrowRecordBatchStream;
+pub use plan::SnapshotPlan;
 
 /// An open Paimon table, seen by one slot.
 pub struct PaimonSource {
@@ -23,35 +27,6 @@ pub struct PaimonSource {
     name: String,
     slot: Slot,
     columns: Vec<SourceColumn>,
-}
-
-/// What one slot reads of one snapshot: its splits in a fixed order, read one after the other,
-/// so "n rows into split k" names the same records on every run (the resume position).
-pub struct SnapshotPlan {
-    pub snapshot_id: i64,
-    /// Rows the splits hold (before merging, for a full read): for progress and ETA.
-    pub expected_rows: u64,
-    units: Units,
-}
-
-enum Units {
-    /// Merge-on-read splits of a full read.
-    Full(Vec<DataSplit>),
-    /// Delta or changelog splits, read as an audit log (`rowkind`, `_SEQUENCE_NUMBER`, columns).
-    Changes(IncrementalScanMode, Vec<IncrementalSplit>),
-}
-
-impl SnapshotPlan {
-    pub fn len(&self) -> usize {
-        match &self.units {
-            Units::Full(s) => s.len(),
-            Units::Changes(_, s) => s.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 impl PaimonSource {
@@ -193,7 +168,7 @@ impl PaimonSource {
         Ok(SnapshotPlan {
             snapshot_id,
             expected_rows,
-            units: Units::Full(splits),
+            splits: Splits::Full(splits),
         })
     }
 
@@ -231,7 +206,7 @@ impl PaimonSource {
         Ok(SnapshotPlan {
             snapshot_id,
             expected_rows,
-            units: Units::Changes(plan.mode(), splits),
+            splits: Splits::Changes(plan.mode(), splits),
         })
     }
 
@@ -239,9 +214,9 @@ impl PaimonSource {
     pub fn read_split(&self, plan: &SnapshotPlan, index: usize) -> Result<ArrowRecordBatchStream> {
         let builder = self.table.new_read_builder();
         let read = builder.new_read().map_err(|e| self.err(e))?;
-        match &plan.units {
-            Units::Full(splits) => read.to_arrow(&splits[index..=index]),
-            Units::Changes(mode, splits) => {
+        match &plan.splits {
+            Splits::Full(splits) => read.to_arrow(&splits[index..=index]),
+            Splits::Changes(mode, splits) => {
                 read.to_audit_log_arrow(&IncrementalPlan::new(*mode, vec![splits[index].clone()]))
             }
         }
@@ -283,45 +258,6 @@ impl PaimonSource {
     }
 }
 
-/// A stable order for the splits of one plan: bucket, then the first file's name.
-fn split_order(split: &DataSplit) -> (i32, String) {
-    (
-        split.bucket(),
-        split
-            .data_files()
-            .first()
-            .map(|f| f.file_name.clone())
-            .unwrap_or_default(),
-    )
-}
-
-/// The same split with only the files of `level` (and their deletion vectors).
-fn max_level_only(split: &DataSplit, level: i32) -> paimon::Result<DataSplit> {
-    let keep: Vec<usize> = split
-        .data_files()
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.level == level)
-        .map(|(i, _)| i)
-        .collect();
-    let mut builder = DataSplit::builder()
-        .with_snapshot(split.snapshot_id())
-        .with_partition(split.partition().clone())
-        .with_bucket(split.bucket())
-        .with_bucket_path(split.bucket_path().to_string())
-        .with_total_buckets(split.total_buckets())
-        .with_data_files(
-            keep.iter()
-                .map(|&i| split.data_files()[i].clone())
-                .collect(),
-        )
-        .with_raw_convertible(split.raw_convertible());
-    if let Some(dv) = split.data_deletion_files() {
-        builder = builder.with_data_deletion_files(keep.iter().map(|&i| dv[i].clone()).collect());
-    }
-    builder.build()
-}
-
 /// Accepts `file:///path`, `/path` and `s3://…` warehouses.
 fn warehouse_uri(warehouse: &str) -> String {
     if warehouse.starts_with('/') {
@@ -344,10 +280,10 @@ fn s3_options(s3: &pms_crds::S3Spec) -> Vec<(String, String)> {
     if s3.path_style {
         out.push(("s3.path.style.access".to_string(), "true".to_string()));
     }
-    if let Ok(k) = std::env::var("AWS_ACCESS_KEY_ID") {
+    if let Ok(k) = std::env::var(ENV_AWS_ACCESS_KEY_ID) {
         out.push(("s3.access-key".to_string(), k));
     }
-    if let Ok(k) = std::env::var("AWS_SECRET_ACCESS_KEY") {
+    if let Ok(k) = std::env::var(ENV_AWS_SECRET_ACCESS_KEY) {
         out.push(("s3.secret-key".to_string(), k));
     }
     out

@@ -1,11 +1,11 @@
-//! A progress line for the full read: rows done, rows/s and ETA from the snapshot's row count.
+//! The ETA line of a full read: rows done, rows/s and ETA from the snapshot's row count.
 
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use tracing::info;
 
-pub struct Progress {
+pub struct EtaLine {
     what: String,
     expected: u64,
     done: u64,
@@ -14,7 +14,7 @@ pub struct Progress {
     tty: bool,
 }
 
-impl Progress {
+impl EtaLine {
     pub fn new(what: impl Into<String>, expected: u64) -> Self {
         let now = Instant::now();
         Self {

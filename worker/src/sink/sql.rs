@@ -1,10 +1,7 @@
-//! SQL text for multi-row upserts and deletes, and how to cut a batch into statements.
+//! Every statement the sink runs against the target table: multi-row upserts and deletes,
+//! the bulk load and the probes. The table name is quoted here, once.
 
-use std::ops::Range;
-
-use mysql_async::Value;
-
-use super::layout::{quote_ident, Layout};
+use crate::mapping::{quote_ident, Layout};
 
 /// How `ON DUPLICATE KEY UPDATE` refers to the incoming row.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,9 +45,6 @@ pub struct Statements {
     guard: Option<String>,
 }
 
-/// MySQL's limit on placeholders in one prepared statement.
-pub const MAX_PLACEHOLDERS: usize = 65_535;
-
 impl Statements {
     pub fn new(table: &str, layout: &Layout, dialect: Dialect, guard: Option<&str>) -> Self {
         let mut quoted: Vec<String> = layout
@@ -80,6 +74,23 @@ impl Statements {
             dialect,
             guard,
         }
+    }
+
+    /// `LOAD DATA LOCAL INFILE … REPLACE` of the mapped columns, rows as tab-separated text
+    /// (see `bulk.rs`). REPLACE keeps a replay after a crash idempotent.
+    pub fn load_data(&self) -> String {
+        let columns = &self.columns[..self.columns.len() - usize::from(self.guard.is_some())];
+        format!(
+            "LOAD DATA LOCAL INFILE 'pms-rows' REPLACE INTO TABLE {} CHARACTER SET utf8mb4 \
+             FIELDS TERMINATED BY '\\t' ESCAPED BY '\\\\' LINES TERMINATED BY '\\n' ({})",
+            self.table,
+            columns.join(", ")
+        )
+    }
+
+    /// One row if the table has any.
+    pub fn any_row(&self) -> String {
+        format!("SELECT 1 FROM {} LIMIT 1", self.table)
     }
 
     /// Parameters per upserted row (the mapped columns, plus the guard value).
@@ -194,53 +205,11 @@ fn push_repeated(sql: &mut String, tuple: &str, rows: usize) {
     }
 }
 
-/// Bytes a value takes in the binary protocol, roughly (length prefix included).
-pub fn wire_bytes(v: &Value) -> usize {
-    match v {
-        Value::NULL => 1,
-        Value::Bytes(b) => b.len() + 9,
-        Value::Date(..) => 12,
-        Value::Time(..) => 13,
-        _ => 9,
-    }
-}
-
-/// Cuts `rows` into ranges that each fit one statement: at most `max_rows` rows, at most
-/// `MAX_PLACEHOLDERS` parameters and about `max_bytes` of parameter data.
-pub fn chunk_ranges<'a>(
-    rows: usize,
-    params_per_row: usize,
-    max_rows: usize,
-    max_bytes: usize,
-    row_bytes: impl Fn(usize) -> usize + 'a,
-) -> Vec<Range<usize>> {
-    let max_rows = max_rows
-        .min(MAX_PLACEHOLDERS / params_per_row.max(1))
-        .max(1);
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < rows {
-        let mut end = start;
-        let mut bytes = 0;
-        while end < rows && end - start < max_rows {
-            let b = row_bytes(end);
-            if end > start && bytes + b > max_bytes {
-                break;
-            }
-            bytes += b;
-            end += 1;
-        }
-        out.push(start..end);
-        start = end;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::convert::{Encoding, Precision};
-    use crate::sink::layout::ColumnPlan;
+    use crate::mapping::convert::{Encoding, Precision};
+    use crate::mapping::ColumnPlan;
 
     fn layout(keys: &[&str], others: &[&str]) -> Layout {
         let mut columns = Vec::new();
@@ -316,17 +285,5 @@ mod tests {
         );
         assert_eq!(s.delete(2), "DELETE FROM `orders` WHERE (`id` = ? AND COALESCE(`seq`, -1) <= ?) OR (`id` = ? AND COALESCE(`seq`, -1) <= ?)");
         assert_eq!((s.upsert_params(), s.delete_params()), (3, 2));
-    }
-
-    #[test]
-    fn chunks_respect_rows_placeholders_and_bytes() {
-        assert_eq!(
-            chunk_ranges(10, 2, 4, 1 << 20, |_| 10),
-            vec![0..4, 4..8, 8..10]
-        );
-        assert_eq!(chunk_ranges(70_000, 1, 100_000, usize::MAX, |_| 1).len(), 2);
-        assert_eq!(chunk_ranges(5, 1, 100, 25, |_| 10), vec![0..2, 2..4, 4..5]);
-        // One row bigger than the budget still goes, alone.
-        assert_eq!(chunk_ranges(2, 1, 100, 5, |_| 10), vec![0..1, 1..2]);
     }
 }

@@ -1,13 +1,11 @@
-//! Exactly-once progress: one row per sync and slot in `_paimon_sync_progress`, in the target
-//! database, updated inside every flush transaction. Committed rows and the position that
-//! produced them become durable together, so a restart never applies a change twice.
-//! Each start bumps the row's epoch; a flush only commits while the epoch is still its own,
-//! so a zombie worker of the same slot is fenced off.
+//! SQL of the exactly-once progress table `_paimon_sync_progress`: one row per sync and slot,
+//! in the target database, updated inside every flush transaction, so committed rows and the
+//! position that produced them become durable together. Each start bumps the row's epoch; a
+//! flush only commits while the epoch is still its own, so a zombie worker is fenced off.
+//! What the row means is the checkpoint stage's business (`checkpoint/mysql.rs`).
 
 use mysql_async::prelude::*;
 use mysql_async::{Conn, Params, Value};
-
-use crate::checkpoint::{Checkpoint, Phase, Position};
 
 pub const TABLE: &str = "_paimon_sync_progress";
 
@@ -24,13 +22,28 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS `_paimon_sync_progress` (
   PRIMARY KEY (sync_name, slot)
 ) DEFAULT CHARSET = utf8mb4";
 
-/// Creates the table if needed, bumps this slot's epoch and returns (epoch, stored progress).
+/// One slot's row. `phase` is `none` until the first flush.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgressRow {
+    pub sync: String,
+    pub slot: u32,
+    pub slots: u32,
+    pub snapshot_id: i64,
+    pub phase: String,
+    pub split_index: Option<u32>,
+    pub split_row: Option<u64>,
+    pub epoch: u64,
+    /// RFC 3339, as stored (ignored when writing: the server's clock stamps the row).
+    pub updated: String,
+}
+
+/// Creates the table if needed, bumps this slot's epoch and returns the row as it is now.
 pub async fn claim(
     conn: &mut Conn,
     sync: &str,
     slot: u32,
     slots: u32,
-) -> Result<(u64, Option<Checkpoint>), mysql_async::Error> {
+) -> Result<ProgressRow, mysql_async::Error> {
     conn.query_drop(CREATE).await?;
     conn.exec_drop(
         "INSERT INTO `_paimon_sync_progress` (sync_name, slot, slots, epoch, updated_at) VALUES (?, ?, ?, 1, NOW(6)) \
@@ -46,45 +59,32 @@ pub async fn claim(
             (sync, slot),
         )
         .await?;
-    let Some((stored_slots, snapshot_id, phase, split, row, epoch, updated)) = row else {
-        return Ok((1, None));
-    };
-    let phase = match phase.as_str() {
-        "full" => Phase::Full,
-        "incremental" => Phase::Incremental,
-        _ => return Ok((epoch, None)),
-    };
-    let position = split.zip(row).map(|(split, row)| Position { split, row });
-    let cp = Checkpoint {
+    let (slots, snapshot_id, phase, split_index, split_row, epoch, updated) =
+        row.unwrap_or((slots, 0, "none".into(), None, None, 1, String::new()));
+    Ok(ProgressRow {
         sync: sync.to_string(),
         slot,
-        slots: stored_slots,
+        slots,
         snapshot_id,
         phase,
-        position,
+        split_index,
+        split_row,
         epoch,
         updated,
-        latest_snapshot: None,
-        rescaled_from: None,
-    };
-    Ok((epoch, Some(cp)))
+    })
 }
 
-/// The statement and parameters that record `cp` while `epoch` still owns the slot.
-pub fn update(cp: &Checkpoint) -> (&'static str, Params) {
-    let phase = match cp.phase {
-        Phase::Full => "full",
-        Phase::Incremental => "incremental",
-    };
+/// The statement and parameters that record `row` while its epoch still owns the slot.
+pub fn update(row: &ProgressRow) -> (&'static str, Params) {
     let params: Vec<Value> = vec![
-        cp.slots.into(),
-        cp.snapshot_id.into(),
-        phase.into(),
-        cp.position.map(|p| p.split).into(),
-        cp.position.map(|p| p.row).into(),
-        cp.sync.as_str().into(),
-        cp.slot.into(),
-        cp.epoch.into(),
+        row.slots.into(),
+        row.snapshot_id.into(),
+        row.phase.as_str().into(),
+        row.split_index.into(),
+        row.split_row.into(),
+        row.sync.as_str().into(),
+        row.slot.into(),
+        row.epoch.into(),
     ];
     (
         "UPDATE `_paimon_sync_progress` SET slots = ?, snapshot_id = ?, phase = ?, split_index = ?, split_row = ?, \

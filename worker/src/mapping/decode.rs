@@ -1,49 +1,17 @@
-//! Record batches → keyed changes in the sink's column order.
+//! Record batches → keyed changes in the MySQL column order of the layout.
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, RecordBatch};
 use mysql_async::Value;
 
-use crate::buffer::{encode_key, Change, ChangeKind};
-use crate::convert::column_values;
+use super::change::{encode_key, Change, ChangeKind, RowKind};
+use super::columns::Layout;
+use super::convert::column_values;
 use crate::error::{Result, WorkerError};
-use crate::sink::layout::Layout;
 
 const ROW_KIND: &str = "rowkind";
 const SEQUENCE: &str = "_SEQUENCE_NUMBER";
-
-/// Row kinds as Paimon names them; `-U` (the before-image of an update) is ignored because
-/// the `+U` that follows carries the new row.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RowKind {
-    Insert,
-    UpdateBefore,
-    UpdateAfter,
-    Delete,
-}
-
-impl RowKind {
-    fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "+I" => RowKind::Insert,
-            "-U" => RowKind::UpdateBefore,
-            "+U" => RowKind::UpdateAfter,
-            "-D" => RowKind::Delete,
-            _ => return None,
-        })
-    }
-
-    /// Position in `Metrics::records_read_counters`.
-    pub fn index(&self) -> usize {
-        match self {
-            RowKind::Insert => 0,
-            RowKind::UpdateBefore => 1,
-            RowKind::UpdateAfter => 2,
-            RowKind::Delete => 3,
-        }
-    }
-}
 
 /// One decoded change, ready for the buffer.
 #[derive(Debug)]
@@ -134,8 +102,8 @@ mod tests {
     use arrow_array::{ArrayRef, Int64Array, StringArray};
 
     use super::*;
-    use crate::convert::{Encoding, Precision};
-    use crate::sink::layout::ColumnPlan;
+    use crate::mapping::columns::ColumnPlan;
+    use crate::mapping::convert::{Encoding, Precision};
 
     fn layout() -> Layout {
         let col = |name: &str, is_key| ColumnPlan {

@@ -1,0 +1,282 @@
+//! The column mapping: which Paimon column goes to which MySQL column and how it is encoded,
+//! checked before anything is written. Every problem is listed (not just the first), each
+//! with what to change.
+
+use pms_crds::ColumnMapping;
+
+use super::convert::Precision;
+use super::ddl::{quote_ident, suggested_mysql_type};
+use super::keys::check_keys;
+use super::target::TargetTable;
+use super::type_fit::{check_type, declared_precision};
+use crate::mapping::convert::Encoding;
+use crate::source::SourceColumn;
+
+/// One mapped column: where it comes from, where it goes, how it is encoded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColumnPlan {
+    pub paimon: String,
+    pub mysql: String,
+    pub encoding: Encoding,
+    pub precision: Precision,
+    pub is_key: bool,
+}
+
+/// The validated mapping; `key_positions` index into `columns`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    pub columns: Vec<ColumnPlan>,
+    pub key_positions: Vec<usize>,
+    pub warnings: Vec<String>,
+}
+
+/// Builds the layout or lists every problem found (not just the first).
+pub fn plan_layout(
+    source: &[SourceColumn],
+    mapping: &ColumnMapping,
+    target: &TargetTable,
+    allow_extra_unique_keys: bool,
+) -> Result<Layout, Vec<String>> {
+    let mut problems = Vec::new();
+    let mut warnings = Vec::new();
+    for name in mapping
+        .include
+        .iter()
+        .flatten()
+        .chain(&mapping.exclude)
+        .chain(mapping.rename.keys())
+    {
+        if !source.iter().any(|c| &c.name == name) {
+            problems.push(format!(
+                "sink.columns names {name:?}, which is not a column of the Paimon table"
+            ));
+        }
+    }
+    let mut columns = Vec::new();
+    for col in source {
+        let included = mapping
+            .include
+            .as_ref()
+            .is_none_or(|inc| inc.contains(&col.name));
+        let excluded = mapping.exclude.contains(&col.name);
+        if col.is_key && (!included || excluded) {
+            problems.push(format!(
+                "key column {:?} can't be left out by sink.columns",
+                col.name
+            ));
+            continue;
+        }
+        if !included || excluded {
+            continue;
+        }
+        let mysql = mapping
+            .rename
+            .get(&col.name)
+            .cloned()
+            .unwrap_or_else(|| col.name.clone());
+        let Some(target_col) = target.column(&mysql) else {
+            let hint = if mysql == col.name {
+                String::new()
+            } else {
+                format!(" (renamed from {:?})", col.name)
+            };
+            problems.push(format!(
+                "Paimon column {mysql:?}{hint} has no MySQL column: add it (e.g. `ALTER TABLE … ADD COLUMN {} {}`), \
+                 or leave it out with sink.columns.exclude",
+                quote_ident(&mysql),
+                suggested_mysql_type(&col.data_type)
+            ));
+            continue;
+        };
+        match check_type(&col.data_type, target_col) {
+            Ok((encoding, warning)) => {
+                if let Some(w) = warning {
+                    warnings.push(format!("column {:?}: {w}", target_col.name));
+                }
+                if col.data_type.is_nullable() && !target_col.nullable && !col.is_key {
+                    warnings.push(format!(
+                        "column {:?} is NOT NULL in MySQL but nullable in Paimon: a NULL value will stop the sync",
+                        target_col.name
+                    ));
+                }
+                columns.push(ColumnPlan {
+                    paimon: col.name.clone(),
+                    mysql: target_col.name.clone(),
+                    encoding,
+                    precision: Precision(declared_precision(&col.data_type)),
+                    is_key: col.is_key,
+                });
+            }
+            Err(why) => problems.push(format!(
+                "column {:?}: Paimon {} does not fit MySQL {}: {why}",
+                target_col.name, col.data_type, target_col.column_type
+            )),
+        }
+    }
+    for t in &target.columns {
+        if !t.nullable
+            && !t.fills_itself
+            && !columns
+                .iter()
+                .any(|c| c.mysql.eq_ignore_ascii_case(&t.name))
+        {
+            problems.push(format!(
+                "MySQL column {:?} is NOT NULL without a default and no Paimon column maps to it: \
+                 give it a default, make it nullable, or map a column to it with sink.columns.rename",
+                t.name
+            ));
+        }
+    }
+    check_keys(
+        source,
+        &columns,
+        target,
+        allow_extra_unique_keys,
+        &mut problems,
+        &mut warnings,
+    );
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let key_positions = columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.is_key)
+        .map(|(i, _)| i)
+        .collect();
+    Ok(Layout {
+        columns,
+        key_positions,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapping::target::{TargetColumn, TargetIndex};
+    use crate::mapping::type_fit::STRING_TYPES;
+    use paimon::spec::{BigIntType, DataType, DecimalType, TimestampType, VarCharType};
+
+    fn src() -> Vec<SourceColumn> {
+        vec![
+            SourceColumn {
+                name: "id".into(),
+                data_type: DataType::BigInt(BigIntType::with_nullable(false)),
+                is_key: true,
+            },
+            SourceColumn {
+                name: "amount".into(),
+                data_type: DataType::Decimal(DecimalType::new(10, 2).unwrap()),
+                is_key: false,
+            },
+            SourceColumn {
+                name: "note".into(),
+                data_type: DataType::VarChar(VarCharType::new(20).unwrap()),
+                is_key: false,
+            },
+            SourceColumn {
+                name: "ts".into(),
+                data_type: DataType::Timestamp(TimestampType::new(9).unwrap()),
+                is_key: false,
+            },
+        ]
+    }
+
+    fn col(name: &str, ty: &str, column_type: &str) -> TargetColumn {
+        TargetColumn {
+            name: name.into(),
+            data_type: ty.into(),
+            column_type: column_type.into(),
+            nullable: true,
+            charset: STRING_TYPES.contains(&ty).then(|| "utf8mb4".into()),
+            ..Default::default()
+        }
+    }
+
+    fn good_target() -> TargetTable {
+        let mut amount = col("amount", "decimal", "decimal(12,2)");
+        amount.numeric_precision = Some(12);
+        amount.numeric_scale = Some(2);
+        let mut note = col("note", "varchar", "varchar(20)");
+        note.char_max_length = Some(20);
+        let mut ts = col("ts", "varchar", "varchar(29)");
+        ts.char_max_length = Some(29);
+        TargetTable {
+            columns: vec![col("id", "bigint", "bigint(20)"), amount, note, ts],
+            indexes: vec![TargetIndex {
+                name: "PRIMARY".into(),
+                unique: true,
+                columns: vec!["id".into()],
+            }],
+        }
+    }
+
+    #[test]
+    fn a_fitting_table_is_accepted_with_text_for_nanoseconds() {
+        let layout = plan_layout(&src(), &ColumnMapping::default(), &good_target(), false).unwrap();
+        assert_eq!(layout.key_positions, vec![0]);
+        assert_eq!(layout.columns[3].encoding, Encoding::Text);
+        assert_eq!(layout.columns[1].encoding, Encoding::Native);
+    }
+
+    #[test]
+    fn missing_key_narrow_types_and_bad_charset_are_all_reported() {
+        let mut t = good_target();
+        t.indexes.clear();
+        t.columns[1].numeric_scale = Some(1);
+        t.columns[2].charset = Some("utf8mb3".into());
+        t.columns[3] = col("ts", "datetime", "datetime(6)");
+        t.columns[3].datetime_precision = Some(6);
+        let problems = plan_layout(&src(), &ColumnMapping::default(), &t, false).unwrap_err();
+        let all = problems.join("\n");
+        assert!(all.contains("PRIMARY KEY"), "{all}");
+        assert!(all.contains("scale 1 < 2"), "{all}");
+        assert!(all.contains("utf8mb4"), "{all}");
+        assert!(all.contains("at most microseconds"), "{all}");
+        assert_eq!(problems.len(), 4, "{all}");
+    }
+
+    #[test]
+    fn extra_unique_key_is_refused_unless_allowed() {
+        let mut t = good_target();
+        t.indexes.push(TargetIndex {
+            name: "uk_note".into(),
+            unique: true,
+            columns: vec!["note".into()],
+        });
+        assert!(
+            plan_layout(&src(), &ColumnMapping::default(), &t, false).unwrap_err()[0]
+                .contains("uk_note")
+        );
+        let layout = plan_layout(&src(), &ColumnMapping::default(), &t, true).unwrap();
+        assert!(layout.warnings.iter().any(|w| w.contains("uk_note")));
+    }
+
+    #[test]
+    fn mapping_renames_excludes_and_catches_unmapped_not_null() {
+        let mut t = good_target();
+        t.columns[2].name = "comment".into();
+        let mut extra = col("required", "int", "int(11)");
+        extra.nullable = false;
+        t.columns.push(extra);
+        let mapping = ColumnMapping {
+            exclude: vec!["ts".into()],
+            rename: [("note".to_string(), "comment".to_string())].into(),
+            ..Default::default()
+        };
+        let problems = plan_layout(&src(), &mapping, &t, false).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("\"required\""));
+        t.columns.pop();
+        let layout = plan_layout(&src(), &mapping, &t, false).unwrap();
+        assert_eq!(
+            layout
+                .columns
+                .iter()
+                .map(|c| c.mysql.as_str())
+                .collect::<Vec<_>>(),
+            ["id", "amount", "comment"]
+        );
+    }
+}

@@ -1,0 +1,109 @@
+//! Suggested DDL: the MySQL type that holds a Paimon type exactly, and a `CREATE TABLE` that
+//! fits the Paimon table, offered in errors when the target is missing or a column is.
+
+use paimon::spec::DataType;
+use pms_crds::ColumnMapping;
+
+use super::type_fit::is_nested;
+use crate::source::SourceColumn;
+
+/// The MySQL column type that holds every value of a Paimon type exactly.
+pub fn suggested_mysql_type(t: &DataType) -> String {
+    let base = match t {
+        DataType::Boolean(_) => "BOOLEAN".to_string(),
+        DataType::TinyInt(_) => "TINYINT".into(),
+        DataType::SmallInt(_) => "SMALLINT".into(),
+        DataType::Int(_) => "INT".into(),
+        DataType::BigInt(_) => "BIGINT".into(),
+        DataType::Float(_) => "FLOAT".into(),
+        DataType::Double(_) => "DOUBLE".into(),
+        DataType::Decimal(d) => format!("DECIMAL({}, {})", d.precision(), d.scale()),
+        DataType::Char(c) => format!("CHAR({}) CHARACTER SET utf8mb4", c.length()),
+        DataType::VarChar(v) if v.length() <= 16383 => {
+            format!("VARCHAR({}) CHARACTER SET utf8mb4", v.length())
+        }
+        DataType::VarChar(_) => "LONGTEXT CHARACTER SET utf8mb4".into(),
+        DataType::Binary(b) => format!("BINARY({})", b.length()),
+        DataType::VarBinary(v) if v.length() <= 65535 => format!("VARBINARY({})", v.length()),
+        DataType::VarBinary(_) => "LONGBLOB".into(),
+        DataType::Date(_) => "DATE".into(),
+        DataType::Time(p) => format!("TIME({})", p.precision()),
+        DataType::Timestamp(p) if p.precision() > 6 => format!("VARCHAR({})", 20 + p.precision()),
+        DataType::Timestamp(p) => format!("DATETIME({})", p.precision()),
+        DataType::LocalZonedTimestamp(p) if p.precision() > 6 => {
+            format!("VARCHAR({})", 20 + p.precision())
+        }
+        DataType::LocalZonedTimestamp(p) => format!("DATETIME({})", p.precision()),
+        _ if is_nested(t) => "JSON".into(),
+        _ => "LONGTEXT".into(),
+    };
+    if t.is_nullable() {
+        base
+    } else {
+        format!("{base} NOT NULL")
+    }
+}
+
+/// A `CREATE TABLE` that fits the Paimon table, offered when the target is missing.
+pub fn suggested_create_table(
+    table: &str,
+    source: &[SourceColumn],
+    mapping: &ColumnMapping,
+) -> String {
+    let cols: Vec<&SourceColumn> = source
+        .iter()
+        .filter(|c| {
+            c.is_key
+                || (mapping.include.as_ref().is_none_or(|i| i.contains(&c.name))
+                    && !mapping.exclude.contains(&c.name))
+        })
+        .collect();
+    let name = |c: &SourceColumn| quote_ident(mapping.rename.get(&c.name).unwrap_or(&c.name));
+    let mut lines: Vec<String> = cols
+        .iter()
+        .map(|c| format!("  {} {}", name(c), suggested_mysql_type(&c.data_type)))
+        .collect();
+    let keys: Vec<String> = cols.iter().filter(|c| c.is_key).map(|c| name(c)).collect();
+    lines.push(format!("  PRIMARY KEY ({})", keys.join(", ")));
+    format!(
+        "CREATE TABLE {} (\n{}\n) DEFAULT CHARSET = utf8mb4",
+        quote_ident(table),
+        lines.join(",\n")
+    )
+}
+
+pub fn quote_ident(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use paimon::spec::{BigIntType, TimestampType};
+
+    fn src() -> Vec<SourceColumn> {
+        vec![
+            SourceColumn {
+                name: "id".into(),
+                data_type: DataType::BigInt(BigIntType::with_nullable(false)),
+                is_key: true,
+            },
+            SourceColumn {
+                name: "ts".into(),
+                data_type: DataType::Timestamp(TimestampType::new(9).unwrap()),
+                is_key: false,
+            },
+        ]
+    }
+
+    #[test]
+    fn suggested_ddl_names_the_key() {
+        let ddl = suggested_create_table("orders", &src(), &ColumnMapping::default());
+        assert!(
+            ddl.contains("`id` BIGINT NOT NULL")
+                && ddl.contains("PRIMARY KEY (`id`)")
+                && ddl.contains("VARCHAR(29)"),
+            "{ddl}"
+        );
+    }
+}

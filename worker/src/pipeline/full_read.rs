@@ -1,0 +1,73 @@
+//! The full merge-on-read of one snapshot (the latest, or the pinned one being resumed).
+
+use pms_crds::contract::{Position, ReadPoint};
+use tracing::{info, warn};
+
+use super::{FlushReason, Pipeline};
+use crate::error::Result;
+use crate::eta::EtaLine;
+use crate::sink::WriteMode;
+
+pub enum FullRead {
+    /// Every row of this snapshot is in MySQL and checkpointed.
+    Done(i64),
+    /// `--once` (or a stop) on a table with no snapshot yet.
+    NoSnapshot,
+    /// Stopped part way: flushed and checkpointed; the next run resumes it there.
+    Stopped,
+}
+
+impl Pipeline {
+    pub(super) async fn full_read(&mut self, pinned: Option<i64>, from: Position, once: bool) -> Result<FullRead> {
+        while self.source.latest_snapshot().await?.is_none() {
+            if once || self.stopping() {
+                info!(table = %self.source.name(), "the table has no snapshot yet: nothing to sync");
+                return Ok(FullRead::NoSnapshot);
+            }
+            self.idle().await;
+        }
+        let (plan, from) = match pinned {
+            None => (self.source.plan_full(None).await?, from),
+            Some(s) => match self.source.plan_full(Some(s)).await {
+                Ok(plan) => (plan, from),
+                Err(e) => {
+                    warn!(snapshot_id = s, error = %e, "the interrupted full read's snapshot is gone: starting a new full read");
+                    (self.source.plan_full(None).await?, Position::START)
+                }
+            },
+        };
+        let snapshot_id = plan.snapshot_id;
+        self.latest = self.latest.max(snapshot_id);
+        self.read_to = Some(ReadPoint::FullRead { snapshot_id, at: Some(from) });
+        let resuming = pinned == Some(snapshot_id);
+        if !resuming {
+            // Record which snapshot the full read is of, so a restart resumes that one.
+            self.writer.mark_committed(ReadPoint::FullRead { snapshot_id, at: Some(from) });
+            self.checkpoint().await?;
+        }
+        // Into an empty table (or resuming our own full read) rows only ever get inserted:
+        // the bulk path applies, unless every write must be a transaction of its own.
+        let bulk = !self.checkpointer.joins_transactions()
+            && self.policy.allows_bulk()
+            && (resuming || self.writer.sink().target_is_empty().await?);
+        self.write_mode = if bulk { WriteMode::Bulk } else { WriteMode::Upsert };
+        info!(snapshot_id, expected_rows = plan.expected_rows, splits = plan.len(), ?from, bulk, "full read");
+        let mut eta = EtaLine::new(format!("full read of snapshot {snapshot_id}"), plan.expected_rows);
+        self.read_plan(&plan, from, Some(&mut eta)).await?;
+        eta.finish();
+        self.summary.full_read_rows_per_sec = Some(eta.rows_per_sec());
+        if self.stopping() {
+            // The read point says how far the full read got: flush, checkpoint, resume there next time.
+            self.flush(FlushReason::Close).await?;
+            self.checkpoint().await?;
+            info!(snapshot_id, read_to = ?self.read_to, "stopped during the full read; the next run resumes it");
+            return Ok(FullRead::Stopped);
+        }
+        self.read_to = Some(ReadPoint::Changes { next_snapshot: snapshot_id + 1, at: Position::START });
+        self.flush(FlushReason::Checkpoint).await?;
+        self.checkpoint().await?;
+        self.write_mode = WriteMode::Upsert;
+        info!(snapshot_id, "full read done");
+        Ok(FullRead::Done(snapshot_id))
+    }
+}

@@ -1,0 +1,251 @@
+//! The sync loop of one slot: source → mapping → buffer → sink → checkpoint. Resume (or start
+//! by scan mode), full read, then the changes of each new snapshot: decoded, reduced by key,
+//! flushed when the [`FlushPolicy`] says so, checkpointed after the flush that covers them
+//! committed, until `--once` caught up or a stop was asked for.
+//!
+//! Every snapshot is read as an ordered list of splits, so "n rows into split k of snapshot S"
+//! (a [`ReadPoint`]) names the same records on every run: a checkpoint can be taken after any
+//! flush, also in the middle of a large snapshot, and a restart continues exactly there.
+
+mod flush_policy;
+mod full_read;
+mod read;
+mod start;
+mod writer;
+
+use std::time::Duration;
+
+use pms_crds::contract::{Checkpoint, Position, ReadPoint};
+use tokio::sync::watch;
+use tracing::{info, warn};
+
+use crate::buffer::ChangeBuffer;
+use crate::checkpoint::Checkpointer;
+use crate::config::WorkerConfig;
+use crate::error::Result;
+use crate::failpoint;
+use crate::mapping::{build_layout, Layout};
+use crate::metrics::Metrics;
+use crate::sink::{MysqlConnection, MysqlSink, WriteMode, WriteRequest};
+use crate::source::PaimonSource;
+pub use flush_policy::{Clock, FlushPolicy, FlushReason, SystemClock};
+use full_read::FullRead;
+use start::Start;
+use writer::Writer;
+
+/// How a run ended.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// `--once`: MySQL holds the latest snapshot and the checkpoint says so.
+    #[default]
+    CaughtUp,
+    /// A stop was asked for (SIGTERM, Ctrl-C): flushed and checkpointed; the next run resumes.
+    Stopped,
+    /// `--once` on a table without a snapshot: nothing to do.
+    NoSnapshot,
+}
+
+/// What a run did, for the closing log line and tests.
+#[derive(Debug, Default, Clone)]
+pub struct RunSummary {
+    pub outcome: Outcome,
+    /// Last snapshot whose changes are all in MySQL and checkpointed.
+    pub snapshot_id: Option<i64>,
+    pub records_read: u64,
+    pub full_read_rows_per_sec: Option<f64>,
+}
+
+pub struct RunOptions {
+    pub once: bool,
+    /// Becomes `true` on SIGTERM/SIGINT: flush, checkpoint, return.
+    pub stop: watch::Receiver<bool>,
+    pub ready: pms_runtime::Readiness,
+}
+
+struct Pipeline {
+    cfg: WorkerConfig,
+    source: PaimonSource,
+    layout: Layout,
+    buffer: ChangeBuffer,
+    policy: FlushPolicy,
+    writer: Writer,
+    checkpointer: Checkpointer,
+    /// How the upserts of the current phase are written (bulk during a full read into an empty table).
+    write_mode: WriteMode,
+    metrics: Metrics,
+    records_read: [prometheus::IntCounter; 4],
+    rescaled_from: Option<pms_crds::contract::RescaleBase>,
+    /// How far the slot has read: everything before it is in the buffer or in MySQL.
+    read_to: Option<ReadPoint>,
+    /// The read point of the last flush handed to the writer (committed or not yet).
+    sent_to_writer: Option<ReadPoint>,
+    latest: i64,
+    summary: RunSummary,
+    stop: watch::Receiver<bool>,
+}
+
+pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Result<RunSummary> {
+    let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
+    let mysql = MysqlConnection::open(&cfg).await?;
+    let target = mysql.describe_target().await?;
+    let layout = build_layout(source.columns(), target.as_ref(), &cfg.spec.sink, &cfg.target_name())?;
+    let sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());
+    let (checkpointer, resumed) = Checkpointer::open(&cfg, &sink).await?;
+    let resumed_point = resumed.as_ref().map(|c| c.point);
+    let mut p = Pipeline {
+        buffer: ChangeBuffer::new(cfg.spec.sink.max_rows, cfg.spec.sink.max_buffer_bytes),
+        policy: FlushPolicy::new(&cfg.spec),
+        writer: Writer::new(sink, resumed_point, metrics.clone()),
+        write_mode: WriteMode::Upsert,
+        rescaled_from: resumed.as_ref().and_then(|c| c.rescaled_from),
+        read_to: resumed_point,
+        sent_to_writer: resumed_point,
+        latest: 0,
+        records_read: metrics.records_read_counters(),
+        summary: RunSummary::default(),
+        stop: opts.stop,
+        cfg,
+        source,
+        layout,
+        checkpointer,
+        metrics,
+    };
+    opts.ready.set(true);
+    let start = p.start(resumed.as_ref()).await?;
+    info!(sync = %p.cfg.sync_name, slot = %p.cfg.slot, table = %p.source.name(), target = %p.cfg.target_name(),
+          delivery = ?p.cfg.spec.sink.delivery, visibility = ?p.cfg.spec.sink.visibility, epoch = p.checkpointer.epoch(),
+          checkpoint = %p.checkpointer.location(), resume = ?resumed_point, "starting");
+    let (next, from) = match start {
+        Start::Changes { snapshot_id, from } => (snapshot_id, from),
+        Start::FullRead { pinned, from } => match p.full_read(pinned, from, opts.once).await? {
+            FullRead::Done(s) => (s + 1, Position::START),
+            FullRead::NoSnapshot => return p.finish(Outcome::NoSnapshot).await,
+            FullRead::Stopped => return p.finish(Outcome::Stopped).await,
+        },
+    };
+    p.follow_changes(next, from, opts.once).await?;
+    // Close: everything read is written, then the checkpoint covers it.
+    p.flush(FlushReason::Close).await?;
+    p.latest = p.source.latest_snapshot().await?.unwrap_or(0);
+    p.checkpoint().await?;
+    let outcome = if p.stopping() { Outcome::Stopped } else { Outcome::CaughtUp };
+    p.finish(outcome).await
+}
+
+impl Pipeline {
+    fn stopping(&self) -> bool {
+        *self.stop.borrow()
+    }
+
+    /// Reads the changes of every snapshot from `next` on (`from` inside the first), until
+    /// caught up with `once`, or stopped.
+    async fn follow_changes(&mut self, mut next: i64, mut from: Position, once: bool) -> Result<()> {
+        loop {
+            self.latest = self.source.latest_snapshot().await?.unwrap_or(0);
+            if next <= self.latest {
+                self.check_not_expired(next).await?;
+            }
+            while next <= self.latest && !self.stopping() {
+                let plan = self.source.plan_changes(next).await?;
+                self.read_plan(&plan, from, None).await?;
+                if self.stopping() {
+                    return Ok(());
+                }
+                self.read_to = Some(ReadPoint::Changes { next_snapshot: next + 1, at: Position::START });
+                self.snapshot_done().await?;
+                next += 1;
+                from = Position::START;
+            }
+            if once || self.stopping() {
+                return Ok(());
+            }
+            // Caught up: write now, rather than make readers wait for the flush interval.
+            self.flush(FlushReason::CaughtUp).await?;
+            if self.policy.checkpoint_due() {
+                self.checkpoint().await?;
+            }
+            self.idle().await;
+        }
+    }
+
+    /// A snapshot was read to its end: with snapshot visibility this is where flushes happen.
+    async fn snapshot_done(&mut self) -> Result<()> {
+        if let Some(reason) = self.policy.at_snapshot_end(&self.buffer) {
+            self.flush(reason).await?;
+        }
+        if self.policy.checkpoint_due() {
+            self.flush(FlushReason::Checkpoint).await?;
+            self.checkpoint().await?;
+        }
+        Ok(())
+    }
+
+    /// Hands the buffer to the writer: one transaction (with the progress row, exactly-once),
+    /// written while the next changes are read.
+    async fn flush(&mut self, reason: FlushReason) -> Result<()> {
+        let point_moved = self.read_to != self.sent_to_writer;
+        let progress_pending = self.checkpointer.joins_transactions() && point_moved;
+        if self.buffer.is_empty() && !(progress_pending && reason != FlushReason::MaxRows) {
+            return Ok(());
+        }
+        let batch = self.buffer.drain();
+        self.policy.flushed();
+        self.metrics.buffer_bytes.set(0);
+        let progress_row = self
+            .read_to
+            .and_then(|point| self.checkpointer.progress_row(&self.checkpoint_at(point)));
+        tracing::debug!(reason = reason.as_str(), upserts = batch.upserts.len(), deletes = batch.deletes.len(),
+                        input_records = batch.input_records, read_to = ?self.read_to, "flushing");
+        let request = WriteRequest { batch, mode: self.write_mode, progress_row };
+        self.writer.send(request, self.read_to, reason).await?;
+        self.sent_to_writer = self.read_to;
+        Ok(())
+    }
+
+    fn checkpoint_at(&self, point: ReadPoint) -> Checkpoint {
+        Checkpoint {
+            sync: self.cfg.sync_name.clone(),
+            slot: self.cfg.slot,
+            point,
+            epoch: self.checkpointer.epoch(),
+            updated: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            latest_snapshot: Some(self.latest.max(point.next_snapshot() - 1)),
+            rescaled_from: self.rescaled_from,
+        }
+    }
+
+    /// Records what MySQL holds (the last flush's point), then tells Paimon which snapshots
+    /// this slot still needs. Callers flush first: a checkpoint never covers unwritten changes.
+    async fn checkpoint(&mut self) -> Result<()> {
+        self.writer.wait().await?;
+        let Some(committed) = self.writer.committed() else {
+            return Ok(());
+        };
+        let cp = self.checkpoint_at(committed);
+        self.checkpointer.save(&cp).await?;
+        self.policy.checkpointed();
+        failpoint::hit("after-checkpoint-before-consumer");
+        if let Err(e) = self.source.write_consumer(&self.cfg.consumer_id, cp.next_snapshot()).await {
+            warn!(error = %e, consumer = %self.cfg.consumer_id, "could not write the Paimon consumer file; snapshots may expire before this slot reads them");
+        }
+        let done = cp.next_snapshot() - 1;
+        if done > 0 {
+            self.summary.snapshot_id = Some(done);
+            self.metrics.set_progress(done, self.latest.max(done));
+        }
+        Ok(())
+    }
+
+    async fn finish(self, outcome: Outcome) -> Result<RunSummary> {
+        let mut summary = self.summary;
+        summary.outcome = outcome;
+        self.writer.close().await?;
+        Ok(summary)
+    }
+
+    /// Waits one poll interval, or less when asked to stop.
+    async fn idle(&mut self) {
+        let wait = self.cfg.spec.source.poll_interval.0.max(Duration::from_millis(10));
+        let _ = tokio::time::timeout(wait, self.stop.changed()).await;
+    }
+}

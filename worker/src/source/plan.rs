@@ -1,0 +1,92 @@
+//! A snapshot's reading plan for one slot: its splits in a fixed order.
+
+use paimon::table::{DataSplit, IncrementalScanMode, IncrementalSplit};
+use pms_crds::contract::{Position, ReadPoint};
+
+/// What one slot reads of one snapshot: its splits in a fixed order, read one after the other,
+/// so "n rows into split k" names the same records on every run (the resume position).
+pub struct SnapshotPlan {
+    pub snapshot_id: i64,
+    /// Rows the splits hold (before merging, for a full read): for progress and ETA.
+    pub expected_rows: u64,
+    pub(super) splits: Splits,
+}
+
+pub(super) enum Splits {
+    /// Merge-on-read splits of a full read.
+    Full(Vec<DataSplit>),
+    /// Delta or changelog splits, read as an audit log (`rowkind`, `_SEQUENCE_NUMBER`, columns).
+    Changes(IncrementalScanMode, Vec<IncrementalSplit>),
+}
+
+impl SnapshotPlan {
+    pub fn len(&self) -> usize {
+        match &self.splits {
+            Splits::Full(s) => s.len(),
+            Splits::Changes(_, s) => s.len(),
+        }
+    }
+
+    /// Whether this is a full read (merge-on-read) rather than a snapshot's changes.
+    pub fn is_full_read(&self) -> bool {
+        matches!(self.splits, Splits::Full(_))
+    }
+
+    /// The read point `position` names in this plan.
+    pub fn point_at(&self, position: Position) -> ReadPoint {
+        if self.is_full_read() {
+            ReadPoint::FullRead {
+                snapshot_id: self.snapshot_id,
+                at: Some(position),
+            }
+        } else {
+            ReadPoint::Changes {
+                next_snapshot: self.snapshot_id,
+                at: position,
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A stable order for the splits of one plan: bucket, then the first file's name.
+pub(super) fn split_order(split: &DataSplit) -> (i32, String) {
+    (
+        split.bucket(),
+        split
+            .data_files()
+            .first()
+            .map(|f| f.file_name.clone())
+            .unwrap_or_default(),
+    )
+}
+
+/// The same split with only the files of `level` (and their deletion vectors).
+pub(super) fn max_level_only(split: &DataSplit, level: i32) -> paimon::Result<DataSplit> {
+    let keep: Vec<usize> = split
+        .data_files()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.level == level)
+        .map(|(i, _)| i)
+        .collect();
+    let mut builder = DataSplit::builder()
+        .with_snapshot(split.snapshot_id())
+        .with_partition(split.partition().clone())
+        .with_bucket(split.bucket())
+        .with_bucket_path(split.bucket_path().to_string())
+        .with_total_buckets(split.total_buckets())
+        .with_data_files(
+            keep.iter()
+                .map(|&i| split.data_files()[i].clone())
+                .collect(),
+        )
+        .with_raw_convertible(split.raw_convertible());
+    if let Some(dv) = split.data_deletion_files() {
+        builder = builder.with_data_deletion_files(keep.iter().map(|&i| dv[i].clone()).collect());
+    }
+    builder.build()
+}
