@@ -242,7 +242,6 @@ impl WorkerConfig {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

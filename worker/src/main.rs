@@ -95,7 +95,12 @@ async fn run(command: Command) -> Result<(), pms_worker::error::WorkerError> {
         info!("stop requested: flushing and checkpointing");
         let _ = stop_tx.send(true);
     });
-    let result = pipeline::run(cfg.clone(), RunOptions { once, stop, ready }, metrics.clone()).await;
+    let result = pipeline::run(
+        cfg.clone(),
+        RunOptions { once, stop, ready },
+        metrics.clone(),
+    )
+    .await;
     if let Some(path) = &metrics_file {
         if let Err(e) = std::fs::write(path, metrics.render()) {
             tracing::warn!(path = %path.display(), error = %e, "could not write the metrics file");

@@ -31,17 +31,7 @@ pub struct Metrics {
 
 impl Metrics {
     pub fn new(sync: &str, slot: u32) -> Self {
-        let registry = Registry::new_custom(
-            Some("pms".into()),
-            Some(
-                [
-                    ("sync".to_string(), sync.to_string()),
-                    ("slot".to_string(), slot.to_string()),
-                ]
-                .into(),
-            ),
-        )
-        .expect("static registry options are valid");
+        let registry = labelled_registry(sync, slot);
         let counter_vec = |name: &str, help: &str, labels: &[&str]| {
             register(&registry, IntCounterVec::new(Opts::new(name, help), labels))
         };
@@ -52,38 +42,7 @@ impl Metrics {
                 Histogram::with_opts(HistogramOpts::new(name, help).buckets(buckets)),
             )
         };
-        let retries = register(
-            &registry,
-            IntCounter::new(
-                "retries_total",
-                "Flush retries after a transient MySQL failure",
-            ),
-        );
-        let visibility_fallbacks = register(
-            &registry,
-            IntCounter::new(
-                "visibility_fallbacks_total",
-                "Snapshots too large for one transaction, committed in parts",
-            ),
-        );
-        let input_records_flushed = register(
-            &registry,
-            IntCounter::new(
-                "input_records_flushed_total",
-                "Input records covered by committed flushes",
-            ),
-        );
-        let rows_flushed = register(
-            &registry,
-            IntCounter::new("rows_flushed_total", "Rows written by committed flushes"),
-        );
-        let reduce_ratio = register(
-            &registry,
-            Gauge::new(
-                "reduce_ratio",
-                "Input records per row written (key reduction)",
-            ),
-        );
+        let counter = |name: &str, help: &str| register(&registry, IntCounter::new(name, help));
         Self {
             records_read: counter_vec(
                 "records_read_total",
@@ -110,8 +69,14 @@ impl Metrics {
                 "Rows per flush after reduction",
                 prometheus::exponential_buckets(1.0, 4.0, 10).expect("static"),
             ),
-            retries,
-            visibility_fallbacks,
+            retries: counter(
+                "retries_total",
+                "Flush retries after a transient MySQL failure",
+            ),
+            visibility_fallbacks: counter(
+                "visibility_fallbacks_total",
+                "Snapshots too large for one transaction, committed in parts",
+            ),
             current_snapshot: gauge(
                 "current_snapshot",
                 "Last Paimon snapshot fully written and checkpointed",
@@ -122,9 +87,18 @@ impl Metrics {
                 "Snapshots between the checkpoint and the latest",
             ),
             buffer_bytes: gauge("buffer_bytes", "Bytes held in the reduce buffer"),
-            reduce_ratio,
-            input_records_flushed,
-            rows_flushed,
+            reduce_ratio: register(
+                &registry,
+                Gauge::new(
+                    "reduce_ratio",
+                    "Input records per row written (key reduction)",
+                ),
+            ),
+            input_records_flushed: counter(
+                "input_records_flushed_total",
+                "Input records covered by committed flushes",
+            ),
+            rows_flushed: counter("rows_flushed_total", "Rows written by committed flushes"),
             registry,
         }
     }
@@ -176,4 +150,19 @@ fn register<M: prometheus::core::Collector + Clone + 'static>(
         .register(Box::new(metric.clone()))
         .expect("metric names are unique");
     metric
+}
+
+/// Every metric named `pms_*`, labelled with the sync and the slot.
+fn labelled_registry(sync: &str, slot: u32) -> Registry {
+    Registry::new_custom(
+        Some("pms".into()),
+        Some(
+            [
+                ("sync".to_string(), sync.to_string()),
+                ("slot".to_string(), slot.to_string()),
+            ]
+            .into(),
+        ),
+    )
+    .expect("static registry options are valid")
 }

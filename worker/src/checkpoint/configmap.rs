@@ -65,7 +65,9 @@ impl ConfigMapCheckpointStore {
         let Some(cm) = cm else { return Ok(None) };
         let rv = cm.metadata.resource_version.clone();
         let Some(body) = cm.data.as_ref().and_then(|d| d.get(CHECKPOINT_KEY)) else {
-            return Err(self.err(format!("{name} has no {CHECKPOINT_KEY}; delete it to start over")));
+            return Err(self.err(format!(
+                "{name} has no {CHECKPOINT_KEY}; delete it to start over"
+            )));
         };
         let cp = serde_json::from_str(body).map_err(|e| {
             self.err(format!(
@@ -87,8 +89,13 @@ impl ConfigMapCheckpointStore {
             Some(cp) => self.rescale_from(cp.slot.count).await?,
             // A slot without a checkpoint: is a rescale under way? Ask the first other slot.
             None => match self.first_other_slot().await? {
-                Some(cp) if cp.slot.count != self.slot.count => self.rescale_from(cp.slot.count).await?,
-                Some(Checkpoint { rescaled_from: Some(base), .. }) => base,
+                Some(cp) if cp.slot.count != self.slot.count => {
+                    self.rescale_from(cp.slot.count).await?
+                }
+                Some(Checkpoint {
+                    rescaled_from: Some(base),
+                    ..
+                }) => base,
                 _ => return Ok(None),
             },
         };
@@ -128,7 +135,11 @@ impl ConfigMapCheckpointStore {
         let cm = ConfigMap {
             metadata: ObjectMeta {
                 name: Some(name.clone()),
-                labels: Some(labels(&self.sync, Component::Checkpoint, Some(self.slot.index))),
+                labels: Some(labels(
+                    &self.sync,
+                    Component::Checkpoint,
+                    Some(self.slot.index),
+                )),
                 resource_version: self.resource_version.clone(),
                 ..Default::default()
             },

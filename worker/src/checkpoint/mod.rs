@@ -43,13 +43,15 @@ impl Checkpointer {
         let mut store = match &cfg.checkpoint {
             CheckpointTarget::File(path) => Store::File(FileCheckpointStore::new(path)),
             CheckpointTarget::ConfigMap { namespace } => Store::ConfigMap(Box::new(
-                ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace.clone()).await?,
+                ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace.clone())
+                    .await?,
             )),
         };
         let mut resumed = store.load().await?;
         let mut epoch = resumed.as_ref().map_or(0, |c| c.epoch) + 1;
         let in_transaction = if cfg.spec.sink.delivery == Delivery::ExactlyOnce {
-            let (mysql, committed) = MysqlCheckpointStore::claim(sink, &cfg.sync_name, cfg.slot).await?;
+            let (mysql, committed) =
+                MysqlCheckpointStore::claim(sink, &cfg.sync_name, cfg.slot).await?;
             epoch = mysql.epoch();
             // The progress row committed with the rows wins over any other store.
             if committed.is_some() {
@@ -59,7 +61,11 @@ impl Checkpointer {
         } else {
             None
         };
-        let mut this = Self { store, in_transaction, epoch };
+        let mut this = Self {
+            store,
+            in_transaction,
+            epoch,
+        };
         if let Some(cp) = &mut resumed {
             if cp.slot != cfg.slot {
                 return Err(this.error(format!(

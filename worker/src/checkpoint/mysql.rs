@@ -14,8 +14,14 @@ pub struct MysqlCheckpointStore {
 
 impl MysqlCheckpointStore {
     /// Takes the slot over (a new epoch) and returns the checkpoint committed by earlier runs.
-    pub async fn claim(sink: &MysqlSink, sync: &str, slot: Slot) -> Result<(Self, Option<Checkpoint>)> {
-        let row = sink.claim_progress_row(sync, slot.index, slot.count).await?;
+    pub async fn claim(
+        sink: &MysqlSink,
+        sync: &str,
+        slot: Slot,
+    ) -> Result<(Self, Option<Checkpoint>)> {
+        let row = sink
+            .claim_progress_row(sync, slot.index, slot.count)
+            .await?;
         let store = Self {
             sync: sync.to_string(),
             slot,
@@ -30,7 +36,10 @@ impl MysqlCheckpointStore {
         };
         let stored_slot = Slot::new(row.slot, row.slots).map_err(|e| WorkerError::Checkpoint {
             location: format!("MySQL table {}", progress_table::TABLE),
-            message: format!("the row of slot {} is corrupt ({e}); delete it to start over", row.slot),
+            message: format!(
+                "the row of slot {} is corrupt ({e}); delete it to start over",
+                row.slot
+            ),
         })?;
         let checkpoint = Checkpoint {
             sync: row.sync,

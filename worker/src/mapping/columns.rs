@@ -37,96 +37,17 @@ pub fn plan_layout(
     target: &TargetTable,
     allow_extra_unique_keys: bool,
 ) -> Result<Layout, Vec<String>> {
-    let mut problems = Vec::new();
+    let mut problems = unknown_names(source, mapping);
     let mut warnings = Vec::new();
-    for name in mapping
-        .include
-        .iter()
-        .flatten()
-        .chain(&mapping.exclude)
-        .chain(mapping.rename.keys())
-    {
-        if !source.iter().any(|c| &c.name == name) {
-            problems.push(format!(
-                "sink.columns names {name:?}, which is not a column of the Paimon table"
-            ));
-        }
-    }
     let mut columns = Vec::new();
     for col in source {
-        let included = mapping
-            .include
-            .as_ref()
-            .is_none_or(|inc| inc.contains(&col.name));
-        let excluded = mapping.exclude.contains(&col.name);
-        if col.is_key && (!included || excluded) {
-            problems.push(format!(
-                "key column {:?} can't be left out by sink.columns",
-                col.name
-            ));
-            continue;
-        }
-        if !included || excluded {
-            continue;
-        }
-        let mysql = mapping
-            .rename
-            .get(&col.name)
-            .cloned()
-            .unwrap_or_else(|| col.name.clone());
-        let Some(target_col) = target.column(&mysql) else {
-            let hint = if mysql == col.name {
-                String::new()
-            } else {
-                format!(" (renamed from {:?})", col.name)
-            };
-            problems.push(format!(
-                "Paimon column {mysql:?}{hint} has no MySQL column: add it (e.g. `ALTER TABLE … ADD COLUMN {} {}`), \
-                 or leave it out with sink.columns.exclude",
-                quote_ident(&mysql),
-                suggested_mysql_type(&col.data_type)
-            ));
-            continue;
-        };
-        match check_type(&col.data_type, target_col) {
-            Ok((encoding, warning)) => {
-                if let Some(w) = warning {
-                    warnings.push(format!("column {:?}: {w}", target_col.name));
-                }
-                if col.data_type.is_nullable() && !target_col.nullable && !col.is_key {
-                    warnings.push(format!(
-                        "column {:?} is NOT NULL in MySQL but nullable in Paimon: a NULL value will stop the sync",
-                        target_col.name
-                    ));
-                }
-                columns.push(ColumnPlan {
-                    paimon: col.name.clone(),
-                    mysql: target_col.name.clone(),
-                    encoding,
-                    precision: Precision(declared_precision(&col.data_type)),
-                    is_key: col.is_key,
-                });
-            }
-            Err(why) => problems.push(format!(
-                "column {:?}: Paimon {} does not fit MySQL {}: {why}",
-                target_col.name, col.data_type, target_col.column_type
-            )),
+        match map_column(col, mapping, target, &mut warnings) {
+            Ok(Some(plan)) => columns.push(plan),
+            Ok(None) => {}
+            Err(problem) => problems.push(problem),
         }
     }
-    for t in &target.columns {
-        if !t.nullable
-            && !t.fills_itself
-            && !columns
-                .iter()
-                .any(|c| c.mysql.eq_ignore_ascii_case(&t.name))
-        {
-            problems.push(format!(
-                "MySQL column {:?} is NOT NULL without a default and no Paimon column maps to it: \
-                 give it a default, make it nullable, or map a column to it with sink.columns.rename",
-                t.name
-            ));
-        }
-    }
+    problems.extend(unfilled_not_null(&columns, target));
     check_keys(
         source,
         &columns,
@@ -149,6 +70,101 @@ pub fn plan_layout(
         key_positions,
         warnings,
     })
+}
+
+/// Names in `sink.columns` that the Paimon table does not have.
+fn unknown_names(source: &[SourceColumn], mapping: &ColumnMapping) -> Vec<String> {
+    mapping
+        .include
+        .iter()
+        .flatten()
+        .chain(&mapping.exclude)
+        .chain(mapping.rename.keys())
+        .filter(|name| !source.iter().any(|c| &c.name == *name))
+        .map(|name| {
+            format!("sink.columns names {name:?}, which is not a column of the Paimon table")
+        })
+        .collect()
+}
+
+/// One Paimon column's plan; `None` when `sink.columns` leaves it out.
+fn map_column(
+    col: &SourceColumn,
+    mapping: &ColumnMapping,
+    target: &TargetTable,
+    warnings: &mut Vec<String>,
+) -> Result<Option<ColumnPlan>, String> {
+    let included = mapping
+        .include
+        .as_ref()
+        .is_none_or(|inc| inc.contains(&col.name))
+        && !mapping.exclude.contains(&col.name);
+    if !included {
+        return match col.is_key {
+            true => Err(format!(
+                "key column {:?} can't be left out by sink.columns",
+                col.name
+            )),
+            false => Ok(None),
+        };
+    }
+    let mysql = mapping
+        .rename
+        .get(&col.name)
+        .cloned()
+        .unwrap_or_else(|| col.name.clone());
+    let Some(target_col) = target.column(&mysql) else {
+        let hint = if mysql == col.name {
+            String::new()
+        } else {
+            format!(" (renamed from {:?})", col.name)
+        };
+        return Err(format!(
+            "Paimon column {mysql:?}{hint} has no MySQL column: add it (e.g. `ALTER TABLE … ADD COLUMN {} {}`), \
+             or leave it out with sink.columns.exclude",
+            quote_ident(&mysql),
+            suggested_mysql_type(&col.data_type)
+        ));
+    };
+    let (encoding, warning) = check_type(&col.data_type, target_col).map_err(|why| {
+        format!(
+            "column {:?}: Paimon {} does not fit MySQL {}: {why}",
+            target_col.name, col.data_type, target_col.column_type
+        )
+    })?;
+    if let Some(w) = warning {
+        warnings.push(format!("column {:?}: {w}", target_col.name));
+    }
+    if col.data_type.is_nullable() && !target_col.nullable && !col.is_key {
+        warnings.push(format!(
+            "column {:?} is NOT NULL in MySQL but nullable in Paimon: a NULL value will stop the sync",
+            target_col.name
+        ));
+    }
+    Ok(Some(ColumnPlan {
+        paimon: col.name.clone(),
+        mysql: target_col.name.clone(),
+        encoding,
+        precision: Precision(declared_precision(&col.data_type)),
+        is_key: col.is_key,
+    }))
+}
+
+/// MySQL columns that must get a value but nothing maps to.
+fn unfilled_not_null(columns: &[ColumnPlan], target: &TargetTable) -> Vec<String> {
+    target
+        .columns
+        .iter()
+        .filter(|t| !t.nullable && !t.fills_itself)
+        .filter(|t| !columns.iter().any(|c| c.mysql.eq_ignore_ascii_case(&t.name)))
+        .map(|t| {
+            format!(
+                "MySQL column {:?} is NOT NULL without a default and no Paimon column maps to it: \
+                 give it a default, make it nullable, or map a column to it with sink.columns.rename",
+                t.name
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

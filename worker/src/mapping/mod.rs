@@ -42,13 +42,8 @@ pub fn build_layout(
             suggested_create_table(&sink.table, source, &sink.columns)
         )]));
     };
-    let layout = plan_layout(
-        source,
-        &sink.columns,
-        target,
-        sink.allow_extra_unique_keys,
-    )
-    .map_err(invalid)?;
+    let layout = plan_layout(source, &sink.columns, target, sink.allow_extra_unique_keys)
+        .map_err(invalid)?;
     if let Some(guard) = &sink.sequence_guard {
         keys::check_guard_column(&layout, target, &guard.column).map_err(invalid)?;
     }

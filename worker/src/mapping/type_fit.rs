@@ -84,35 +84,23 @@ fn text_capacity(t: &TargetColumn) -> Option<u64> {
     }
 }
 
+/// An encoding, and a warning about values that may still not fit; or why none fits.
+type Fit = Result<(Encoding, Option<String>), String>;
+
+fn native(warning: Option<String>) -> Fit {
+    Ok((Encoding::Native, warning))
+}
+
 /// Decides the encoding of one column, or says why the MySQL column can't hold the values.
-pub(super) fn check_type(src: &DataType, t: &TargetColumn) -> Result<(Encoding, Option<String>), String> {
+pub(super) fn check_type(src: &DataType, t: &TargetColumn) -> Fit {
     let ty = t.data_type.as_str();
-    let native = |w: Option<String>| Ok((Encoding::Native, w));
-    // Any scalar may go to a text column as its canonical text, if it is long enough.
-    let as_text = || -> Result<(Encoding, Option<String>), String> {
-        if is_nested(src) {
-            return Ok((Encoding::Json, None));
-        }
-        match (max_text_len(src), text_capacity(t)) {
-            (Some(need), Some(have)) if need > have => Err(format!(
-                "values need up to {need} characters, the column holds {have}"
-            )),
-            (None, Some(have)) => Ok((
-                Encoding::Text,
-                Some(format!(
-                    "unbounded values into {have} characters: a longer value will stop the sync"
-                )),
-            )),
-            _ => Ok((Encoding::Text, None)),
-        }
-    };
     let is_text_target = STRING_TYPES.contains(&ty);
     match src {
         _ if is_text_target && !is_string(src) => {
             if !is_nested(src) && ty == "json" {
                 return Err("only ARRAY, MAP and ROW go to JSON columns".into());
             }
-            as_text()
+            as_text(src, t)
         }
         DataType::Char(_) | DataType::VarChar(_) if is_text_target => {
             if matches!(
@@ -124,34 +112,11 @@ pub(super) fn check_type(src: &DataType, t: &TargetColumn) -> Result<(Encoding, 
                     t.charset.as_deref().unwrap_or("?")
                 ));
             }
-            as_text()
+            as_text(src, t)
         }
         DataType::Boolean(_) if int_width(ty).is_some() || ty == "bit" => native(None),
         DataType::TinyInt(_) | DataType::SmallInt(_) | DataType::Int(_) | DataType::BigInt(_) => {
-            let need = match src {
-                DataType::TinyInt(_) => 1,
-                DataType::SmallInt(_) => 2,
-                DataType::Int(_) => 4,
-                _ => 8,
-            };
-            match int_width(ty) {
-                Some(_) if t.unsigned() => {
-                    Err("the column is UNSIGNED and Paimon integers are signed".into())
-                }
-                Some(w) if w >= need => native(None),
-                Some(_) => Err(format!("needs an integer of at least {need} bytes")),
-                None if ty == "decimal" => {
-                    let digits = [3u64, 5, 0, 10, 0, 0, 0, 19][need as usize - 1];
-                    let int_digits =
-                        t.numeric_precision.unwrap_or(0) - t.numeric_scale.unwrap_or(0);
-                    if int_digits >= digits {
-                        native(None)
-                    } else {
-                        Err(format!("needs DECIMAL with {digits} integer digits"))
-                    }
-                }
-                None => Err("use an integer column".into()),
-            }
+            integer_fits(src, t)
         }
         DataType::Float(_) if ty == "float" || ty == "double" => native(None),
         DataType::Double(_) if ty == "double" => native(None),
@@ -159,64 +124,111 @@ pub(super) fn check_type(src: &DataType, t: &TargetColumn) -> Result<(Encoding, 
             Err("use FLOAT or DOUBLE (DOUBLE for Paimon DOUBLE)".into())
         }
         DataType::Decimal(d) if ty == "decimal" => {
-            let (p, s) = (d.precision() as u64, d.scale() as u64);
-            let (tp, ts) = (
-                t.numeric_precision.unwrap_or(10),
-                t.numeric_scale.unwrap_or(0),
-            );
-            if ts < s {
-                Err(format!(
-                    "scale {ts} < {s} would round values; use DECIMAL({}, {s}) or wider",
-                    tp.max(p)
-                ))
-            } else if tp - ts < p - s {
-                Err(format!(
-                    "{} integer digits < {}; use DECIMAL({}, {ts}) or wider",
-                    tp - ts,
-                    p - s,
-                    p - s + ts
-                ))
-            } else {
-                native(None)
-            }
+            decimal_fits(d.precision() as u64, d.scale() as u64, t)
         }
         DataType::Binary(_) | DataType::VarBinary(_) if BINARY_TYPES.contains(&ty) => {
-            let need = match src {
-                DataType::Binary(b) => Some(b.length() as u64),
-                DataType::VarBinary(v) if v.length() < i32::MAX as u32 => Some(v.length() as u64),
-                _ => None,
-            };
-            let have = t.char_max_length;
-            match (need, have) {
-                (Some(n), Some(h)) if n > h => {
-                    Err(format!("values need up to {n} bytes, the column holds {h}"))
-                }
-                (None, Some(h)) if h < (1 << 24) => native(Some(format!(
-                    "unbounded BYTES into {h} bytes: a longer value will stop the sync"
-                ))),
-                _ => native(None),
-            }
+            binary_fits(src, t)
         }
         DataType::Date(_) if ty == "date" || ty == "datetime" => native(None),
-        DataType::Time(p) if ty == "time" => {
-            fraction_fits(p.precision(), t).map(|_| (Encoding::Native, None))
-        }
+        DataType::Time(p) if ty == "time" => fraction_fits(p.precision(), t).and(native(None)),
         DataType::Timestamp(p) if ty == "datetime" => {
-            fraction_fits(p.precision(), t).map(|_| (Encoding::Native, None))
+            fraction_fits(p.precision(), t).and(native(None))
         }
-        DataType::Timestamp(p) if ty == "timestamp" => fraction_fits(p.precision(), t).map(|_| {
-            (
-                Encoding::Native,
-                Some(
-                    "MySQL TIMESTAMP only holds 1970–2038; DATETIME holds every Paimon TIMESTAMP"
-                        .into(),
-                ),
-            )
-        }),
+        DataType::Timestamp(p) if ty == "timestamp" => {
+            fraction_fits(p.precision(), t).and(native(Some(
+                "MySQL TIMESTAMP only holds 1970–2038; DATETIME holds every Paimon TIMESTAMP"
+                    .into(),
+            )))
+        }
         DataType::LocalZonedTimestamp(p) if ty == "timestamp" || ty == "datetime" => {
-            fraction_fits(p.precision(), t).map(|_| (Encoding::Native, None))
+            fraction_fits(p.precision(), t).and(native(None))
         }
         _ => Err(format!("use {}", suggested_mysql_type(src))),
+    }
+}
+
+/// Any scalar may go to a text column as its canonical text, if it is long enough.
+fn as_text(src: &DataType, t: &TargetColumn) -> Fit {
+    if is_nested(src) {
+        return Ok((Encoding::Json, None));
+    }
+    match (max_text_len(src), text_capacity(t)) {
+        (Some(need), Some(have)) if need > have => Err(format!(
+            "values need up to {need} characters, the column holds {have}"
+        )),
+        (None, Some(have)) => Ok((
+            Encoding::Text,
+            Some(format!(
+                "unbounded values into {have} characters: a longer value will stop the sync"
+            )),
+        )),
+        _ => Ok((Encoding::Text, None)),
+    }
+}
+
+fn integer_fits(src: &DataType, t: &TargetColumn) -> Fit {
+    let need = match src {
+        DataType::TinyInt(_) => 1,
+        DataType::SmallInt(_) => 2,
+        DataType::Int(_) => 4,
+        _ => 8,
+    };
+    match int_width(&t.data_type) {
+        Some(_) if t.unsigned() => {
+            Err("the column is UNSIGNED and Paimon integers are signed".into())
+        }
+        Some(w) if w >= need => native(None),
+        Some(_) => Err(format!("needs an integer of at least {need} bytes")),
+        None if t.data_type == "decimal" => {
+            let digits = [3u64, 5, 0, 10, 0, 0, 0, 19][need as usize - 1];
+            let int_digits = t.numeric_precision.unwrap_or(0) - t.numeric_scale.unwrap_or(0);
+            if int_digits >= digits {
+                native(None)
+            } else {
+                Err(format!("needs DECIMAL with {digits} integer digits"))
+            }
+        }
+        None => Err("use an integer column".into()),
+    }
+}
+
+/// Paimon DECIMAL(p, s) into the target's DECIMAL: no rounding, no overflow.
+fn decimal_fits(p: u64, s: u64, t: &TargetColumn) -> Fit {
+    let (tp, ts) = (
+        t.numeric_precision.unwrap_or(10),
+        t.numeric_scale.unwrap_or(0),
+    );
+    if ts < s {
+        Err(format!(
+            "scale {ts} < {s} would round values; use DECIMAL({}, {s}) or wider",
+            tp.max(p)
+        ))
+    } else if tp - ts < p - s {
+        Err(format!(
+            "{} integer digits < {}; use DECIMAL({}, {ts}) or wider",
+            tp - ts,
+            p - s,
+            p - s + ts
+        ))
+    } else {
+        native(None)
+    }
+}
+
+fn binary_fits(src: &DataType, t: &TargetColumn) -> Fit {
+    let need = match src {
+        DataType::Binary(b) => Some(b.length() as u64),
+        DataType::VarBinary(v) if v.length() < i32::MAX as u32 => Some(v.length() as u64),
+        _ => None,
+    };
+    match (need, t.char_max_length) {
+        (Some(n), Some(h)) if n > h => {
+            Err(format!("values need up to {n} bytes, the column holds {h}"))
+        }
+        (None, Some(h)) if h < (1 << 24) => native(Some(format!(
+            "unbounded BYTES into {h} bytes: a longer value will stop the sync"
+        ))),
+        _ => native(None),
     }
 }
 
@@ -247,4 +259,3 @@ pub(super) fn is_nested(t: &DataType) -> bool {
         DataType::Array(_) | DataType::Map(_) | DataType::Row(_) | DataType::Multiset(_)
     )
 }
-

@@ -199,21 +199,35 @@ mod tests {
         let mut key = Vec::new();
         encode_key(&[&Value::Int(id)], &mut key);
         let row = vec![Value::Int(id)];
-        buffer.push(key, Change { kind: ChangeKind::Upsert, row, order: (1, id) })
+        buffer.push(
+            key,
+            Change {
+                kind: ChangeKind::Upsert,
+                row,
+                order: (1, id),
+            },
+        )
     }
 
     #[test]
     fn batch_visibility_flushes_on_bounds_and_after_the_interval() {
         let (mut p, clock) = policy("batch");
         let buffer = ChangeBuffer::new(2, 1 << 20);
-        assert_eq!(p.on_bound(Bound::Rows, &buffer), OnBound::Flush(FlushReason::MaxRows));
+        assert_eq!(
+            p.on_bound(Bound::Rows, &buffer),
+            OnBound::Flush(FlushReason::MaxRows)
+        );
         assert_eq!(p.after_batch(), None, "nothing buffered yet");
         p.buffered();
         clock.advance(Duration::from_millis(999));
         assert_eq!(p.after_batch(), None);
         clock.advance(Duration::from_millis(1));
         assert_eq!(p.after_batch(), Some(FlushReason::Interval));
-        assert_eq!(p.at_snapshot_end(&buffer), None, "snapshot ends mean nothing here");
+        assert_eq!(
+            p.at_snapshot_end(&buffer),
+            None,
+            "snapshot ends mean nothing here"
+        );
         p.flushed();
         assert_eq!(p.after_batch(), None);
     }
@@ -224,7 +238,11 @@ mod tests {
         let mut buffer = ChangeBuffer::new(2, 1 << 20);
         push(&mut buffer, 1);
         let bound = push(&mut buffer, 2).unwrap();
-        assert_eq!(p.on_bound(bound, &buffer), OnBound::Wait, "maxRows alone never splits a snapshot");
+        assert_eq!(
+            p.on_bound(bound, &buffer),
+            OnBound::Wait,
+            "maxRows alone never splits a snapshot"
+        );
         assert_eq!(p.at_snapshot_end(&buffer), Some(FlushReason::MaxRows));
         let bound = push(&mut buffer, 3).unwrap();
         assert_eq!(
@@ -236,7 +254,11 @@ mod tests {
         push(&mut small, 1);
         p.buffered();
         clock.advance(Duration::from_secs(2));
-        assert_eq!(p.after_batch(), None, "the interval waits for the snapshot end");
+        assert_eq!(
+            p.after_batch(),
+            None,
+            "the interval waits for the snapshot end"
+        );
         assert_eq!(p.at_snapshot_end(&small), Some(FlushReason::Interval));
         assert!(!p.allows_bulk());
     }

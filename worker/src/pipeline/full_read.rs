@@ -18,7 +18,12 @@ pub enum FullRead {
 }
 
 impl Pipeline {
-    pub(super) async fn full_read(&mut self, pinned: Option<i64>, from: Position, once: bool) -> Result<FullRead> {
+    pub(super) async fn full_read(
+        &mut self,
+        pinned: Option<i64>,
+        from: Position,
+        once: bool,
+    ) -> Result<FullRead> {
         while self.source.latest_snapshot().await?.is_none() {
             if once || self.stopping() {
                 info!(table = %self.source.name(), "the table has no snapshot yet: nothing to sync");
@@ -38,11 +43,17 @@ impl Pipeline {
         };
         let snapshot_id = plan.snapshot_id;
         self.latest = self.latest.max(snapshot_id);
-        self.read_to = Some(ReadPoint::FullRead { snapshot_id, at: Some(from) });
+        self.read_to = Some(ReadPoint::FullRead {
+            snapshot_id,
+            at: Some(from),
+        });
         let resuming = pinned == Some(snapshot_id);
         if !resuming {
             // Record which snapshot the full read is of, so a restart resumes that one.
-            self.writer.mark_committed(ReadPoint::FullRead { snapshot_id, at: Some(from) });
+            self.writer.mark_committed(ReadPoint::FullRead {
+                snapshot_id,
+                at: Some(from),
+            });
             self.checkpoint().await?;
         }
         // Into an empty table (or resuming our own full read) rows only ever get inserted:
@@ -50,9 +61,23 @@ impl Pipeline {
         let bulk = !self.checkpointer.joins_transactions()
             && self.policy.allows_bulk()
             && (resuming || self.writer.sink().target_is_empty().await?);
-        self.write_mode = if bulk { WriteMode::Bulk } else { WriteMode::Upsert };
-        info!(snapshot_id, expected_rows = plan.expected_rows, splits = plan.len(), ?from, bulk, "full read");
-        let mut eta = EtaLine::new(format!("full read of snapshot {snapshot_id}"), plan.expected_rows);
+        self.write_mode = if bulk {
+            WriteMode::Bulk
+        } else {
+            WriteMode::Upsert
+        };
+        info!(
+            snapshot_id,
+            expected_rows = plan.expected_rows,
+            splits = plan.len(),
+            ?from,
+            bulk,
+            "full read"
+        );
+        let mut eta = EtaLine::new(
+            format!("full read of snapshot {snapshot_id}"),
+            plan.expected_rows,
+        );
         self.read_plan(&plan, from, Some(&mut eta)).await?;
         eta.finish();
         self.summary.full_read_rows_per_sec = Some(eta.rows_per_sec());
@@ -63,7 +88,10 @@ impl Pipeline {
             info!(snapshot_id, read_to = ?self.read_to, "stopped during the full read; the next run resumes it");
             return Ok(FullRead::Stopped);
         }
-        self.read_to = Some(ReadPoint::Changes { next_snapshot: snapshot_id + 1, at: Position::START });
+        self.read_to = Some(ReadPoint::Changes {
+            next_snapshot: snapshot_id + 1,
+            at: Position::START,
+        });
         self.flush(FlushReason::Checkpoint).await?;
         self.checkpoint().await?;
         self.write_mode = WriteMode::Upsert;

@@ -88,7 +88,12 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
     let mysql = MysqlConnection::open(&cfg).await?;
     let target = mysql.describe_target().await?;
-    let layout = build_layout(source.columns(), target.as_ref(), &cfg.spec.sink, &cfg.target_name())?;
+    let layout = build_layout(
+        source.columns(),
+        target.as_ref(),
+        &cfg.spec.sink,
+        &cfg.target_name(),
+    )?;
     let sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());
     let (checkpointer, resumed) = Checkpointer::open(&cfg, &sink).await?;
     let resumed_point = resumed.as_ref().map(|c| c.point);
@@ -128,7 +133,11 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
     p.flush(FlushReason::Close).await?;
     p.latest = p.source.latest_snapshot().await?.unwrap_or(0);
     p.checkpoint().await?;
-    let outcome = if p.stopping() { Outcome::Stopped } else { Outcome::CaughtUp };
+    let outcome = if p.stopping() {
+        Outcome::Stopped
+    } else {
+        Outcome::CaughtUp
+    };
     p.finish(outcome).await
 }
 
@@ -139,7 +148,12 @@ impl Pipeline {
 
     /// Reads the changes of every snapshot from `next` on (`from` inside the first), until
     /// caught up with `once`, or stopped.
-    async fn follow_changes(&mut self, mut next: i64, mut from: Position, once: bool) -> Result<()> {
+    async fn follow_changes(
+        &mut self,
+        mut next: i64,
+        mut from: Position,
+        once: bool,
+    ) -> Result<()> {
         loop {
             self.latest = self.source.latest_snapshot().await?.unwrap_or(0);
             if next <= self.latest {
@@ -151,7 +165,10 @@ impl Pipeline {
                 if self.stopping() {
                     return Ok(());
                 }
-                self.read_to = Some(ReadPoint::Changes { next_snapshot: next + 1, at: Position::START });
+                self.read_to = Some(ReadPoint::Changes {
+                    next_snapshot: next + 1,
+                    at: Position::START,
+                });
                 self.snapshot_done().await?;
                 next += 1;
                 from = Position::START;
@@ -196,7 +213,11 @@ impl Pipeline {
             .and_then(|point| self.checkpointer.progress_row(&self.checkpoint_at(point)));
         tracing::debug!(reason = reason.as_str(), upserts = batch.upserts.len(), deletes = batch.deletes.len(),
                         input_records = batch.input_records, read_to = ?self.read_to, "flushing");
-        let request = WriteRequest { batch, mode: self.write_mode, progress_row };
+        let request = WriteRequest {
+            batch,
+            mode: self.write_mode,
+            progress_row,
+        };
         self.writer.send(request, self.read_to, reason).await?;
         self.sent_to_writer = self.read_to;
         Ok(())
@@ -225,7 +246,11 @@ impl Pipeline {
         self.checkpointer.save(&cp).await?;
         self.policy.checkpointed();
         failpoint::hit("after-checkpoint-before-consumer");
-        if let Err(e) = self.source.write_consumer(&self.cfg.consumer_id, cp.next_snapshot()).await {
+        if let Err(e) = self
+            .source
+            .write_consumer(&self.cfg.consumer_id, cp.next_snapshot())
+            .await
+        {
             warn!(error = %e, consumer = %self.cfg.consumer_id, "could not write the Paimon consumer file; snapshots may expire before this slot reads them");
         }
         let done = cp.next_snapshot() - 1;
@@ -245,7 +270,13 @@ impl Pipeline {
 
     /// Waits one poll interval, or less when asked to stop.
     async fn idle(&mut self) {
-        let wait = self.cfg.spec.source.poll_interval.0.max(Duration::from_millis(10));
+        let wait = self
+            .cfg
+            .spec
+            .source
+            .poll_interval
+            .0
+            .max(Duration::from_millis(10));
         let _ = tokio::time::timeout(wait, self.stop.changed()).await;
     }
 }

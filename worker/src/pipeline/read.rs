@@ -16,10 +16,22 @@ use crate::source::SnapshotPlan;
 impl Pipeline {
     /// Reads a plan's splits in order from `from` (the rows before it were written by an
     /// earlier run), returning early when a stop is asked for.
-    pub(super) async fn read_plan(&mut self, plan: &SnapshotPlan, from: Position, mut eta: Option<&mut EtaLine>) -> Result<()> {
+    pub(super) async fn read_plan(
+        &mut self,
+        plan: &SnapshotPlan,
+        from: Position,
+        mut eta: Option<&mut EtaLine>,
+    ) -> Result<()> {
         for split in from.split as usize..plan.len() {
-            let mut skip = if split == from.split as usize { from.row } else { 0 };
-            let mut position = Position { split: split as u32, row: skip };
+            let mut skip = if split == from.split as usize {
+                from.row
+            } else {
+                0
+            };
+            let mut position = Position {
+                split: split as u32,
+                row: skip,
+            };
             self.read_to = Some(plan.point_at(position));
             let mut batches = self.source.read_split(plan, split)?;
             while let Some(batch) = batches.next().await {
@@ -45,7 +57,12 @@ impl Pipeline {
     }
 
     /// Decodes a batch into the buffer, flushing whenever a bound or the interval says so.
-    async fn consume(&mut self, batch: &RecordBatch, plan: &SnapshotPlan, position: &mut Position) -> Result<()> {
+    async fn consume(
+        &mut self,
+        batch: &RecordBatch,
+        plan: &SnapshotPlan,
+        position: &mut Position,
+    ) -> Result<()> {
         let decoded = decode_batch(batch, &self.layout, plan.snapshot_id, self.source.name())?;
         for d in decoded {
             position.row += 1;

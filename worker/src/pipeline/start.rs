@@ -33,7 +33,9 @@ impl Pipeline {
             snapshot_id,
             from: Position::START,
         };
-        let after_latest = || async { Ok::<_, WorkerError>(self.source.latest_snapshot().await?.unwrap_or(0) + 1) };
+        let after_latest = || async {
+            Ok::<_, WorkerError>(self.source.latest_snapshot().await?.unwrap_or(0) + 1)
+        };
         Ok(match src.scan_mode {
             ScanMode::LatestFull => Start::FullRead {
                 pinned: None,
@@ -46,7 +48,11 @@ impl Pipeline {
                 let at = chrono::DateTime::parse_from_rfc3339(text).map_err(|e| {
                     WorkerError::Config(format!("source.startTimestamp {text:?} is not RFC 3339 ({e}); write e.g. 2026-11-01T00:00:00Z"))
                 })?;
-                match self.source.snapshot_at_or_after(at.timestamp_millis()).await? {
+                match self
+                    .source
+                    .snapshot_at_or_after(at.timestamp_millis())
+                    .await?
+                {
                     Some(s) => changes_from(s),
                     None => changes_from(after_latest().await?),
                 }

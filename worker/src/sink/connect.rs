@@ -28,9 +28,9 @@ pub fn pool(m: &MysqlTarget) -> Pool {
             "SET SESSION time_zone = '+00:00'",
             "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'",
         ])
-        .pool_opts(PoolOpts::default().with_constraints(
-            PoolConstraints::new(1, 2).unwrap_or_default(),
-        ));
+        .pool_opts(
+            PoolOpts::default().with_constraints(PoolConstraints::new(1, 2).unwrap_or_default()),
+        );
     Pool::new(opts)
 }
 

@@ -90,7 +90,12 @@ pub struct MysqlSink {
 
 impl MysqlSink {
     /// The sink for a validated layout; writes nothing yet.
-    pub fn new(conn: MysqlConnection, layout: &Layout, cfg: &WorkerConfig, metrics: Metrics) -> Self {
+    pub fn new(
+        conn: MysqlConnection,
+        layout: &Layout,
+        cfg: &WorkerConfig,
+        metrics: Metrics,
+    ) -> Self {
         let sink = &cfg.spec.sink;
         let guard = sink.sequence_guard.as_ref().map(|g| g.column.as_str());
         for w in &layout.warnings {
@@ -127,7 +132,12 @@ impl MysqlSink {
 
     /// Exactly-once: creates the progress table if needed, takes this slot over (a new epoch)
     /// and returns its row.
-    pub async fn claim_progress_row(&self, sync: &str, slot: u32, slots: u32) -> Result<ProgressRow> {
+    pub async fn claim_progress_row(
+        &self,
+        sync: &str,
+        slot: u32,
+        slots: u32,
+    ) -> Result<ProgressRow> {
         let mut conn = self.conn().await?;
         progress_table::claim(&mut conn, sync, slot, slots)
             .await
@@ -156,7 +166,8 @@ impl MysqlSink {
         )
         .await
         .map_err(|f| self.error(f))?;
-        self.metrics.observe_flush(&request.batch, started.elapsed());
+        self.metrics
+            .observe_flush(&request.batch, started.elapsed());
         Ok(())
     }
 

@@ -7,7 +7,10 @@ use mysql_async::Conn;
 use crate::mapping::{TargetColumn, TargetIndex, TargetTable};
 
 /// `None` when the table does not exist.
-pub async fn describe_table(conn: &mut Conn, table: &str) -> Result<Option<TargetTable>, mysql_async::Error> {
+pub async fn describe_table(
+    conn: &mut Conn,
+    table: &str,
+) -> Result<Option<TargetTable>, mysql_async::Error> {
     type ColumnRow = (
         String,
         String,

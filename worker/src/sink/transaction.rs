@@ -48,7 +48,12 @@ impl MysqlSink {
             .deletes
             .iter()
             .zip(&batch.delete_snapshots)
-            .map(|(r, &s)| (self.key_positions.iter().map(|&i| &r[i]).collect(), guard(s)))
+            .map(|(r, &s)| {
+                (
+                    self.key_positions.iter().map(|&i| &r[i]).collect(),
+                    guard(s),
+                )
+            })
             .collect();
         self.run_chunks(&mut tx, Statement::Delete, &keys).await?;
         let rows: Vec<(Vec<&Value>, Option<Value>)> = batch
@@ -69,7 +74,10 @@ impl MysqlSink {
                     "fenced: slot {} of sync {} was taken over by a newer worker (epoch > {}); this one stops without committing",
                     row.slot, row.sync, row.epoch
                 );
-                return Err(Failure::new("progress update", mysql_async::Error::Other(fenced.into())));
+                return Err(Failure::new(
+                    "progress update",
+                    mysql_async::Error::Other(fenced.into()),
+                ));
             }
         }
         failpoint::hit("after-batch-before-commit");
@@ -162,7 +170,11 @@ impl MysqlSink {
             if self.guarded {
                 params.push(Value::Int(i64::MAX));
             }
-            if tx.exec_drop(sql.as_str(), Params::Positional(params)).await.is_err() {
+            if tx
+                .exec_drop(sql.as_str(), Params::Positional(params))
+                .await
+                .is_err()
+            {
                 let key: Vec<String> = match statement {
                     Statement::Delete => row.iter().map(|v| v.as_sql(false)).collect(),
                     Statement::Upsert => self

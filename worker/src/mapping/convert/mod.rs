@@ -90,18 +90,17 @@ macro_rules! push_primitive {
     }};
 }
 
+/// Pushes `value(i)` for each non-null element, NULL for the others.
+fn push_each(a: &dyn Array, out: &mut Vec<Value>, value: impl Fn(usize) -> Value) {
+    out.extend((0..a.len()).map(|i| if a.is_null(i) { Value::NULL } else { value(i) }));
+}
+
 fn native_column(array: &dyn Array, out: &mut Vec<Value>) -> Result<(), ConvertError> {
     match array.data_type() {
         ArrowType::Null => out.extend((0..array.len()).map(|_| Value::NULL)),
         ArrowType::Boolean => {
             let a = array.as_boolean();
-            for i in 0..a.len() {
-                out.push(if a.is_null(i) {
-                    Value::NULL
-                } else {
-                    Value::Int(a.value(i) as i64)
-                });
-            }
+            push_each(a, out, |i| Value::Int(a.value(i) as i64));
         }
         ArrowType::Int8 => push_primitive!(array, out, Int8Type, |v| Value::Int(v as i64)),
         ArrowType::Int16 => push_primitive!(array, out, Int16Type, |v| Value::Int(v as i64)),
@@ -111,63 +110,27 @@ fn native_column(array: &dyn Array, out: &mut Vec<Value>) -> Result<(), ConvertE
         ArrowType::Float64 => push_primitive!(array, out, Float64Type, Value::Double),
         ArrowType::Decimal128(_, _) => {
             let a = array.as_primitive::<Decimal128Type>();
-            for i in 0..a.len() {
-                out.push(if a.is_null(i) {
-                    Value::NULL
-                } else {
-                    Value::Bytes(a.value_as_string(i).into_bytes())
-                });
-            }
+            push_each(a, out, |i| Value::Bytes(a.value_as_string(i).into_bytes()));
         }
         ArrowType::Utf8 => {
             let a = array.as_string::<i32>();
-            for i in 0..a.len() {
-                out.push(if a.is_null(i) {
-                    Value::NULL
-                } else {
-                    Value::Bytes(a.value(i).as_bytes().to_vec())
-                });
-            }
+            push_each(a, out, |i| Value::Bytes(a.value(i).as_bytes().to_vec()));
         }
         ArrowType::LargeUtf8 => {
             let a = array.as_string::<i64>();
-            for i in 0..a.len() {
-                out.push(if a.is_null(i) {
-                    Value::NULL
-                } else {
-                    Value::Bytes(a.value(i).as_bytes().to_vec())
-                });
-            }
+            push_each(a, out, |i| Value::Bytes(a.value(i).as_bytes().to_vec()));
         }
         ArrowType::Binary => {
             let a = array.as_binary::<i32>();
-            for i in 0..a.len() {
-                out.push(if a.is_null(i) {
-                    Value::NULL
-                } else {
-                    Value::Bytes(a.value(i).to_vec())
-                });
-            }
+            push_each(a, out, |i| Value::Bytes(a.value(i).to_vec()));
         }
         ArrowType::LargeBinary => {
             let a = array.as_binary::<i64>();
-            for i in 0..a.len() {
-                out.push(if a.is_null(i) {
-                    Value::NULL
-                } else {
-                    Value::Bytes(a.value(i).to_vec())
-                });
-            }
+            push_each(a, out, |i| Value::Bytes(a.value(i).to_vec()));
         }
         ArrowType::FixedSizeBinary(_) => {
             let a = array.as_fixed_size_binary();
-            for i in 0..a.len() {
-                out.push(if a.is_null(i) {
-                    Value::NULL
-                } else {
-                    Value::Bytes(a.value(i).to_vec())
-                });
-            }
+            push_each(a, out, |i| Value::Bytes(a.value(i).to_vec()));
         }
         ArrowType::Date32 => push_primitive!(array, out, Date32Type, temporal::date_value),
         ArrowType::Time32(TimeUnit::Millisecond) => {
