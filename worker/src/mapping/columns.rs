@@ -170,6 +170,7 @@ fn unfilled_not_null(columns: &[ColumnPlan], target: &TargetTable) -> Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mapping::suggested_create_table;
     use crate::mapping::target::{TargetColumn, TargetIndex};
     use crate::mapping::type_fit::STRING_TYPES;
     use paimon::spec::{BigIntType, DataType, DecimalType, TimestampType, VarCharType};
@@ -293,6 +294,17 @@ mod tests {
                 .map(|c| c.mysql.as_str())
                 .collect::<Vec<_>>(),
             ["id", "amount", "comment"]
+        );
+    }
+
+    #[test]
+    fn suggested_ddl_names_the_key() {
+        let ddl = suggested_create_table("orders", &src(), &ColumnMapping::default());
+        assert!(
+            ddl.contains("`id` BIGINT NOT NULL")
+                && ddl.contains("PRIMARY KEY (`id`)")
+                && ddl.contains("VARCHAR(29)"),
+            "{ddl}"
         );
     }
 }

@@ -75,35 +75,3 @@ pub fn suggested_create_table(
 pub fn quote_ident(name: &str) -> String {
     format!("`{}`", name.replace('`', "``"))
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use paimon::spec::{BigIntType, TimestampType};
-
-    fn src() -> Vec<SourceColumn> {
-        vec![
-            SourceColumn {
-                name: "id".into(),
-                data_type: DataType::BigInt(BigIntType::with_nullable(false)),
-                is_key: true,
-            },
-            SourceColumn {
-                name: "ts".into(),
-                data_type: DataType::Timestamp(TimestampType::new(9).unwrap()),
-                is_key: false,
-            },
-        ]
-    }
-
-    #[test]
-    fn suggested_ddl_names_the_key() {
-        let ddl = suggested_create_table("orders", &src(), &ColumnMapping::default());
-        assert!(
-            ddl.contains("`id` BIGINT NOT NULL")
-                && ddl.contains("PRIMARY KEY (`id`)")
-                && ddl.contains("VARCHAR(29)"),
-            "{ddl}"
-        );
-    }
-}
