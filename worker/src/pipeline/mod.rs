@@ -121,7 +121,19 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
           delivery = ?p.cfg.spec.sink.delivery, visibility = ?p.cfg.spec.sink.visibility, epoch = p.checkpointer.epoch(),
           checkpoint = %p.checkpointer.location(), resume = ?resumed_point, "starting");
     let (next, from) = match start {
-        Start::Changes { snapshot_id, from } => (snapshot_id, from),
+        Start::Changes { snapshot_id, from } => {
+            if resumed.is_none() {
+                // Record where a fresh start begins, so a restart after a quiet spell does not
+                // begin again at a later snapshot and skip the ones in between.
+                p.read_to = Some(ReadPoint::Changes {
+                    next_snapshot: snapshot_id,
+                    at: from,
+                });
+                p.flush(FlushReason::Checkpoint).await?;
+                p.checkpoint().await?;
+            }
+            (snapshot_id, from)
+        }
         Start::FullRead { pinned, from } => match p.full_read(pinned, from, opts.once).await? {
             FullRead::Done(s) => (s + 1, Position::START),
             FullRead::NoSnapshot => return p.finish(Outcome::NoSnapshot).await,
@@ -203,6 +215,16 @@ impl Pipeline {
         let point_moved = self.read_to != self.sent_to_writer;
         let progress_pending = self.checkpointer.joins_transactions() && point_moved;
         if self.buffer.is_empty() && !(progress_pending && reason != FlushReason::MaxRows) {
+            if point_moved && !progress_pending {
+                // Nothing of this slot changed since the last write: once that write commits,
+                // MySQL holds everything up to `read_to`, so a quiet slot's checkpoint (and its
+                // Paimon consumer) follows the snapshots it has seen instead of pinning them.
+                self.writer.wait().await?;
+                if let Some(point) = self.read_to {
+                    self.writer.mark_committed(point);
+                }
+                self.sent_to_writer = self.read_to;
+            }
             return Ok(());
         }
         let batch = self.buffer.drain();

@@ -44,7 +44,8 @@ impl Writer {
         self.committed
     }
 
-    /// A point that needs no write to be true (the start of a full read: nothing of it yet).
+    /// A point that needs no write of its own to be true: the start of a full read (nothing
+    /// of it yet), or a read point reached without a change to write (callers wait first).
     pub fn mark_committed(&mut self, point: ReadPoint) {
         self.committed = Some(point);
     }

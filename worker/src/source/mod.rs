@@ -175,6 +175,7 @@ impl PaimonSource {
     /// The changes committed by one snapshot (delta files for `changelog-producer=none`,
     /// changelog files otherwise), this slot's buckets only.
     pub async fn plan_changes(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
+        self.refuse_overwrite(snapshot_id).await?;
         let plan = self
             .table
             .new_read_builder()
@@ -208,6 +209,31 @@ impl PaimonSource {
             expected_rows,
             splits: Splits::Changes(plan.mode(), splits),
         })
+    }
+
+    /// An OVERWRITE snapshot (`INSERT OVERWRITE`, `TRUNCATE`, `DROP PARTITION`, a bucket
+    /// rescale) replaces files instead of adding changes: the crate's incremental scan plans
+    /// nothing for it, so reading on would silently keep the removed rows in MySQL. Stop
+    /// before anything of it is written, naming the snapshot.
+    async fn refuse_overwrite(&self, snapshot_id: i64) -> Result<()> {
+        let snapshot = self
+            .table
+            .snapshot_manager()
+            .get_snapshot(snapshot_id)
+            .await
+            .map_err(|e| self.err(e))?;
+        if *snapshot.commit_kind() == paimon::spec::CommitKind::OVERWRITE {
+            return Err(WorkerError::Source {
+                table: self.name.clone(),
+                message: format!(
+                    "snapshot {snapshot_id} is an OVERWRITE commit (INSERT OVERWRITE, TRUNCATE, DROP PARTITION or a \
+                     bucket rescale); its removed rows can't be read as changes, so the sync stops before applying it. \
+                     Rebuild the target from a full read of the latest snapshot (delete the checkpoint and run with \
+                     scanMode latest-full into an emptied table)"
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// The rows of split `index` of a plan.
