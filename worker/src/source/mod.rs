@@ -4,6 +4,7 @@
 mod column;
 mod consumer;
 mod plan;
+mod shape;
 
 use std::collections::HashMap;
 
@@ -20,6 +21,7 @@ use plan::{max_level_only, split_order, Splits};
 pub use column::SourceColumn;
 pub use paimon::table::ArrowRecordBatchStream;
 pub use plan::SnapshotPlan;
+pub use shape::TableShape;
 
 /// An open Paimon table, seen by one slot.
 pub struct PaimonSource {
@@ -66,6 +68,23 @@ impl PaimonSource {
                     .into(),
             });
         }
+        let shape = TableShape::from_options(schema.options())
+            .and_then(|shape| {
+                shape::check_shape(
+                    &shape,
+                    schema.options(),
+                    schema.primary_keys(),
+                    schema.partition_keys(),
+                )
+                .map_err(|refused| refused.join("\n  - "))
+            })
+            .map_err(|why| WorkerError::Source {
+                table: name.clone(),
+                message: format!(
+                    "this table's shape can't be synced exactly, so nothing is written:\n  - {why}"
+                ),
+            })?;
+        debug!(table = %name, ?shape, "table shape");
         let columns = schema
             .fields()
             .iter()
