@@ -15,7 +15,7 @@ mod writer;
 
 use std::time::Duration;
 
-use pms_crds::contract::{Checkpoint, Position, ReadPoint};
+use pms_crds::contract::{consumer_id, Checkpoint, Position, ReadPoint, Slot};
 use tokio::sync::watch;
 use tracing::{info, warn};
 
@@ -80,6 +80,8 @@ struct Pipeline {
     /// The read point of the last flush handed to the writer (committed or not yet).
     sent_to_writer: Option<ReadPoint>,
     latest: i64,
+    /// Slot 0 removes other layouts' consumers once, after its first consumer write.
+    stale_consumers_removed: bool,
     summary: RunSummary,
     stop: watch::Receiver<bool>,
 }
@@ -106,6 +108,7 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
         read_to: resumed_point,
         sent_to_writer: resumed_point,
         latest: 0,
+        stale_consumers_removed: false,
         records_read: metrics.records_read_counters(),
         summary: RunSummary::default(),
         stop: opts.stop,
@@ -275,12 +278,40 @@ impl Pipeline {
         {
             warn!(error = %e, consumer = %self.cfg.consumer_id, "could not write the Paimon consumer file; snapshots may expire before this slot reads them");
         }
+        if !self.stale_consumers_removed && self.cfg.slot.index == 0 {
+            self.remove_stale_consumers().await;
+        }
         let done = cp.next_snapshot() - 1;
         if done > 0 {
             self.summary.snapshot_id = Some(done);
             self.metrics.set_progress(done, self.latest.max(done));
         }
         Ok(())
+    }
+
+    /// After slot 0 wrote its consumer (at the lowest point any slot resumes from, after a
+    /// rescale too), the consumers of slots that no longer exist stop pinning snapshots.
+    async fn remove_stale_consumers(&mut self) {
+        let base = consumer_id(
+            self.cfg.spec.source.consumer_id.as_deref(),
+            &self.cfg.sync_name,
+            Slot::SINGLE,
+        );
+        match self
+            .source
+            .remove_stale_consumers(&base, self.cfg.slot.count)
+            .await
+        {
+            Ok(removed) if !removed.is_empty() => info!(
+                ?removed,
+                "removed the Paimon consumers of slots that no longer exist"
+            ),
+            Ok(_) => {}
+            Err(e) => {
+                warn!(error = %e, "could not remove stale Paimon consumers; they pin snapshots until consumer.expiration-time")
+            }
+        }
+        self.stale_consumers_removed = true;
     }
 
     async fn finish(self, outcome: Outcome) -> Result<RunSummary> {

@@ -1,19 +1,88 @@
 //! The Paimon consumer file `consumer/consumer-<id>` = `{"nextSnapshot": N}`: Paimon's snapshot
 //! expiration keeps every snapshot from N on, so a slot that is behind never loses changes.
+//! `consumer.expiration-time` on the table is the safety net for consumers nobody removes
+//! (a deleted sync): Paimon then ignores a consumer not updated for that long.
 
 use paimon::table::Table;
 
+fn dir(table: &Table) -> String {
+    format!("{}/consumer", table.location().trim_end_matches('/'))
+}
+
 pub async fn write(table: &Table, consumer_id: &str, next_snapshot: i64) -> paimon::Result<()> {
-    let dir = format!("{}/consumer", table.location().trim_end_matches('/'));
+    let dir = dir(table);
     let io = table.file_io();
-    io.mkdirs(&dir).await?;
     let body = format!("{{\"nextSnapshot\":{next_snapshot}}}");
-    // Write beside and rename, so a reader never sees a half-written file.
-    let tmp = format!("{dir}/.consumer-{consumer_id}.tmp");
     let path = format!("{dir}/consumer-{consumer_id}");
-    io.new_output(&tmp)?.write(body.into_bytes().into()).await?;
-    if io.exists(&path).await? {
-        io.delete_file(&path).await?;
+    if !is_local(table.location()) {
+        // An object-store PUT replaces the object atomically, and object stores have no rename.
+        return io.new_output(&path)?.write(body.into_bytes().into()).await;
     }
+    // Locally: write beside and rename over the old file, so a reader never sees a torn file
+    // and there is no moment without a consumer.
+    io.mkdirs(&dir).await?;
+    let tmp = format!("{dir}/.consumer-{consumer_id}.tmp");
+    io.new_output(&tmp)?.write(body.into_bytes().into()).await?;
     io.rename(&tmp, &path).await
+}
+
+/// Removes this sync's consumers that no current slot owns (those of slots above a lowered
+/// parallelism, or of the other layout when moving between one and several slots), so they
+/// stop pinning snapshots. Returns the ids removed.
+pub async fn remove_stale(table: &Table, base_id: &str, slots: u32) -> paimon::Result<Vec<String>> {
+    let dir = dir(table);
+    let io = table.file_io();
+    if !io.exists(&dir).await? {
+        return Ok(Vec::new());
+    }
+    let mut removed = Vec::new();
+    for status in io.list_status(&dir).await? {
+        let name = status.path.rsplit('/').next().unwrap_or_default();
+        let Some(id) = name.strip_prefix("consumer-") else {
+            continue;
+        };
+        if is_stale(id, base_id, slots) {
+            io.delete_file(&format!("{dir}/{name}")).await?;
+            removed.push(id.to_string());
+        }
+    }
+    Ok(removed)
+}
+
+/// Whether consumer `id` is one of `base_id`'s that no slot of `slots` writes.
+fn is_stale(id: &str, base_id: &str, slots: u32) -> bool {
+    if id == base_id {
+        return slots > 1;
+    }
+    let Some(slot) = id
+        .strip_prefix(base_id)
+        .and_then(|rest| rest.strip_prefix("-slot"))
+        .and_then(|k| k.parse::<u32>().ok())
+    else {
+        return false;
+    };
+    slots == 1 || slot >= slots
+}
+
+fn is_local(location: &str) -> bool {
+    location.starts_with('/') || location.starts_with("file:")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_this_syncs_consumers_without_a_slot_are_stale() {
+        assert!(!is_stale("pms-orders", "pms-orders", 1));
+        assert!(is_stale("pms-orders", "pms-orders", 3));
+        assert!(is_stale("pms-orders-slot1", "pms-orders", 1));
+        assert!(!is_stale("pms-orders-slot2", "pms-orders", 3));
+        assert!(is_stale("pms-orders-slot3", "pms-orders", 3));
+        assert!(
+            !is_stale("pms-orders2-slot5", "pms-orders", 3),
+            "another sync"
+        );
+        assert!(!is_stale("flink-job", "pms-orders", 3));
+    }
 }

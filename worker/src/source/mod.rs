@@ -76,6 +76,7 @@ impl PaimonSource {
                     schema.primary_keys(),
                     schema.partition_keys(),
                 )
+                .map(|()| shape)
                 .map_err(|refused| refused.join("\n  - "))
             })
             .map_err(|why| WorkerError::Source {
@@ -293,6 +294,14 @@ impl PaimonSource {
             })
             .unwrap_or(6);
         Some(num_levels - 1)
+    }
+
+    /// Removes the consumers of `base_id` (the sync's consumer id without a slot suffix) that
+    /// no slot of `slots` owns; returns their ids.
+    pub async fn remove_stale_consumers(&self, base_id: &str, slots: u32) -> Result<Vec<String>> {
+        consumer::remove_stale(&self.table, base_id, slots)
+            .await
+            .map_err(|e| self.err(e))
     }
 
     /// Tells Paimon's snapshot expiration that this consumer still needs `next_snapshot` on.

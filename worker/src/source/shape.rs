@@ -68,7 +68,7 @@ pub fn check_shape(
              primary key, or use a fixed bucket count"
         ));
     }
-    if shape.bucket == -2 || shape.bucket < -2 || shape.bucket == 0 {
+    if shape.bucket <= -2 || shape.bucket == 0 {
         refused.push(format!(
             "bucket = {} (postpone or invalid) is not supported: set a fixed bucket count or bucket = -1",
             shape.bucket
@@ -165,7 +165,13 @@ mod tests {
 
     #[test]
     fn inexact_shapes_are_refused_naming_the_option() {
-        let cases: &[(&[(&str, &str)], &[&str], &[&str], &str)] = &[
+        type Case<'a> = (
+            &'a [(&'a str, &'a str)],
+            &'a [&'a str],
+            &'a [&'a str],
+            &'a str,
+        );
+        let cases: &[Case] = &[
             (&[], &["id"], &["dt"], "cross-partition update"),
             (&[("bucket", "-2")], &["id"], &[], "bucket = -2"),
             (
