@@ -7,7 +7,7 @@ use mysql_async::Value;
 
 use super::change::{encode_key, Change, ChangeKind, RowKind};
 use super::columns::Layout;
-use super::convert::column_values;
+use super::convert::{column_values, ConvertError};
 use crate::error::{Result, WorkerError};
 
 const ROW_KIND: &str = "rowkind";
@@ -38,8 +38,14 @@ pub fn decode_batch(
                 c.paimon
             ))
         })?;
-        let values = column_values(array, c.encoding, c.precision).map_err(|e| {
-            WorkerError::Data(format!("Paimon table {table}, column {:?}: {e}", c.paimon))
+        let values = column_values(array, c.encoding, c.precision).map_err(|e| match e {
+            ConvertError::OutOfRange { row, .. } => WorkerError::Data(format!(
+                "Paimon table {table}, snapshot {snapshot_id}, key ({}), column {:?}: {e}; the sync stops here \
+                 without writing this change (a VARCHAR column keeps such values as text)",
+                key_text(batch, layout, row),
+                c.paimon
+            )),
+            e => WorkerError::Data(format!("Paimon table {table}, column {:?}: {e}", c.paimon)),
         })?;
         columns.push(values.into_iter());
     }
@@ -93,6 +99,23 @@ pub fn decode_batch(
         });
     }
     Ok(out)
+}
+
+/// The key of one row, as SQL literals, for an error message.
+fn key_text(batch: &RecordBatch, layout: &Layout, row: usize) -> String {
+    layout
+        .key_positions
+        .iter()
+        .map(|&p| {
+            let c = &layout.columns[p];
+            batch
+                .column_by_name(&c.paimon)
+                .and_then(|a| column_values(a, c.encoding, c.precision).ok())
+                .and_then(|values| values.get(row).map(|v| v.as_sql(false)))
+                .unwrap_or_else(|| "?".into())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]
@@ -171,6 +194,27 @@ mod tests {
         assert!(
             err.to_string().contains("NULL in key column \"id\"")
                 && err.to_string().contains("snapshot 4"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_date_outside_mysqls_years_stops_naming_the_key() {
+        use arrow_array::Date32Array;
+        let mut l = layout();
+        l.columns[1].paimon = "d".into();
+        let days_to_year_10000 = 2_932_897; // 10000-01-01
+        let batch = RecordBatch::try_from_iter(vec![
+            ("id", Arc::new(Int64Array::from(vec![7, 8])) as ArrayRef),
+            (
+                "d",
+                Arc::new(Date32Array::from(vec![0, days_to_year_10000])) as ArrayRef,
+            ),
+        ])
+        .unwrap();
+        let err = decode_batch(&batch, &l, 3, "db.t").unwrap_err().to_string();
+        assert!(
+            err.contains("key (8)") && err.contains("10000-01-01") && err.contains("\"d\""),
             "{err}"
         );
     }

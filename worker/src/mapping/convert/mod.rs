@@ -32,10 +32,17 @@ pub enum Encoding {
 pub struct Precision(pub Option<u32>);
 
 #[derive(Debug, thiserror::Error)]
-#[error("cannot convert Arrow type {arrow_type} to a MySQL value ({why})")]
-pub struct ConvertError {
-    pub arrow_type: String,
-    pub why: &'static str,
+pub enum ConvertError {
+    #[error("cannot convert Arrow type {arrow_type} to a MySQL value ({why})")]
+    Unsupported {
+        arrow_type: String,
+        why: &'static str,
+    },
+    /// Row `row` holds a value its MySQL column can't (e.g. a date outside years 1–9999).
+    #[error(
+        "the value {value} is outside what its MySQL column holds (DATE/DATETIME: years 1 to 9999)"
+    )]
+    OutOfRange { row: usize, value: String },
 }
 
 /// Converts one column of a record batch.
@@ -71,10 +78,24 @@ pub fn column_values(
 }
 
 fn unsupported(array: &dyn Array, why: &'static str) -> ConvertError {
-    ConvertError {
+    ConvertError::Unsupported {
         arrow_type: array.data_type().to_string(),
         why,
     }
+}
+
+/// Like `push_primitive`, for conversions that can refuse a value (naming its row).
+macro_rules! push_checked {
+    ($array:expr, $out:expr, $ty:ty, $f:expr) => {{
+        let a = $array.as_primitive::<$ty>();
+        for i in 0..a.len() {
+            $out.push(if a.is_null(i) {
+                Value::NULL
+            } else {
+                $f(a.value(i)).map_err(|value| ConvertError::OutOfRange { row: i, value })?
+            });
+        }
+    }};
 }
 
 macro_rules! push_primitive {
@@ -132,7 +153,7 @@ fn native_column(array: &dyn Array, out: &mut Vec<Value>) -> Result<(), ConvertE
             let a = array.as_fixed_size_binary();
             push_each(a, out, |i| Value::Bytes(a.value(i).to_vec()));
         }
-        ArrowType::Date32 => push_primitive!(array, out, Date32Type, temporal::date_value),
+        ArrowType::Date32 => push_checked!(array, out, Date32Type, temporal::date_value),
         ArrowType::Time32(TimeUnit::Millisecond) => {
             push_primitive!(array, out, Time32MillisecondType, |v: i32| {
                 temporal::time_value(v as i64 * 1_000_000)
@@ -146,20 +167,20 @@ fn native_column(array: &dyn Array, out: &mut Vec<Value>) -> Result<(), ConvertE
         ArrowType::Timestamp(unit, _) => {
             let nanos_per = temporal::nanos_per_unit(*unit);
             match unit {
-                TimeUnit::Second => push_primitive!(array, out, TimestampSecondType, |v| {
+                TimeUnit::Second => push_checked!(array, out, TimestampSecondType, |v| {
                     temporal::datetime_value(v, nanos_per)
                 }),
                 TimeUnit::Millisecond => {
-                    push_primitive!(array, out, TimestampMillisecondType, |v| {
+                    push_checked!(array, out, TimestampMillisecondType, |v| {
                         temporal::datetime_value(v, nanos_per)
                     })
                 }
                 TimeUnit::Microsecond => {
-                    push_primitive!(array, out, TimestampMicrosecondType, |v| {
+                    push_checked!(array, out, TimestampMicrosecondType, |v| {
                         temporal::datetime_value(v, nanos_per)
                     })
                 }
-                TimeUnit::Nanosecond => push_primitive!(array, out, TimestampNanosecondType, |v| {
+                TimeUnit::Nanosecond => push_checked!(array, out, TimestampNanosecondType, |v| {
                     temporal::datetime_value(v, nanos_per)
                 }),
             }
@@ -194,7 +215,8 @@ pub(crate) fn text_at(
         ArrowType::Binary => hex(array.as_binary::<i32>().value(i)),
         ArrowType::LargeBinary => hex(array.as_binary::<i64>().value(i)),
         ArrowType::FixedSizeBinary(_) => hex(array.as_fixed_size_binary().value(i)),
-        ArrowType::Date32 => TemporalText::date(array.as_primitive::<Date32Type>().value(i)),
+        ArrowType::Date32 => TemporalText::date(array.as_primitive::<Date32Type>().value(i))
+            .map_err(|value| ConvertError::OutOfRange { row: i, value })?,
         ArrowType::Time32(TimeUnit::Millisecond) => TemporalText::time(
             array.as_primitive::<Time32MillisecondType>().value(i) as i64 * 1_000_000,
             precision.0.unwrap_or(3),
@@ -217,6 +239,7 @@ pub(crate) fn text_at(
                 temporal::nanos_per_unit(*unit),
                 precision.0.unwrap_or(default_digits),
             )
+            .map_err(|value| ConvertError::OutOfRange { row: i, value })?
         }
         ArrowType::List(_)
         | ArrowType::LargeList(_)

@@ -15,22 +15,31 @@ pub fn nanos_per_unit(unit: TimeUnit) -> i64 {
     }
 }
 
-fn naive_datetime(value: i64, nanos_per: i64) -> NaiveDateTime {
+fn naive_datetime(value: i64, nanos_per: i64) -> Result<NaiveDateTime, String> {
     let per_sec = NANOS_PER_SEC / nanos_per;
-    let secs = value.div_euclid(per_sec);
-    let nanos = (value.rem_euclid(per_sec) * nanos_per) as u32;
-    DateTime::from_timestamp(secs, nanos)
-        .map(|d| d.naive_utc())
-        .unwrap_or_default()
+    DateTime::from_timestamp(
+        value.div_euclid(per_sec),
+        (value.rem_euclid(per_sec) * nanos_per) as u32,
+    )
+    .map(|d| d.naive_utc())
+    .ok_or_else(|| format!("timestamp {value} × {nanos_per} ns since 1970-01-01"))
 }
 
-fn naive_date(days: i32) -> NaiveDate {
-    NaiveDate::from_num_days_from_ce_opt(days + 719_163).unwrap_or_default()
+fn naive_date(days: i32) -> Result<NaiveDate, String> {
+    NaiveDate::from_num_days_from_ce_opt(days.saturating_add(719_163))
+        .ok_or_else(|| format!("date {days} days since 1970-01-01"))
 }
 
-pub fn datetime_value(value: i64, nanos_per: i64) -> Value {
-    let dt = naive_datetime(value, nanos_per);
-    Value::Date(
+/// MySQL's DATE and DATETIME hold the years 1 to 9999 (a value outside would wrap or be
+/// refused), so such a value is an error for the caller to report with its key.
+const MYSQL_YEARS: std::ops::RangeInclusive<i32> = 1..=9999;
+
+pub fn datetime_value(value: i64, nanos_per: i64) -> Result<Value, String> {
+    let dt = naive_datetime(value, nanos_per)?;
+    if !MYSQL_YEARS.contains(&dt.year()) {
+        return Err(dt.to_string());
+    }
+    Ok(Value::Date(
         dt.year() as u16,
         dt.month() as u8,
         dt.day() as u8,
@@ -38,12 +47,23 @@ pub fn datetime_value(value: i64, nanos_per: i64) -> Value {
         dt.minute() as u8,
         dt.second() as u8,
         dt.nanosecond() / 1_000,
-    )
+    ))
 }
 
-pub fn date_value(days: i32) -> Value {
-    let d = naive_date(days);
-    Value::Date(d.year() as u16, d.month() as u8, d.day() as u8, 0, 0, 0, 0)
+pub fn date_value(days: i32) -> Result<Value, String> {
+    let d = naive_date(days)?;
+    if !MYSQL_YEARS.contains(&d.year()) {
+        return Err(d.to_string());
+    }
+    Ok(Value::Date(
+        d.year() as u16,
+        d.month() as u8,
+        d.day() as u8,
+        0,
+        0,
+        0,
+        0,
+    ))
 }
 
 pub fn time_value(nanos_of_day: i64) -> Value {
@@ -62,8 +82,8 @@ pub fn time_value(nanos_of_day: i64) -> Value {
 pub struct TemporalText;
 
 impl TemporalText {
-    pub fn date(days: i32) -> String {
-        naive_date(days).format("%Y-%m-%d").to_string()
+    pub fn date(days: i32) -> Result<String, String> {
+        Ok(naive_date(days)?.format("%Y-%m-%d").to_string())
     }
 
     pub fn time(nanos_of_day: i64, digits: u32) -> String {
@@ -73,11 +93,11 @@ impl TemporalText {
         s
     }
 
-    pub fn timestamp(value: i64, nanos_per: i64, digits: u32) -> String {
-        let dt = naive_datetime(value, nanos_per);
+    pub fn timestamp(value: i64, nanos_per: i64, digits: u32) -> Result<String, String> {
+        let dt = naive_datetime(value, nanos_per)?;
         let mut s = dt.format("%Y-%m-%d %H:%M:%S").to_string();
         push_fraction(&mut s, dt.nanosecond(), digits);
-        s
+        Ok(s)
     }
 }
 
