@@ -93,13 +93,13 @@ pub fn list(kind: &str, namespace: &str, selector: &str) -> Vec<Json> {
 }
 
 /// Polls `f` until it returns Some, or fails with `what` after `timeout`.
-pub fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+pub async fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> Option<T>) -> T {
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(v) = f() {
             return v;
         }
         assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(250));
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }

@@ -6,6 +6,8 @@
 
 pub mod bench;
 pub mod compare;
+pub mod config;
+pub mod fixtures;
 pub mod kube;
 pub mod mysql;
 pub mod paimon;

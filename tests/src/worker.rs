@@ -3,8 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
-use crate::paimon::Table;
-
 /// The worker binary next to the test executable (`make test` builds it first).
 pub fn worker_bin() -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
@@ -21,49 +19,26 @@ pub fn worker_bin() -> PathBuf {
     bin
 }
 
-/// A standalone config file for syncing `table` into `target_table` of the database at `url`.
+/// A standalone config file, written by [`SyncConfig::builder`](crate::config::SyncConfigBuilder),
+/// and the ways to run the worker on it.
 pub struct SyncConfig {
     pub path: PathBuf,
-    _dir: tempfile::TempDir,
+    /// The checkpoint file (`checkpoint.path`) of a single-slot run.
+    pub(crate) checkpoint: PathBuf,
+    /// The temporary directory holding both, when the config owns one.
+    pub(crate) _dir: Option<tempfile::TempDir>,
 }
 
 impl SyncConfig {
-    /// `sink_extra` and `source_extra` are `key: value` lines added under `sink:` and `source:`.
-    pub fn new(
-        table: &Table,
-        url: &str,
-        target_table: &str,
-        sink_extra: &str,
-        source_extra: &str,
-    ) -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("sync.yaml");
-        let indent = |extra: &str| -> String {
-            extra
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| format!("  {}\n", l.trim()))
-                .collect()
-        };
-        let yaml = format!(
-            "source:\n  warehouse: {}\n  database: {}\n  table: {}\n  pollInterval: 100ms\n{}sink:\n  url: {url}\n  table: {target_table}\n{}checkpoint:\n  path: {}\n",
-            table.warehouse().display(),
-            table.database,
-            table.name,
-            indent(source_extra),
-            indent(sink_extra),
-            dir.path().join("checkpoint.json").display(),
-        );
-        std::fs::write(&path, yaml).expect("write config");
-        Self { path, _dir: dir }
-    }
-
+    /// The checkpoint file of slot `slot` of `slots` (`<path>.slotK-of-N` when parallel).
     pub fn checkpoint_path(&self, slot: u32, slots: u32) -> PathBuf {
-        let base = self.path.parent().unwrap().join("checkpoint.json");
         if slots > 1 {
-            PathBuf::from(format!("{}.slot{slot}-of-{slots}", base.display()))
+            PathBuf::from(format!(
+                "{}.slot{slot}-of-{slots}",
+                self.checkpoint.display()
+            ))
         } else {
-            base
+            self.checkpoint.clone()
         }
     }
 

@@ -13,7 +13,6 @@ use common::*;
 use mysql_async::prelude::*;
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
-use pms_tests::worker::SyncConfig;
 use serde_json::json;
 
 /// Each applied change leaves one row in `audit`: a replayed change would leave two.
@@ -59,16 +58,18 @@ fn run_with(cfg: &SyncConfig, envs: &[(&str, &str)]) -> std::process::Output {
 async fn every_crash_point_on_every_delivery_mode() {
     let table = changes_table();
     // Small flushes of one-row statements, a checkpoint after each: every point is reached often.
-    let sink = |delivery: &str| format!("maxRows: 4\nmaxRowsPerStatement: 1\ndelivery: {delivery}");
-    let source = "scanMode: from-snapshot\nstartSnapshot: 1";
-    for delivery in ["at-least-once", "exactly-once"] {
+    let config = |db: &TestDb, delivery: Delivery| {
+        SyncConfig::builder(&table, db)
+            .max_rows(4)
+            .max_rows_per_statement(1)
+            .delivery(delivery)
+            .from_snapshot(1)
+            .checkpoint_interval(Duration::ZERO)
+            .build()
+    };
+    for delivery in [Delivery::AtLeastOnce, Delivery::ExactlyOnce] {
         let clean_db = audited_target("crash_free").await;
-        let clean = SyncConfig::new(&table, &clean_db.url(), "orders", &sink(delivery), source);
-        std::fs::write(
-            &clean.path,
-            std::fs::read_to_string(&clean.path).unwrap() + "  interval: 0s\n",
-        )
-        .unwrap();
+        let clean = config(&clean_db, delivery);
         assert!(run_with(&clean, &[]).status.success());
         let expected_audit = clean_db.count("audit").await;
         assert!(
@@ -77,16 +78,11 @@ async fn every_crash_point_on_every_delivery_mode() {
         );
         for point in pms_worker::failpoint::POINTS {
             let db = audited_target(&format!("crash_{}", point.replace('-', "_"))).await;
-            let cfg = SyncConfig::new(&table, &db.url(), "orders", &sink(delivery), source);
-            std::fs::write(
-                &cfg.path,
-                std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 0s\n",
-            )
-            .unwrap();
+            let cfg = config(&db, delivery);
             let crashed = run_with(&cfg, &[("PMS_FAILPOINT", &format!("{point}@7"))]);
             assert!(
                 !crashed.status.success(),
-                "{delivery}/{point}: the failpoint must kill the run"
+                "{delivery:?}/{point}: the failpoint must kill the run"
             );
             assert!(
                 stderr(&crashed).contains(&format!("failpoint {point} reached")),
@@ -96,18 +92,21 @@ async fn every_crash_point_on_every_delivery_mode() {
             let resumed = run_with(&cfg, &[]);
             assert!(
                 resumed.status.success(),
-                "{delivery}/{point}: {}",
+                "{delivery:?}/{point}: {}",
                 stderr(&resumed)
             );
             assert_synced(&table, &db, "orders", None).await;
             let audit = db.count("audit").await;
-            if delivery == "exactly-once" {
+            if delivery == Delivery::ExactlyOnce {
                 assert_eq!(
                     audit, expected_audit,
-                    "{delivery}/{point}: each change applied exactly once"
+                    "{delivery:?}/{point}: each change applied exactly once"
                 );
             } else {
-                assert!(audit >= expected_audit, "{delivery}/{point}: at least once");
+                assert!(
+                    audit >= expected_audit,
+                    "{delivery:?}/{point}: at least once"
+                );
             }
         }
     }
@@ -124,13 +123,10 @@ async fn snapshot_visibility_never_shows_a_half_applied_snapshot() {
     ]);
     let db = TestDb::new("visibility").await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::new(
-        &t,
-        &db.url(),
-        "orders",
-        "maxRows: 1\nvisibility: snapshot",
-        "",
-    );
+    let cfg = SyncConfig::builder(&t, &db)
+        .max_rows(1)
+        .visibility(Visibility::Snapshot)
+        .build();
     cfg.sync_once(&[]);
     // 20 snapshots, each: 1001 deleted and re-inserted, 10 moved from one order to another.
     let mut commits = Vec::new();
@@ -187,13 +183,11 @@ async fn snapshot_visibility_never_shows_a_half_applied_snapshot() {
 
     // A snapshot larger than maxTransactionRows is committed in parts, and says so.
     t.commits(vec![generate(2000, 50, "+I", 0)]);
-    let small = SyncConfig::new(
-        &t,
-        &db.url(),
-        "orders",
-        "maxRows: 1\nvisibility: snapshot\nmaxTransactionRows: 20",
-        "",
-    );
+    let small = SyncConfig::builder(&t, &db)
+        .max_rows(1)
+        .visibility(Visibility::Snapshot)
+        .max_transaction_rows(20)
+        .build();
     std::fs::copy(cfg.checkpoint_path(0, 1), small.checkpoint_path(0, 1)).unwrap();
     let out = small.run_once(&[]);
     assert!(out.status.success());
@@ -217,8 +211,9 @@ async fn sequence_guard_keeps_newer_writes_from_stale_replays() {
     ]);
     let db = TestDb::new("guard").await;
     db.exec("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), pms_snapshot BIGINT NULL)").await;
-    let guard = "sequenceGuard: {column: pms_snapshot}";
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", guard, "");
+    let cfg = SyncConfig::builder(&t, &db)
+        .sequence_guard("pms_snapshot")
+        .build();
     cfg.sync_once(&[]);
     assert_synced(&t, &db, "orders", None).await;
     // Another writer updates order 3 and re-creates deleted order 4, stamping a newer version.
@@ -229,13 +224,11 @@ async fn sequence_guard_keeps_newer_writes_from_stale_replays() {
     )
     .await;
     // A replay of every snapshot from the first (no checkpoint, reading changes from snapshot 1).
-    let replay = SyncConfig::new(
-        &t,
-        &db.url(),
-        "orders",
-        guard,
-        "scanMode: from-snapshot\nstartSnapshot: 1\nconsumerId: replay",
-    );
+    let replay = SyncConfig::builder(&t, &db)
+        .sequence_guard("pms_snapshot")
+        .from_snapshot(1)
+        .consumer_id("replay")
+        .build();
     replay.sync_once(&[]);
     let rows = db
         .query_strings("SELECT id, status FROM orders WHERE id IN (3, 4) ORDER BY id")
@@ -256,13 +249,10 @@ async fn sequence_guard_keeps_newer_writes_from_stale_replays() {
         Some(&*(t.read(None).len() - 1).to_string())
     );
     // Unguarded, the same replay regresses order 3 (the gap the guard closes).
-    let unguarded = SyncConfig::new(
-        &t,
-        &db.url(),
-        "orders",
-        "",
-        "scanMode: from-snapshot\nstartSnapshot: 1\nconsumerId: unguarded",
-    );
+    let unguarded = SyncConfig::builder(&t, &db)
+        .from_snapshot(1)
+        .consumer_id("unguarded")
+        .build();
     unguarded.sync_once(&[]);
     let rows = db
         .query_strings("SELECT status FROM orders WHERE id = 3")
@@ -297,18 +287,12 @@ async fn random_kill_9_loop_exactly_once() {
     };
     let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
     let db = audited_target("soak").await;
-    let cfg = SyncConfig::new(
-        &t,
-        &db.url(),
-        "orders",
-        "maxRows: 1\ndelivery: exactly-once",
-        "scanMode: from-snapshot\nstartSnapshot: 1",
-    );
-    std::fs::write(
-        &cfg.path,
-        std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 100ms\n",
-    )
-    .unwrap();
+    let cfg = SyncConfig::builder(&t, &db)
+        .max_rows(1)
+        .delivery(Delivery::ExactlyOnce)
+        .from_snapshot(1)
+        .checkpoint_interval(Duration::from_millis(100))
+        .build();
     let mut changes = 0i64;
     for i in 0..iterations {
         let base = 1 + i as i64 * 40;
@@ -319,7 +303,7 @@ async fn random_kill_9_loop_exactly_once() {
         ]);
         changes += 55;
         let mut child = cfg.spawn(&[]);
-        std::thread::sleep(Duration::from_millis(50 + next(700)));
+        tokio::time::sleep(Duration::from_millis(50 + next(700))).await;
         child.kill().unwrap();
         child.wait().unwrap();
     }
@@ -362,7 +346,10 @@ async fn mariadb_restart_in_the_middle_of_a_flush() {
         ))
         .await
         .unwrap();
-    let cfg = SyncConfig::new(&t, &url, "orders", "maxRows: 200\nmaxRetries: 10", "");
+    let cfg = SyncConfig::builder_for_url(&t, &url)
+        .max_rows(200)
+        .max_retries(10)
+        .build();
     let mut child = cfg.spawn(&[]);
     let count = || async {
         let p = mysql_async::Pool::new(mysql_async::Opts::from_url(&url).unwrap());

@@ -10,8 +10,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::*;
+use pms_tests::config::SyncConfigBuilder;
 use pms_tests::kube::{apply, get, helm, kubeconfig, kubectl, kubectl_output, list, wait_for};
 use pms_tests::mysql::TestDb;
+use pms_tests::paimon::Table;
 use pms_tests::repo_root;
 use pms_tests::worker::worker_bin;
 use serde_json::{json, Value as Json};
@@ -20,6 +22,11 @@ const NS: &str = "e2e";
 const SYNC: &str = "orders-to-mysql";
 const SECRET_PASSWORD: &str = "Wr1ter-S3cret-e2e";
 const LONG: Duration = Duration::from_secs(90);
+const SELECTOR: &str = "paimonsync.io/sync=orders-to-mysql";
+
+fn operator_log() -> std::path::PathBuf {
+    std::env::temp_dir().join("pms-e2e-operator.log")
+}
 
 fn operator_bin() -> std::path::PathBuf {
     worker_bin().with_file_name("pms-operator")
@@ -54,24 +61,24 @@ fn start_operator(log: &std::path::Path) -> Operator {
     Operator(child)
 }
 
-fn sync_manifest(warehouse: &str, db: &TestDb, parallelism: u32, state: &str) -> String {
-    format!(
-        r#"apiVersion: paimonsync.io/v1alpha1
-kind: PaimonMysqlSync
-metadata: {{name: {SYNC}, namespace: {NS}}}
-spec:
-  source: {{warehouse: "{warehouse}", database: db, table: t, pollInterval: 200ms}}
-  sink:
-    url: mysql://127.0.0.1:{}/{}
-    credentialsSecretRef: {{name: mysql-writer}}
-    table: orders
-    maxRows: 200
-  parallelism: {parallelism}
-  checkpoint: {{interval: 1s}}
-  state: {state}
-"#,
-        db.port, db.name
-    )
+/// The spec of the sync: `table` into `orders` of `db`, credentials from the Secret `mysql-writer`.
+fn sync_spec(table: &Table, db: &TestDb) -> SyncConfigBuilder {
+    SyncConfigBuilder::for_url(table, &format!("mysql://127.0.0.1:{}/{}", db.port, db.name))
+        .poll_interval(Duration::from_millis(200))
+        .credentials_secret("mysql-writer")
+        .max_rows(200)
+        .checkpoint_interval(Duration::from_secs(1))
+}
+
+/// The `PaimonMysqlSync` resource named `SYNC` with this spec, as YAML for `kubectl apply`.
+fn sync_resource(spec: &SyncConfigBuilder) -> String {
+    serde_yaml::to_string(&json!({
+        "apiVersion": "paimonsync.io/v1alpha1",
+        "kind": "PaimonMysqlSync",
+        "metadata": {"name": SYNC, "namespace": NS},
+        "spec": spec.spec_yaml(),
+    }))
+    .unwrap()
 }
 
 /// The environment a pod of this Deployment would get: literal values, Secret keys, the namespace.
@@ -147,15 +154,16 @@ fn run_workers_once(slots: u32) -> String {
 }
 
 /// Patches `spec.state` and waits until every slot Deployment has `replicas` replicas.
-fn set_state(state: &str, replicas: i64) {
+async fn set_state(state: SyncState, replicas: i64) {
     let patch = json!({"spec": {"state": state}}).to_string();
     kubectl(&["patch", "pms", SYNC, "-n", NS, "--type=merge", "-p", &patch]);
     wait_for(&format!("replicas {replicas}"), LONG, || {
-        list("deployment", NS, &format!("paimonsync.io/sync={SYNC}"))
+        list("deployment", NS, SELECTOR)
             .iter()
             .all(|d| d["spec"]["replicas"] == replicas)
             .then_some(())
-    });
+    })
+    .await;
 }
 
 /// There is no kubelet: report the slot pods as the kubelet would.
@@ -183,16 +191,16 @@ fn status() -> Json {
         .unwrap_or(Json::Null)
 }
 
-fn wait_status(what: &str, f: impl Fn(&Json) -> bool) -> Json {
+async fn wait_status(what: &str, f: impl Fn(&Json) -> bool) -> Json {
     wait_for(what, LONG, || {
         let s = status();
         f(&s).then_some(s)
     })
+    .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn operator_end_to_end() {
-    // Install the chart: CRD (from the chart's crds/) and the operator's RBAC and Deployment.
+/// The chart installs the CRD (from its crds/), the operator's RBAC and its Deployment.
+fn install_chart() {
     let chart = repo_root().join("charts/paimon-mysql-sync");
     helm(&[
         "install",
@@ -213,16 +221,25 @@ async fn operator_end_to_end() {
         "the chart installs the operator"
     );
     kubectl(&["create", "namespace", NS]);
+}
 
-    // An invalid resource is rejected by the API server with a readable message.
-    let db = TestDb::new("e2e").await;
-    let bad = sync_manifest("/nowhere", &db, 0, "running")
-        .replace(
-            "pollInterval: 200ms",
-            "pollInterval: 200ms, scanMode: from-snapshot",
-        )
-        .replace("mysql://", "postgres://");
-    let out = apply(&bad);
+/// An invalid resource is rejected by the API server with a readable message: parallelism 0,
+/// `from-snapshot` without `startSnapshot` (a CEL rule), a sink URL that is not `mysql://`.
+fn invalid_resources_are_rejected(db: &TestDb) {
+    let bad = SyncConfigBuilder::new(
+        "/nowhere",
+        "db",
+        "t",
+        &format!("postgres://127.0.0.1:{}/{}", db.port, db.name),
+    )
+    .poll_interval(Duration::from_millis(200))
+    .scan_mode(ScanMode::FromSnapshot)
+    .credentials_secret("mysql-writer")
+    .max_rows(200)
+    .parallelism(0)
+    .checkpoint_interval(Duration::from_secs(1))
+    .state(SyncState::Running);
+    let out = apply(&sync_resource(&bad));
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         !out.status.success(),
@@ -237,8 +254,10 @@ async fn operator_end_to_end() {
         "{err}"
     );
     assert!(err.contains("spec.sink.url"), "{err}");
+}
 
-    // A Paimon table with 4 buckets, a MySQL table and a Secret with a dedicated writer.
+/// A Paimon table with 4 buckets, the MySQL table, and a Secret with a dedicated MySQL writer.
+async fn source_target_and_secret(db: &TestDb) -> Table {
     let table = orders_table(json!({"bucket": "4", "changelog-producer": "input"}), false);
     table.commits(vec![generate(1, 400, "+I", 0)]);
     db.exec(ORDERS_DDL).await;
@@ -258,21 +277,30 @@ async fn operator_end_to_end() {
         "--from-literal=username=e2e_writer",
         &format!("--from-literal=password={SECRET_PASSWORD}"),
     ]);
+    table
+}
 
-    let _operator = start_operator(&std::env::temp_dir().join("pms-e2e-operator.log"));
-    let warehouse = table.warehouse().display().to_string();
-    let out = apply(&sync_manifest(&warehouse, &db, 2, "running"));
+/// `kubectl apply` of a valid sync with 2 slots.
+fn create_sync(table: &Table, db: &TestDb) {
+    let spec = sync_spec(table, db)
+        .parallelism(2)
+        .state(SyncState::Running);
+    let out = apply(&sync_resource(&spec));
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
 
-    // The operator builds the objects.
+/// The operator builds one Deployment per slot (1 replica, Recreate, Secret references, a
+/// restricted security context, owned by the sync), the config, Service and worker RBAC.
+async fn operator_builds_the_objects() {
     let deployments = wait_for("2 slot deployments", LONG, || {
-        let d = list("deployment", NS, &format!("paimonsync.io/sync={SYNC}"));
+        let d = list("deployment", NS, SELECTOR);
         (d.len() == 2).then_some(d)
-    });
+    })
+    .await;
     for d in &deployments {
         let spec = &d["spec"];
         assert_eq!(spec["replicas"], 1);
@@ -303,12 +331,20 @@ async fn operator_end_to_end() {
         ("role", format!("{SYNC}-worker")),
         ("rolebinding", format!("{SYNC}-worker")),
     ] {
-        wait_for(&format!("{kind} {name}"), LONG, || get(kind, &name, NS));
+        wait_for(&format!("{kind} {name}"), LONG, || get(kind, &name, NS)).await;
     }
-    // Leader election: the running operator holds the Lease; a second replica waits and does nothing.
+    let pms = get("pms", SYNC, NS).unwrap();
+    assert!(pms["metadata"]["finalizers"]
+        .to_string()
+        .contains("paimonsync.io/cleanup"));
+}
+
+/// Leader election: the running operator holds the Lease; a second replica waits and does nothing.
+async fn only_the_leader_reconciles() {
     let lease = wait_for("the leader Lease", LONG, || {
         get("lease", "pms-operator", NS)
-    });
+    })
+    .await;
     let holder = lease["spec"]["holderIdentity"]
         .as_str()
         .unwrap_or_default()
@@ -316,7 +352,7 @@ async fn operator_end_to_end() {
     assert!(holder.starts_with("pms-operator-"), "{lease}");
     let second_log = std::env::temp_dir().join("pms-e2e-operator-2.log");
     let second = start_operator(&second_log);
-    std::thread::sleep(Duration::from_secs(3));
+    tokio::time::sleep(Duration::from_secs(3)).await;
     assert_eq!(
         get("lease", "pms-operator", NS).unwrap()["spec"]["holderIdentity"],
         holder.as_str(),
@@ -328,19 +364,19 @@ async fn operator_end_to_end() {
         log.contains("waiting to become the leader") && !log.contains("leader: reconciling"),
         "{log}"
     );
-    let pms = get("pms", SYNC, NS).unwrap();
-    assert!(pms["metadata"]["finalizers"]
-        .to_string()
-        .contains("paimonsync.io/cleanup"));
+}
 
-    // The workers run (locally, as their pods would) and checkpoint into ConfigMaps.
+/// The workers run (locally, as their pods would) and checkpoint into ConfigMaps; MySQL equals
+/// the reference read; status, printer columns and events report the snapshot.
+async fn workers_sync_the_table(table: &Table, db: &TestDb) {
     run_workers_once(2);
     mark_ready(2, true);
-    assert_synced(&table, &db, "orders", None).await;
+    assert_synced(table, db, "orders", None).await;
     let latest = table.latest();
     let s = wait_status("status Running at the latest snapshot", |s| {
         s["phase"] == "Running" && s["snapshotId"] == latest && s["readySlots"] == 2
-    });
+    })
+    .await;
     assert_eq!(s["slotsReady"], "2/2");
     assert_eq!(s["slots"].as_array().unwrap().len(), 2);
     assert!(s["conditions"].to_string().contains("\"Ready\""));
@@ -363,12 +399,15 @@ async fn operator_end_to_end() {
         events.contains("Running"),
         "a phase change is an event:\n{events}"
     );
+}
 
-    // Rescale 2 → 3 through the scale subresource; the new slots resume from the old checkpoints.
+/// Rescale 2 → 3 through the scale subresource; the new slots resume from the old checkpoints.
+async fn scale_2_to_3(table: &Table, db: &TestDb) {
     kubectl(&["scale", "pms", SYNC, "-n", NS, "--replicas=3"]);
     wait_for("3 slot deployments", LONG, || {
-        (list("deployment", NS, &format!("paimonsync.io/sync={SYNC}")).len() == 3).then_some(())
-    });
+        (list("deployment", NS, SELECTOR).len() == 3).then_some(())
+    })
+    .await;
     let slot2 = get("deployment", &format!("{SYNC}-slot-2"), NS).unwrap();
     assert_eq!(pod_env(&slot2)["PMS_SLOTS"], "3");
     let role = get("role", &format!("{SYNC}-worker"), NS).unwrap();
@@ -383,32 +422,38 @@ async fn operator_end_to_end() {
         "the new slots start from the old checkpoints:\n{logs}"
     );
     mark_ready(3, true);
-    assert_synced(&table, &db, "orders", None).await;
+    assert_synced(table, db, "orders", None).await;
     let latest = table.latest();
     wait_status("status after rescale", |s| {
         s["phase"] == "Running" && s["snapshotId"] == latest && s["slotsReady"] == "3/3"
-    });
+    })
+    .await;
+}
 
-    // Suspend: the slots go to 0 replicas (a pod's SIGTERM flushes and checkpoints); resume brings them back.
-    set_state("suspended", 0);
+/// Suspend: the slots go to 0 replicas (a pod's SIGTERM flushes and checkpoints); resume brings them back.
+async fn suspend_and_resume() {
+    set_state(SyncState::Suspended, 0).await;
     mark_ready(3, false);
-    wait_status("Suspended", |s| s["phase"] == "Suspended");
-    set_state("running", 1);
+    wait_status("Suspended", |s| s["phase"] == "Suspended").await;
+    set_state(SyncState::Running, 1).await;
+}
 
-    // Secrets never reach status, events or the operator's log.
+/// Secrets never reach status, events or the operator's log.
+fn no_secret_in_status_events_or_logs() {
     let everything = format!(
         "{}{}{}",
         kubectl(&["get", "pms", SYNC, "-n", NS, "-o", "yaml"]),
         kubectl(&["get", "events", "-n", NS, "-o", "yaml"]),
-        std::fs::read_to_string(std::env::temp_dir().join("pms-e2e-operator.log"))
-            .unwrap_or_default()
+        std::fs::read_to_string(operator_log()).unwrap_or_default()
     );
     assert!(
         !everything.contains(SECRET_PASSWORD),
         "a secret leaked into status, events or logs"
     );
+}
 
-    // Delete: the finalizer removes the workers, their config and their checkpoints.
+/// Delete: the finalizer removes the workers, their config and their checkpoints.
+fn delete_cleans_up() {
     kubectl(&[
         "delete",
         "pms",
@@ -427,7 +472,7 @@ async fn operator_end_to_end() {
         "rolebinding",
         "serviceaccount",
     ] {
-        let left = list(kind, NS, &format!("paimonsync.io/sync={SYNC}"));
+        let left = list(kind, NS, SELECTOR);
         assert!(left.is_empty(), "{kind} left behind after delete: {left:?}");
     }
     let out = kubectl_output(
@@ -444,4 +489,21 @@ async fn operator_end_to_end() {
         !out.status.success(),
         "checkpoint ConfigMaps are removed unless retainOnDelete"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operator_end_to_end() {
+    install_chart();
+    let db = TestDb::new("e2e").await;
+    invalid_resources_are_rejected(&db);
+    let table = source_target_and_secret(&db).await;
+    let _operator = start_operator(&operator_log());
+    create_sync(&table, &db);
+    operator_builds_the_objects().await;
+    only_the_leader_reconciles().await;
+    workers_sync_the_table(&table, &db).await;
+    scale_2_to_3(&table, &db).await;
+    suspend_and_resume().await;
+    no_secret_in_status_events_or_logs();
+    delete_cleans_up();
 }

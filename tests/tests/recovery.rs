@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use pms_tests::mysql::TestDb;
-use pms_tests::worker::SyncConfig;
 use serde_json::json;
 
 fn records_read(stderr: &str) -> u64 {
@@ -30,7 +29,7 @@ async fn resume_after_once_reads_only_new_snapshots() {
     t.commits(vec![generate(1, 300, "+I", 0)]);
     let db = TestDb::new("resume").await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "", "");
+    let cfg = SyncConfig::builder(&t, &db).build();
     let first = cfg.run_once(&[]);
     assert!(first.status.success(), "{}", stderr(&first));
     assert_eq!(records_read(&stderr(&first)), 300);
@@ -61,12 +60,10 @@ async fn kill_9_during_a_continuous_run_then_resume() {
     t.commits(vec![generate(1, 2000, "+I", 0)]);
     let db = TestDb::new("kill9").await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "maxRows: 50", "");
-    std::fs::write(
-        &cfg.path,
-        std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 200ms\n",
-    )
-    .unwrap();
+    let cfg = SyncConfig::builder(&t, &db)
+        .max_rows(50)
+        .checkpoint_interval(Duration::from_millis(200))
+        .build();
     let mut child = cfg.spawn(&[]);
     // Commit while the worker runs, then kill it in the middle of the work.
     for salt in 1..=3 {
@@ -75,7 +72,7 @@ async fn kill_9_during_a_continuous_run_then_resume() {
             generate_step(salt + 10, 50, 37, "-D", 0),
         ]);
     }
-    std::thread::sleep(Duration::from_millis(300));
+    tokio::time::sleep(Duration::from_millis(300)).await;
     child.kill().expect("kill -9");
     child.wait().unwrap();
     t.commits(vec![
@@ -93,7 +90,10 @@ async fn sigterm_flushes_checkpoints_and_exits_cleanly() {
     t.commits(vec![generate(1, 100, "+I", 0)]);
     let db = TestDb::new("sigterm").await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "flushInterval: 1h\nmaxRows: 0", "");
+    let cfg = SyncConfig::builder(&t, &db)
+        .flush_interval(Duration::from_secs(3600))
+        .max_rows(0)
+        .build();
     let mut child = cfg.spawn(&["--admin-addr", "127.0.0.1:0"]);
     let latest = t.commits(vec![generate_step(1, 30, 2, "+U", 9)]);
     // Wait until the run has seen the latest snapshot (it flushes when caught up).
@@ -103,9 +103,9 @@ async fn sigterm_flushes_checkpoints_and_exits_cleanly() {
             Instant::now() < deadline,
             "the continuous run did not catch up"
         );
-        std::thread::sleep(Duration::from_millis(100));
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    std::thread::sleep(Duration::from_millis(500));
+    tokio::time::sleep(Duration::from_millis(500)).await;
     std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -119,7 +119,7 @@ async fn sigterm_flushes_checkpoints_and_exits_cleanly() {
             started.elapsed() < Duration::from_secs(20),
             "SIGTERM did not stop the worker"
         );
-        std::thread::sleep(Duration::from_millis(50));
+        tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert!(status.success(), "a stop on SIGTERM exits 0");
     let cp: serde_json::Value =
@@ -142,7 +142,7 @@ async fn metrics_and_health_endpoint() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "", "");
+    let cfg = SyncConfig::builder(&t, &db).build();
     let mut child = cfg.spawn(&["--admin-addr", &format!("127.0.0.1:{port}")]);
     let deadline = Instant::now() + Duration::from_secs(60);
     let metrics = loop {
@@ -157,7 +157,7 @@ async fn metrics_and_health_endpoint() {
             break body.unwrap();
         }
         assert!(Instant::now() < deadline, "no metrics: {body:?}");
-        std::thread::sleep(Duration::from_millis(100));
+        tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert!(http_get(port, "/healthz").unwrap().contains("ok"));
     child.kill().unwrap();
@@ -194,12 +194,10 @@ async fn a_full_read_resumes_where_it_stopped() {
     t.commits(vec![generate(1, 3000, "+I", 0)]);
     let db = TestDb::new("resume_position").await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "maxRows: 200", "");
-    std::fs::write(
-        &cfg.path,
-        std::fs::read_to_string(&cfg.path).unwrap() + "  interval: 0s\n",
-    )
-    .unwrap();
+    let cfg = SyncConfig::builder(&t, &db)
+        .max_rows(200)
+        .checkpoint_interval(Duration::ZERO)
+        .build();
     let crashed = cfg
         .command(&["--once"])
         .env("PMS_FAILPOINT", "before-transaction@8")

@@ -7,7 +7,6 @@ use std::time::Duration;
 use common::*;
 use mysql_async::prelude::*;
 use pms_tests::mysql::TestDb;
-use pms_tests::worker::SyncConfig;
 use serde_json::json;
 
 /// Holds a row lock for `hold` on another connection, so the worker's flush hits lock wait timeouts (1205).
@@ -42,7 +41,7 @@ async fn lock_wait_timeouts_are_retried_then_fail_fast_without_retries() {
     db.exec(ORDERS_DDL).await;
     // The worker's sessions wait at most 1 s for a lock (only this test's database is locked).
     db.exec("SET GLOBAL innodb_lock_wait_timeout = 1").await;
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "maxRetries: 5", "");
+    let cfg = SyncConfig::builder(&t, &db).max_retries(5).build();
     cfg.sync_once(&[]);
     t.commits(vec![generate_step(1, 5, 1, "+U", 3)]);
 
@@ -58,7 +57,7 @@ async fn lock_wait_timeouts_are_retried_then_fail_fast_without_retries() {
     assert_synced(&t, &db, "orders", None).await;
 
     t.commits(vec![generate_step(1, 5, 1, "+U", 4)]);
-    let no_retries = SyncConfig::new(&t, &db.url(), "orders", "maxRetries: 0", "");
+    let no_retries = SyncConfig::builder(&t, &db).max_retries(0).build();
     std::fs::copy(cfg.checkpoint_path(0, 1), no_retries.checkpoint_path(0, 1)).unwrap();
     let lock = hold_lock(&db, Duration::from_millis(2500)).await;
     let out = no_retries.run_once(&[]);
@@ -85,7 +84,7 @@ async fn a_value_mysql_refuses_names_its_key() {
     let db = TestDb::new("data_error").await;
     // A CHECK constraint the data violates for one key: a permanent error, no retry.
     db.exec("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), CONSTRAINT no_seven CHECK (id <> 7))").await;
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "", "");
+    let cfg = SyncConfig::builder(&t, &db).build();
     let out = cfg.run_once(&[]);
     let err = stderr(&out);
     assert!(!out.status.success());
@@ -113,7 +112,7 @@ async fn bulk_load_refused_falls_back_to_upserts() {
     let db = TestDb::new("no_local_infile").await;
     db.exec(ORDERS_DDL).await;
     db.exec("SET GLOBAL local_infile = 0").await;
-    let out = SyncConfig::new(&t, &db.url(), "orders", "", "").run_once(&[]);
+    let out = SyncConfig::builder(&t, &db).build().run_once(&[]);
     db.exec("SET GLOBAL local_infile = 1").await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(

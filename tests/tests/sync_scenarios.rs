@@ -6,7 +6,6 @@ mod common;
 use common::*;
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
-use pms_tests::worker::SyncConfig;
 use serde_json::json;
 
 /// Full read, then updates/deletes/re-inserts read as changes, for one changelog producer.
@@ -23,7 +22,7 @@ async fn producer_scenario(producer: &str, extra: serde_json::Value) {
     }
     let db = TestDb::new(&format!("producer_{}", producer.replace('-', "_"))).await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::new(&table, &db.url(), "orders", "maxRows: 100", "");
+    let cfg = SyncConfig::builder(&table, &db).max_rows(100).build();
     cfg.sync_once(&[]);
     assert_synced(&table, &db, "orders", None).await;
 
@@ -63,13 +62,10 @@ async fn producer_scenario(producer: &str, extra: serde_json::Value) {
             // Its changelog only exists for compacted snapshots; a fresh full compaction covers all.
             table.compact();
         }
-        let cfg2 = SyncConfig::new(
-            &table,
-            &db2.url(),
-            "orders",
-            "",
-            "scanMode: from-snapshot\nstartSnapshot: 1\nconsumerId: second",
-        );
+        let cfg2 = SyncConfig::builder(&table, &db2)
+            .from_snapshot(1)
+            .consumer_id("second")
+            .build();
         cfg2.sync_once(&[]);
         assert_synced(&table, &db2, "orders", None).await;
     }
@@ -122,7 +118,7 @@ async fn partitions_with_three_slots() {
     table.commits(vec![json!({"rows": rows(1, "+I", "NEW")})]);
     let db = TestDb::new("slots").await;
     db.exec(ORDERS_PARTITIONED_DDL).await;
-    let cfg = SyncConfig::new(&table, &db.url(), "orders", "", "");
+    let cfg = SyncConfig::builder(&table, &db).build();
     let run_slots = || {
         let children: Vec<_> = (0..3)
             .map(|k| {
@@ -179,7 +175,10 @@ async fn composite_key_and_delete_reinsert() {
     let db = TestDb::new("composite").await;
     db.exec("CREATE TABLE t (tenant VARCHAR(32) NOT NULL, order_no INT NOT NULL, note TEXT, PRIMARY KEY (tenant, order_no)) DEFAULT CHARSET = utf8mb4").await;
     // maxRows 1: every record is its own flush, so the -D and +I below land in two transactions.
-    let across = SyncConfig::new(&table, &db.url(), "t", "maxRows: 1", "");
+    let across = SyncConfig::builder(&table, &db)
+        .target_table("t")
+        .max_rows(1)
+        .build();
     across.sync_once(&[]);
     assert_synced(&table, &db, "t", None).await;
     // Order 1001 deleted and re-inserted in one commit: -D then +I of the same key.
@@ -190,13 +189,10 @@ async fn composite_key_and_delete_reinsert() {
     // The same changes reduced inside one flush (default maxRows) on a second target.
     let db2 = TestDb::new("composite_one_flush").await;
     db2.exec("CREATE TABLE t (tenant VARCHAR(32) NOT NULL, order_no INT NOT NULL, note TEXT, PRIMARY KEY (tenant, order_no)) DEFAULT CHARSET = utf8mb4").await;
-    let within = SyncConfig::new(
-        &table,
-        &db2.url(),
-        "t",
-        "",
-        "scanMode: from-snapshot\nstartSnapshot: 1",
-    );
+    let within = SyncConfig::builder(&table, &db2)
+        .target_table("t")
+        .from_snapshot(1)
+        .build();
     within.sync_once(&[]);
     assert_synced(&table, &db2, "t", None).await;
     assert_eq!(db2.count("t").await, 2);
@@ -216,7 +212,7 @@ async fn full_compaction_producer_never_misses_a_delete() {
     table.commits(vec![generate(100, 10, "+I", 0)]);
     let db = TestDb::new("full_compaction_gap").await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::new(&table, &db.url(), "orders", "", "");
+    let cfg = SyncConfig::builder(&table, &db).build();
     cfg.sync_once(&[]);
     // Rows 100..109 are not compacted yet: MySQL shows the last fully compacted state.
     assert_eq!(db.count("orders").await, 10);
@@ -254,7 +250,7 @@ async fn pypaimon_written_table() {
     let db = TestDb::new("pypaimon").await;
     db.exec("CREATE TABLE t (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(12,3), name TEXT, day DATE, at DATETIME(6), \
              flag BOOLEAN, payload BLOB, op VARCHAR(2)) DEFAULT CHARSET = utf8mb4").await;
-    let cfg = SyncConfig::new(&table, &db.url(), "t", "", "");
+    let cfg = SyncConfig::builder(&table, &db).target_table("t").build();
     cfg.sync_once(&[]);
     assert_synced(&table, &db, "t", None).await;
     table.commits(vec![json!({"rows": (1..=10).map(|i| row(if i % 2 == 0 { "-D" } else { "+U" }, i, "updated")).collect::<Vec<_>>()})]);

@@ -5,7 +5,6 @@ mod common;
 use common::*;
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
-use pms_tests::worker::SyncConfig;
 use serde_json::json;
 
 const COLUMNS: &[(&str, &str, &str)] = &[
@@ -70,7 +69,7 @@ async fn every_type_with_nulls_and_extremes() {
         ddl.join(", ")
     ))
     .await;
-    let cfg = SyncConfig::new(&table, &db.url(), "t", "", "");
+    let cfg = SyncConfig::builder(&table, &db).target_table("t").build();
     // A far-from-UTC process time zone must not shift any value.
     let out = cfg
         .command(&["--once"])

@@ -5,7 +5,6 @@ mod common;
 use common::*;
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
-use pms_tests::worker::SyncConfig;
 use serde_json::json;
 
 fn orders() -> Table {
@@ -15,18 +14,12 @@ fn orders() -> Table {
 }
 
 /// Runs `--once` against a target created by `ddl`; expects failure naming every `needles`, and an empty table.
-async fn refused(
-    table: &Table,
-    name: &str,
-    ddl: Option<&str>,
-    sink_extra: &str,
-    needles: &[&str],
-) -> String {
+async fn refused(table: &Table, name: &str, ddl: Option<&str>, needles: &[&str]) -> String {
     let db = TestDb::new(name).await;
     if let Some(ddl) = ddl {
         db.exec(ddl).await;
     }
-    let cfg = SyncConfig::new(table, &db.url(), "orders", sink_extra, "");
+    let cfg = SyncConfig::builder(table, &db).build();
     let out = cfg.run_once(&[]);
     let err = stderr(&out);
     assert!(
@@ -57,7 +50,6 @@ async fn every_unfit_target_is_refused_before_writing() {
         &t,
         "missing_table",
         None,
-        "",
         &[
             "does not exist",
             "CREATE TABLE `orders`",
@@ -69,7 +61,6 @@ async fn every_unfit_target_is_refused_before_writing() {
         &t,
         "no_key",
         Some("CREATE TABLE orders (id BIGINT NOT NULL, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3))"),
-        "",
         &["needs a PRIMARY KEY", "no PRIMARY KEY or UNIQUE key"],
     )
     .await;
@@ -77,7 +68,6 @@ async fn every_unfit_target_is_refused_before_writing() {
         &t,
         "wrong_key",
         Some("CREATE TABLE orders (id BIGINT NOT NULL, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), PRIMARY KEY (id, status))"),
-        "",
         &["exactly the Paimon key (`id`)", "PRIMARY(id, status)"],
     )
     .await;
@@ -85,7 +75,6 @@ async fn every_unfit_target_is_refused_before_writing() {
         &t,
         "extra_unique",
         Some("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), UNIQUE KEY uk_status (status))"),
-        "",
         &["uk_status", "allowExtraUniqueKeys"],
     )
     .await;
@@ -93,7 +82,6 @@ async fn every_unfit_target_is_refused_before_writing() {
         &t,
         "missing_column",
         Some("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), updated_at DATETIME(3))"),
-        "",
         &["\"status\" has no MySQL column", "sink.columns.exclude"],
     )
     .await;
@@ -101,7 +89,6 @@ async fn every_unfit_target_is_refused_before_writing() {
         &t,
         "unmapped_not_null",
         Some("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), owner VARCHAR(10) NOT NULL)"),
-        "",
         &["\"owner\" is NOT NULL without a default"],
     )
     .await;
@@ -109,7 +96,6 @@ async fn every_unfit_target_is_refused_before_writing() {
         &t,
         "narrow_types",
         Some("CREATE TABLE orders (id INT NOT NULL PRIMARY KEY, amount DECIMAL(6,1), status VARCHAR(64) CHARACTER SET utf8mb3, updated_at DATETIME)"),
-        "",
         &["\"id\": Paimon BIGINT", "\"amount\"", "scale 1 < 2", "utf8mb4", "fraction digits 0 < 3"],
     )
     .await;
@@ -120,7 +106,9 @@ async fn extra_unique_key_can_be_accepted_explicitly() {
     let t = orders();
     let db = TestDb::new("extra_unique_ok").await;
     db.exec("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), UNIQUE KEY uk_upd (updated_at))").await;
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "allowExtraUniqueKeys: true", "");
+    let cfg = SyncConfig::builder(&t, &db)
+        .allow_extra_unique_keys(true)
+        .build();
     let out = cfg.run_once(&[]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -135,13 +123,13 @@ async fn columns_can_be_renamed_and_excluded() {
     let t = orders();
     let db = TestDb::new("mapping").await;
     db.exec("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount_usd DECIMAL(10,2), updated_at DATETIME(3))").await;
-    let cfg = SyncConfig::new(
-        &t,
-        &db.url(),
-        "orders",
-        "columns: {exclude: [status], rename: {amount: amount_usd}}",
-        "",
-    );
+    let cfg = SyncConfig::builder(&t, &db)
+        .columns(
+            Columns::default()
+                .exclude(&["status"])
+                .rename("amount", "amount_usd"),
+        )
+        .build();
     cfg.sync_once(&[]);
     let reference = t.read(None);
     let mysql = db
@@ -160,7 +148,7 @@ async fn bad_credentials_are_reported_without_the_password() {
     let db = TestDb::new("bad_credentials").await;
     db.exec(ORDERS_DDL).await;
     let url = db.url().replace("pms:pms@", "pms:wrong-secret@");
-    let cfg = SyncConfig::new(&t, &url, "orders", "", "");
+    let cfg = SyncConfig::builder(&t, &db).sink_url(&url).build();
     let out = cfg.run_once(&[]);
     let err = stderr(&out);
     assert!(!out.status.success());
@@ -188,7 +176,7 @@ async fn expired_resume_snapshot_is_an_error_that_names_it() {
     t.commits(vec![generate(1, 20, "+I", 0)]);
     let db = TestDb::new("expired").await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "", "");
+    let cfg = SyncConfig::builder(&t, &db).build();
     cfg.sync_once(&[]);
     // Four more snapshots, then expire all but the newest two.
     for i in 0..4 {
@@ -224,7 +212,7 @@ async fn corrupt_checkpoint_and_corrupt_data_file_stop_with_context() {
     let t = orders();
     let db = TestDb::new("corrupt").await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::new(&t, &db.url(), "orders", "", "");
+    let cfg = SyncConfig::builder(&t, &db).build();
     std::fs::write(cfg.checkpoint_path(0, 1), b"{\"snapshotId\": ").unwrap();
     let out = cfg.run_once(&[]);
     assert!(!out.status.success());

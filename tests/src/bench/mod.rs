@@ -1,11 +1,49 @@
 //! The benchmark harness behind `make bench`: the raw MariaDB limits and the worker, measured in
 //! one run on one server, reported side by side.
 
+pub mod freshness;
 pub mod raw;
 pub mod report;
 pub mod run;
+pub mod scenarios;
 
 use std::time::Duration;
+
+use serde_json::json;
+
+use crate::config::SyncConfigBuilder;
+use crate::fixtures::{generate, orders_table};
+use crate::mysql::TestDb;
+use crate::paimon::Table;
+use crate::worker::SyncConfig;
+
+/// The `orders` table of the tests ([`orders_table`]) with `rows` rows in one snapshot per
+/// million, written by Paimon Java, `changelog-producer=input`.
+pub fn orders(rows: i64, buckets: u32) -> Table {
+    let t = orders_table(
+        json!({"bucket": buckets.to_string(), "changelog-producer": "input"}),
+        false,
+    );
+    // Large tables in chunks of 1M rows per commit, as a writer would.
+    let mut from = 1;
+    while from <= rows {
+        let count = (rows - from + 1).min(1_000_000);
+        t.commits(vec![generate(from, count, "+I", 0)]);
+        from += count;
+    }
+    t
+}
+
+/// The poll interval of the benchmark's continuous workers (freshness).
+pub const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// The benchmark's sync of `table` into `orders` of `db`: checkpoints only at the end of a run
+/// (interval 1h), polling every 50 ms. Finish with `.write_in(dir, name)`.
+pub fn config(table: &Table, db: &TestDb) -> SyncConfigBuilder {
+    SyncConfig::builder(table, db)
+        .poll_interval(POLL_INTERVAL)
+        .checkpoint_interval(Duration::from_secs(3600))
+}
 
 /// One measured row of the report.
 #[derive(Clone, Debug, Default)]
@@ -28,6 +66,46 @@ impl Measurement {
     pub fn rows_per_sec(&self) -> f64 {
         self.rows as f64 / self.elapsed.as_secs_f64().max(1e-9)
     }
+
+    /// A worker run of `rows` rows, compared with a raw limit `(name, rows/s)`.
+    pub fn worker(
+        group: &str,
+        name: String,
+        rows: u64,
+        max_rows: u32,
+        cost: &run::ProcessCost,
+        baseline: Option<(&str, f64)>,
+    ) -> Self {
+        let rps = rows as f64 / cost.elapsed.as_secs_f64();
+        Measurement {
+            group: group.into(),
+            name,
+            rows,
+            elapsed: cost.elapsed,
+            baseline: baseline.map(|(n, base_rps)| (n.to_string(), rps / base_rps)),
+            flush_p50_ms: cost.flush_p50_ms,
+            flush_p99_ms: cost.flush_p99_ms,
+            peak_rss_mib: Some(cost.peak_rss_mib),
+            cpu_seconds: Some(cost.cpu_seconds),
+            max_rows,
+        }
+    }
+
+    /// A raw limit of the `mariadb` client.
+    pub fn raw(name: &str, rows: u64, elapsed: Duration) -> Self {
+        Measurement {
+            group: "raw MariaDB limit (mariadb client, same server)".into(),
+            name: name.into(),
+            rows,
+            elapsed,
+            ..Default::default()
+        }
+    }
+}
+
+/// The `q` quantile of sorted samples (nearest rank).
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * q).round() as usize]
 }
 
 /// The `orders` shape rows, by the same formula as the Java generator

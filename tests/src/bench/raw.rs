@@ -6,7 +6,59 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::order_row;
+use super::{order_row, Measurement};
+use crate::fixtures::ORDERS_DDL;
+use crate::mysql::TestDb;
+
+/// The raw limits of this run, in rows/s, for the worker's ratios.
+pub struct Limits {
+    /// `LOAD DATA LOCAL INFILE` (not measured by the smoke run).
+    pub load_rps: Option<f64>,
+    pub odku_insert_rps: f64,
+    pub odku_update_rps: f64,
+}
+
+/// Measures the raw limits with `rows` orders on the server at `port`, into a database of its own.
+pub async fn measure(
+    port: u16,
+    rows: i64,
+    smoke: bool,
+    dir: &Path,
+    results: &mut Vec<Measurement>,
+) -> Limits {
+    let raw_db = TestDb::new("bench_raw").await;
+    raw_db.exec(ORDERS_DDL).await;
+    let mut load_rps = None;
+    if !smoke {
+        let d = load_data(port, &raw_db.name, "orders", rows, dir);
+        results.push(Measurement::raw(
+            "LOAD DATA LOCAL INFILE into an empty table",
+            rows as u64,
+            d,
+        ));
+        load_rps = Some(rows as f64 / d.as_secs_f64());
+        raw_db.exec("TRUNCATE TABLE orders").await;
+    }
+    let d = multi_row_upsert(port, &raw_db.name, "orders", rows, 0, dir);
+    results.push(Measurement::raw(
+        "multi-row ODKU, 1000 rows/statement, insert",
+        rows as u64,
+        d,
+    ));
+    let odku_insert_rps = rows as f64 / d.as_secs_f64();
+    let d = multi_row_upsert(port, &raw_db.name, "orders", rows, 1, dir);
+    results.push(Measurement::raw(
+        "multi-row ODKU, 1000 rows/statement, update",
+        rows as u64,
+        d,
+    ));
+    let odku_update_rps = rows as f64 / d.as_secs_f64();
+    Limits {
+        load_rps,
+        odku_insert_rps,
+        odku_update_rps,
+    }
+}
 
 fn client(port: u16, db: &str) -> Command {
     let mut c = Command::new("mariadb");

@@ -2,8 +2,49 @@
 //! and a CSV the plot script (`bench/plot.py`) turns into a PNG.
 
 use std::fmt::Write;
+use std::process::Command;
 
+use super::freshness::Freshness;
 use super::Measurement;
+
+/// The first line of a command's output, or "" when it can't run.
+fn output_of(cmd: &mut Command) -> String {
+    cmd.output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Today's date (`YYYY-MM-DD`), which names the report files.
+pub fn date() -> String {
+    output_of(Command::new("date").arg("+%Y-%m-%d"))
+}
+
+/// The context lines at the top of the full report: date, commit, table, machine, server,
+/// how runs are measured, and the freshness results.
+pub fn context(port: u16, rows: i64, fresh: &Freshness) -> Vec<String> {
+    let mariadb_version = output_of(Command::new("mariadb").args([
+        "--no-defaults",
+        "-h127.0.0.1",
+        &format!("-P{port}"),
+        "-upms",
+        "-ppms",
+        "-N",
+        "-e",
+        "SELECT VERSION()",
+    ]));
+    let commit = output_of(Command::new("git").args(["rev-parse", "--short", "HEAD"]));
+    let date = date();
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
+    vec![
+        format!("{date}, commit {commit}, {rows} rows of the `orders` shape (id BIGINT, amount DECIMAL(10,2), status STRING, updated_at TIMESTAMP(3)), written by Paimon Java 1.3.1"),
+        format!("machine: {cores} cores; MariaDB {mariadb_version} on loopback (throw-away datadir, innodb_flush_log_at_trx_commit=2), worker and server share the cores"),
+        "worker runs are whole processes (`pms-worker run --once`, start-up included); ratios compare with the raw limit measured in this same run".into(),
+        format!("freshness (Paimon commit → row visible in MySQL, continuous worker, pollInterval 50ms): p50 {:.0} ms, p99 {:.0} ms", fresh.p50_ms, fresh.p99_ms),
+        format!("worker start → first row written: {:.0} ms", fresh.first_write.as_secs_f64() * 1000.0),
+    ]
+}
 
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("–".into(), |v| format!("{v:.digits$}"))

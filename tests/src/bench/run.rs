@@ -30,6 +30,24 @@ pub fn release_worker() -> PathBuf {
     bin
 }
 
+/// A continuous (not `--once`) release worker, logging warnings only, to nowhere.
+pub fn spawn_continuous(config: &Path) -> std::process::Child {
+    Command::new(release_worker())
+        .args(["run", "--config"])
+        .arg(config)
+        .env("RUST_LOG", "warn")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start pms-worker")
+}
+
+/// SIGTERM to a worker: it flushes, checkpoints and exits.
+pub fn terminate(pid: u32) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+}
+
 /// Runs `pms-worker run --config … --once ARGS` to completion.
 // The child is reaped by `wait4` (for its resource usage), not by `Child::wait`.
 #[allow(clippy::zombie_processes)]

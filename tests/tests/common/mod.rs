@@ -1,0 +1,33 @@
+//! Shared steps of the scenario tests (a module of each test file, not a test target).
+#![allow(dead_code, unused_imports)]
+
+use pms_tests::compare::assert_same_rows;
+use pms_tests::mysql::TestDb;
+use pms_tests::paimon::Table;
+
+pub use pms_tests::config::{Columns, Delivery, ScanMode, SyncState, Visibility};
+pub use pms_tests::fixtures::*;
+pub use pms_tests::worker::SyncConfig;
+
+/// The core check: MySQL equals the reference read of `snapshot` (default latest).
+pub async fn assert_synced(table: &Table, db: &TestDb, target: &str, snapshot: Option<i64>) {
+    let reference = table.read(snapshot);
+    let columns = table.compare_columns();
+    let mysql = db.rows(target, &columns, &table.primary_keys).await;
+    assert_same_rows(
+        &format!(
+            "{}.{} → {}",
+            db.name,
+            target,
+            snapshot.map_or("latest".into(), |s| s.to_string())
+        ),
+        &columns,
+        &reference,
+        &mysql,
+    );
+}
+
+/// The run's log (the worker logs to stderr).
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
