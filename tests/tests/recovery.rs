@@ -220,3 +220,74 @@ async fn a_full_read_resumes_where_it_stopped() {
     );
     assert_synced(&t, &db, "orders", None).await;
 }
+
+/// A stop in the middle of a full read is not a failure: the worker flushes, checkpoints the
+/// position inside the snapshot, exits 0, and the next run resumes there.
+#[tokio::test]
+async fn sigterm_during_a_full_read_checkpoints_inside_it_and_exits_0() {
+    let t = orders_table(json!({"bucket": "2"}), false);
+    t.commits(vec![generate(1, 40_000, "+I", 0)]);
+    let db = TestDb::new("sigterm_full_read").await;
+    db.exec(ORDERS_DDL).await;
+    // Small flushes, each checkpointed, so the full read takes a while and shows its position.
+    let cfg = SyncConfig::builder(&t, &db)
+        .max_rows(20)
+        .checkpoint_interval(Duration::ZERO)
+        .build();
+    let mut child = cfg.spawn(&[]);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let cp: Option<serde_json::Value> = std::fs::read(cfg.checkpoint_path(0, 1))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        if cp
+            .as_ref()
+            .is_some_and(|cp| cp["phase"] == "full" && cp["position"]["row"].as_u64() > Some(0))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the full read never checkpointed a position: {cp:?}"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the worker ended before the test could stop it"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "SIGTERM did not stop the worker"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(
+        status.success(),
+        "a stop during the full read exits 0, not {status}"
+    );
+    let cp: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
+    assert_eq!(cp["phase"], "full", "stopped inside the full read: {cp}");
+    let written = db.count("orders").await;
+    assert!(
+        written > 0 && written < 40_000,
+        "part of the snapshot is written: {written}"
+    );
+    let resumed = cfg.run_once(&[]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert!(
+        records_read(&stderr(&resumed)) < 40_000,
+        "the next run resumes inside the snapshot"
+    );
+    assert_synced(&t, &db, "orders", None).await;
+}

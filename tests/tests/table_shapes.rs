@@ -1,0 +1,195 @@
+//! Table shapes and the snapshots that change them: every shape is either synced exactly or
+//! refused before the first write, naming the table option to change.
+
+mod common;
+
+use common::*;
+use pms_tests::mysql::TestDb;
+use pms_tests::paimon::Table;
+use serde_json::{json, Value as Json};
+
+/// An `orders` table whose key is `id` alone but which is partitioned by `region`.
+fn cross_partition_table(options: Json) -> Table {
+    let columns = json!([
+        {"name": "id", "type": "BIGINT NOT NULL"},
+        {"name": "amount", "type": "DECIMAL(10, 2)"},
+        {"name": "status", "type": "STRING"},
+        {"name": "updated_at", "type": "TIMESTAMP(3)"},
+        {"name": "region", "type": "STRING NOT NULL"},
+    ]);
+    Table::create(
+        json!({"columns": columns, "primaryKeys": ["id"], "partitionKeys": ["region"], "options": options}),
+    )
+}
+
+#[tokio::test]
+async fn shapes_that_cannot_be_synced_exactly_are_refused_before_any_write() {
+    let cases: Vec<(&str, Table, &str)> = vec![
+        (
+            "cross_partition",
+            cross_partition_table(json!({})),
+            "cross-partition update",
+        ),
+        (
+            "partial_update_input",
+            orders_table(
+                json!({"bucket": "1", "merge-engine": "partial-update", "changelog-producer": "input"}),
+                false,
+            ),
+            "set changelog-producer = lookup",
+        ),
+        (
+            "aggregation",
+            orders_table(
+                json!({"bucket": "1", "merge-engine": "aggregation", "changelog-producer": "lookup"}),
+                false,
+            ),
+            "merge-engine = aggregation",
+        ),
+        (
+            "dv_without_lookup",
+            orders_table(
+                json!({"bucket": "1", "deletion-vectors.enabled": "true"}),
+                false,
+            ),
+            "deletion-vectors.enabled = true",
+        ),
+        (
+            "sequence_field",
+            orders_table(
+                json!({"bucket": "1", "sequence.field": "updated_at"}),
+                false,
+            ),
+            "sequence.field",
+        ),
+    ];
+    for (name, table, needle) in cases {
+        let db = TestDb::new(&format!("shape_{name}")).await;
+        if name == "cross_partition" {
+            db.exec(ORDERS_PARTITIONED_DDL).await;
+        } else {
+            db.exec(ORDERS_DDL).await;
+            table.commit(&[("+I", order(1, "1.00", "NEW"))]);
+        }
+        let cfg = SyncConfig::builder(&table, &db).build();
+        let out = cfg.run_once(&[]);
+        let log = stderr(&out);
+        assert!(!out.status.success(), "{name}: a refused shape fails");
+        assert!(
+            log.contains(needle) && log.contains("nothing is written"),
+            "{name}: {log}"
+        );
+        assert_eq!(db.count("orders").await, 0, "{name}: nothing was written");
+    }
+}
+
+/// `INSERT OVERWRITE` replaces files: its removed rows are no changes, so the sync stops at
+/// that snapshot, naming it, with MySQL still equal to the snapshot before it.
+#[tokio::test]
+async fn an_overwrite_snapshot_stops_the_sync_and_names_it() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    let before = t.commits(vec![generate(1, 50, "+I", 0)]);
+    let db = TestDb::new("overwrite").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db).build();
+    cfg.sync_once(&[]);
+    let overwrite = t.commits(vec![
+        json!({"overwrite": [{"kind": "+I", "values": order(7, "7.00", "ONLY")}]}),
+    ]);
+    let out = cfg.run_once(&[]);
+    let log = stderr(&out);
+    assert!(!out.status.success(), "an OVERWRITE is not skipped: {log}");
+    assert!(
+        log.contains(&format!("snapshot {overwrite} is an OVERWRITE")),
+        "{log}"
+    );
+    assert_synced(&t, &db, "orders", Some(before)).await;
+}
+
+/// A slot whose buckets never change (3 slots, 2 buckets: slot 2 owns none) still follows the
+/// latest snapshot in its checkpoint and its Paimon consumer, so it pins no old snapshot.
+#[tokio::test]
+async fn a_quiet_slot_follows_the_latest_snapshot() {
+    let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 40, "+I", 0)]);
+    let db = TestDb::new("quiet_slot").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db).consumer_id("quiet").build();
+    cfg.sync_once(&["--slot", "2", "--slots", "3"]);
+    let latest = t.commits(vec![
+        generate_step(1, 10, 3, "+U", 1),
+        generate_step(2, 10, 3, "+U", 2),
+    ]);
+    cfg.sync_once(&["--slot", "2", "--slots", "3"]);
+    let cp: Json =
+        serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(2, 3)).unwrap()).unwrap();
+    assert_eq!(
+        (cp["snapshotId"].as_i64(), cp["phase"].as_str()),
+        (Some(latest), Some("incremental")),
+        "{cp}"
+    );
+    let consumer =
+        std::fs::read_to_string(t.table_dir().join("consumer/consumer-quiet-slot2")).unwrap();
+    assert_eq!(
+        serde_json::from_str::<Json>(&consumer).unwrap()["nextSnapshot"],
+        latest + 1
+    );
+    assert_eq!(db.count("orders").await, 0, "slot 2 owns no bucket");
+}
+
+/// `scanMode: latest` records where it starts, so a restart after a quiet spell reads the
+/// snapshots committed in between instead of skipping them.
+#[tokio::test]
+async fn a_changes_only_start_is_checkpointed_before_any_change() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    let start = t.commits(vec![generate(1, 20, "+I", 0)]);
+    let db = TestDb::new("latest_start").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db)
+        .scan_mode(ScanMode::Latest)
+        .build();
+    cfg.sync_once(&[]);
+    let cp: Json =
+        serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
+    assert_eq!(cp["snapshotId"], start, "{cp}");
+    t.commits(vec![generate(100, 5, "+I", 0)]);
+    cfg.sync_once(&[]);
+    assert_eq!(
+        db.count("orders").await,
+        5,
+        "the change committed while it was down is read"
+    );
+}
+
+/// After moving from 3 slots to 1, the consumers of the old slots stop pinning snapshots.
+#[tokio::test]
+async fn consumers_of_slots_that_no_longer_exist_are_removed() {
+    let t = orders_table(json!({"bucket": "3", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 30, "+I", 0)]);
+    let db = TestDb::new("stale_consumers").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db).consumer_id("moving").build();
+    for slot in ["0", "1", "2"] {
+        cfg.sync_once(&["--slot", slot, "--slots", "3"]);
+    }
+    let consumers = || {
+        let mut names: Vec<String> = std::fs::read_dir(t.table_dir().join("consumer"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(
+        consumers(),
+        [
+            "consumer-moving-slot0",
+            "consumer-moving-slot1",
+            "consumer-moving-slot2"
+        ]
+    );
+    cfg.sync_once(&[]);
+    assert_eq!(consumers(), ["consumer-moving"]);
+    assert_synced(&t, &db, "orders", None).await;
+}
