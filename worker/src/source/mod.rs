@@ -169,6 +169,7 @@ impl PaimonSource {
             table: self.name.clone(),
             message: "the full read found no snapshot".into(),
         })?;
+        self.check_snapshot(snapshot_id, false).await?;
         let mut splits: Vec<DataSplit> = plan
             .splits()
             .iter()
@@ -195,7 +196,7 @@ impl PaimonSource {
     /// The changes committed by one snapshot (delta files for `changelog-producer=none`,
     /// changelog files otherwise), this slot's buckets only.
     pub async fn plan_changes(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
-        self.refuse_overwrite(snapshot_id).await?;
+        self.check_snapshot(snapshot_id, true).await?;
         let plan = self
             .table
             .new_read_builder()
@@ -231,27 +232,42 @@ impl PaimonSource {
         })
     }
 
-    /// An OVERWRITE snapshot (`INSERT OVERWRITE`, `TRUNCATE`, `DROP PARTITION`, a bucket
-    /// rescale) replaces files instead of adding changes: the crate's incremental scan plans
-    /// nothing for it, so reading on would silently keep the removed rows in MySQL. Stop
-    /// before anything of it is written, naming the snapshot.
-    async fn refuse_overwrite(&self, snapshot_id: i64) -> Result<()> {
+    /// Stops before a snapshot this worker can't apply exactly, naming it:
+    /// - an OVERWRITE (`INSERT OVERWRITE`, `TRUNCATE`, `DROP PARTITION`, a bucket rescale)
+    ///   replaces files instead of adding changes: the crate's incremental scan plans nothing
+    ///   for it, so reading on would silently keep the removed rows in MySQL;
+    /// - a schema newer than the one read at start (e.g. `ADD COLUMN`): its new columns would
+    ///   be dropped until a restart (the `fail` policy for schema changes).
+    ///
+    /// `as_changes: false` is a full read, where an OVERWRITE is just another snapshot.
+    async fn check_snapshot(&self, snapshot_id: i64, as_changes: bool) -> Result<()> {
         let snapshot = self
             .table
             .snapshot_manager()
             .get_snapshot(snapshot_id)
             .await
             .map_err(|e| self.err(e))?;
-        if *snapshot.commit_kind() == paimon::spec::CommitKind::OVERWRITE {
-            return Err(WorkerError::Source {
-                table: self.name.clone(),
-                message: format!(
-                    "snapshot {snapshot_id} is an OVERWRITE commit (INSERT OVERWRITE, TRUNCATE, DROP PARTITION or a \
-                     bucket rescale); its removed rows can't be read as changes, so the sync stops before applying it. \
-                     Rebuild the target from a full read of the latest snapshot (delete the checkpoint and run with \
-                     scanMode latest-full into an emptied table)"
-                ),
-            });
+        let refuse = |message: String| WorkerError::Source {
+            table: self.name.clone(),
+            message,
+        };
+        if as_changes && *snapshot.commit_kind() == paimon::spec::CommitKind::OVERWRITE {
+            return Err(refuse(format!(
+                "snapshot {snapshot_id} is an OVERWRITE commit (INSERT OVERWRITE, TRUNCATE, DROP PARTITION or a \
+                 bucket rescale); its removed rows can't be read as changes, so the sync stops before applying it. \
+                 Rebuild the target from a full read of the latest snapshot (delete the checkpoint and run with \
+                 scanMode latest-full into an emptied table)"
+            )));
+        }
+        let read_with = self.table.schema().id();
+        if snapshot.schema_id() > read_with {
+            return Err(refuse(format!(
+                "the table's schema changed at snapshot {snapshot_id} (schema {read_with} → {}, e.g. ALTER TABLE … \
+                 ADD COLUMN); this worker read schema {read_with} at start and would drop the new columns, so it stops \
+                 before applying snapshot {snapshot_id}. Restart it: the MySQL table is checked against the new schema \
+                 (add the new columns to MySQL, or leave them out with sink.columns.exclude)",
+                snapshot.schema_id()
+            )));
         }
         Ok(())
     }
