@@ -8,7 +8,9 @@ mod names;
 mod rescale;
 mod slot;
 
-pub use checkpoint::{from_wire_columns, wire_columns, Checkpoint, Position, ReadPoint, RescaleBase};
+pub use checkpoint::{
+    from_wire_columns, wire_columns, Checkpoint, Position, ReadPoint, RescaleBase,
+};
 pub use env::*;
 pub use names::*;
 pub use rescale::{rescale_base, RescaleError};

@@ -89,10 +89,7 @@ pub fn labels(sync: &str, component: Component, slot: Option<u32>) -> BTreeMap<S
             MANAGER.to_string(),
         ),
         (SYNC_LABEL.to_string(), sync.to_string()),
-        (
-            COMPONENT_LABEL.to_string(),
-            component.as_str().to_string(),
-        ),
+        (COMPONENT_LABEL.to_string(), component.as_str().to_string()),
     ]);
     if let Some(s) = slot {
         l.insert(SLOT_LABEL.to_string(), s.to_string());
@@ -107,5 +104,8 @@ pub fn sync_selector(sync: &str) -> String {
 
 /// Selects one component's objects of one sync.
 pub fn component_selector(sync: &str, component: Component) -> String {
-    format!("{SYNC_LABEL}={sync},{COMPONENT_LABEL}={}", component.as_str())
+    format!(
+        "{SYNC_LABEL}={sync},{COMPONENT_LABEL}={}",
+        component.as_str()
+    )
 }

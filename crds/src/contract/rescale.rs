@@ -52,12 +52,13 @@ pub fn rescale_base(
 /// The earlier of two points: a full read not finished anywhere means a new full read.
 fn lower(a: ReadPoint, b: ReadPoint) -> ReadPoint {
     match (a, b) {
-        (ReadPoint::FullRead { snapshot_id: x, .. }, ReadPoint::FullRead { snapshot_id: y, .. }) => {
-            ReadPoint::FullRead {
-                snapshot_id: x.min(y),
-                at: None,
-            }
-        }
+        (
+            ReadPoint::FullRead { snapshot_id: x, .. },
+            ReadPoint::FullRead { snapshot_id: y, .. },
+        ) => ReadPoint::FullRead {
+            snapshot_id: x.min(y),
+            at: None,
+        },
         (f @ ReadPoint::FullRead { .. }, _) | (_, f @ ReadPoint::FullRead { .. }) => f,
         (a, b) => ReadPoint::Changes {
             next_snapshot: a.next_snapshot().min(b.next_snapshot()),
@@ -92,28 +93,65 @@ mod tests {
     #[test]
     fn the_lowest_old_point_at_a_snapshot_start() {
         let two = |k| Slot::new(k, 2).unwrap();
-        let base = rescale_base(2, 3, &[cp(two(0), changes(9, 0), None), cp(two(1), changes(7, 5), None)]).unwrap();
+        let base = rescale_base(
+            2,
+            3,
+            &[
+                cp(two(0), changes(9, 0), None),
+                cp(two(1), changes(7, 5), None),
+            ],
+        )
+        .unwrap();
         // Slot 1 was inside snapshot 7: snapshot 7 is read again whole.
-        assert_eq!(base, RescaleBase { slots: 2, point: changes(7, 0) });
+        assert_eq!(
+            base,
+            RescaleBase {
+                slots: 2,
+                point: changes(7, 0)
+            }
+        );
     }
 
     #[test]
     fn an_unfinished_full_read_anywhere_means_a_new_full_read() {
         let two = |k| Slot::new(k, 2).unwrap();
-        let full = ReadPoint::FullRead { snapshot_id: 4, at: Some(Position { split: 1, row: 2 }) };
-        let base = rescale_base(2, 1, &[cp(two(0), changes(9, 0), None), cp(two(1), full, None)]).unwrap();
-        assert_eq!(base.point, ReadPoint::FullRead { snapshot_id: 4, at: None });
+        let full = ReadPoint::FullRead {
+            snapshot_id: 4,
+            at: Some(Position { split: 1, row: 2 }),
+        };
+        let base = rescale_base(
+            2,
+            1,
+            &[cp(two(0), changes(9, 0), None), cp(two(1), full, None)],
+        )
+        .unwrap();
+        assert_eq!(
+            base.point,
+            ReadPoint::FullRead {
+                snapshot_id: 4,
+                at: None
+            }
+        );
     }
 
     #[test]
     fn a_slot_already_rescaled_contributes_its_recorded_point_and_a_missing_one_fails() {
         let three = |k| Slot::new(k, 3).unwrap();
-        let recorded = RescaleBase { slots: 2, point: changes(5, 0) };
-        let old = [cp(three(0), changes(12, 0), Some(recorded)), cp(Slot::new(1, 2).unwrap(), changes(8, 0), None)];
+        let recorded = RescaleBase {
+            slots: 2,
+            point: changes(5, 0),
+        };
+        let old = [
+            cp(three(0), changes(12, 0), Some(recorded)),
+            cp(Slot::new(1, 2).unwrap(), changes(8, 0), None),
+        ];
         assert_eq!(rescale_base(2, 3, &old).unwrap().point, changes(5, 0));
         assert_eq!(
             rescale_base(2, 3, &old[..1]),
-            Err(RescaleError::MissingSlot { old_slots: 2, missing: 1 })
+            Err(RescaleError::MissingSlot {
+                old_slots: 2,
+                missing: 1
+            })
         );
     }
 }
