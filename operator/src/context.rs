@@ -1,6 +1,6 @@
 //! What every reconcile shares.
 
-use kube::runtime::events::Reporter;
+use kube::runtime::events::Recorder;
 use kube::Client;
 use prometheus::{Histogram, HistogramOpts, IntCounterVec, Opts, Registry};
 
@@ -28,7 +28,9 @@ impl Default for Settings {
 pub struct Context {
     pub client: Client,
     pub settings: Settings,
-    pub reporter: Reporter,
+    /// One recorder for all reconciles: a repeated event becomes a series on one Event
+    /// object instead of a new object per reconcile.
+    pub recorder: Recorder,
     pub metrics: Metrics,
 }
 

@@ -8,7 +8,7 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::controller::Controller;
-use kube::runtime::events::Reporter;
+use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::watcher;
 use kube::{Api, Client};
 use kube_lease_manager::LeaseManagerBuilder;
@@ -110,10 +110,13 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             image_pull_policy: cli.worker_image_pull_policy,
             ..Settings::default()
         },
-        reporter: Reporter {
-            controller: MANAGER.into(),
-            instance: Some(identity),
-        },
+        recorder: Recorder::new(
+            client.clone(),
+            Reporter {
+                controller: MANAGER.into(),
+                instance: Some(identity),
+            },
+        ),
         metrics,
     });
     let controller = run_controller(client, cli.namespace.as_deref(), ctx);

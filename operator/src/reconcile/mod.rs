@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder};
+use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{finalizer, Event as Finalizer};
 use kube::{Api, Resource, ResourceExt};
 use pms_crds::contract::{Checkpoint, MANAGER};
@@ -110,7 +110,13 @@ async fn apply_sync(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Ac
             update_status(ctx, pms, ns, status).await?;
             Ok(Action::requeue(RESYNC_INVALID))
         }
-        Next::Apply(valid, found) => build_and_apply(ctx, &valid, &found).await,
+        Next::Apply(valid, found) => {
+            let result = build_and_apply(ctx, &valid, &found).await;
+            if let Err(e) = &result {
+                publish(ctx, pms, EventType::Warning, "ApplyFailed", e.to_string()).await;
+            }
+            result
+        }
     }
 }
 
@@ -205,8 +211,7 @@ async fn publish(
         action: "Reconcile".into(),
         secondary: None,
     };
-    let recorder = Recorder::new(ctx.client.clone(), ctx.reporter.clone());
-    if let Err(e) = recorder.publish(&event, &reference).await {
+    if let Err(e) = ctx.recorder.publish(&event, &reference).await {
         warn!(error = %e, "could not publish an event");
     }
 }
