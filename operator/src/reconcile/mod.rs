@@ -21,7 +21,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType};
-use kube::runtime::finalizer::{finalizer, Event as Finalizer};
+use kube::runtime::finalizer::{finalizer, Error as FinalizerError, Event as Finalizer};
 use kube::{Api, Resource, ResourceExt};
 use pms_crds::contract::{Checkpoint, MANAGER};
 use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus, SyncPhase};
@@ -53,21 +53,25 @@ async fn reconcile_with_finalizer(pms: Arc<PaimonMysqlSync>, ctx: &Context) -> R
         .namespace()
         .ok_or_else(|| Error::NotNamespaced(sync.clone()))?;
     let api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), &ns);
-    finalizer(&api, FINALIZER, pms, |event| async {
+    let result = finalizer(&api, FINALIZER, pms, |event| async {
         match event {
             Finalizer::Apply(pms) => apply_sync(&pms, ctx, &ns).await,
             Finalizer::Cleanup(pms) => cleanup(&pms, ctx, &ns).await,
         }
     })
-    .await
-    .map_err(|e| match e {
-        kube::runtime::finalizer::Error::ApplyFailed(e)
-        | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
-        other => Error::Finalizer {
+    .await;
+    match result {
+        Ok(action) => Ok(action),
+        Err(FinalizerError::ApplyFailed(e) | FinalizerError::CleanupFailed(e)) => Err(e),
+        // A second cleanup raced the first: the resource is gone already, nothing is left to do.
+        Err(FinalizerError::RemoveFinalizer(kube::Error::Api(s))) if s.code == 404 => {
+            Ok(Action::await_change())
+        }
+        Err(other) => Err(Error::Finalizer {
             sync: format!("{ns}/{sync}"),
             message: other.to_string(),
-        },
-    })
+        }),
+    }
 }
 
 pub fn error_policy(pms: Arc<PaimonMysqlSync>, error: &Error, _ctx: Arc<Context>) -> Action {
