@@ -38,6 +38,8 @@ pub struct PaimonMysqlSyncSpec {
     pub parallelism: u32,
     #[serde(default)]
     pub checkpoint: CheckpointSpec,
+    /// `running`, or `suspended`: every slot's Deployment goes to 0 replicas (a stopping
+    /// worker flushes and checkpoints first); the checkpoints stay, a resume continues there.
     #[serde(default)]
     pub state: SyncState,
 }
@@ -61,6 +63,11 @@ pub struct SourceSpec {
     pub database: String,
     #[schemars(length(min = 1))]
     pub table: String,
+    /// Where a slot without a checkpoint starts: `latest-full` (a full read of the latest
+    /// snapshot, then the changes of every later one), `latest` (only the changes of snapshots
+    /// after the latest), `from-snapshot` (the changes from `startSnapshot` on, its own
+    /// included), `from-timestamp` (the changes from the first snapshot committed at or after
+    /// `startTimestamp`; none yet: from the next one). A slot with a checkpoint resumes there.
     #[serde(default)]
     #[schemars(extend("default" = "latest-full"))]
     pub scan_mode: ScanMode,
@@ -75,9 +82,13 @@ pub struct SourceSpec {
     ))]
     pub start_timestamp: Option<String>,
     /// Paimon consumer id: the worker writes `consumer/consumer-<id>` so that snapshots it
-    /// still needs are not expired. Defaults to `pms-<table>` (plus `-slot<k>` when parallel).
+    /// still needs are not expired. Defaults to `pms-<sync name>` (the resource's name; run
+    /// standalone from a bare spec, `<database>.<table>`; characters other than letters,
+    /// digits, `-` and `_` become `-`). With more than one slot, slot k appends `-slot<k>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumer_id: Option<String>,
+    /// How long to wait before looking again when no new snapshot was committed
+    /// (e.g. `1s`, `500ms`; at least 10ms).
     #[serde(default = "default_poll_interval")]
     pub poll_interval: HumanDuration,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -105,13 +116,16 @@ pub enum ScanMode {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct S3Spec {
+    /// S3 endpoint URL, for S3-compatible stores (MinIO, …); default: AWS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
+    /// Path-style requests (`endpoint/bucket/key`), as most S3-compatible stores want.
     #[serde(default)]
     pub path_style: bool,
-    /// Secret with keys `accessKeyId` and `secretAccessKey`.
+    /// Secret with keys `accessKeyId` and `secretAccessKey` (given to the workers as
+    /// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<SecretRef>,
 }
@@ -126,12 +140,17 @@ pub struct SecretRef {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SinkSpec {
-    /// `mysql://host:port/database`; standalone, it may carry `user:password@`.
+    /// `mysql://host:port/database` (port default 3306). It may carry `user:password@`
+    /// (percent-escaped); the Secret of `credentialsSecretRef` wins over it. No user at all
+    /// means `root`.
     #[schemars(regex(pattern = r"^mysql://"))]
     pub url: String,
-    /// Secret with keys `username` and `password`.
+    /// Secret with keys `username` and `password` (given to the workers as `MYSQL_USER` and
+    /// `MYSQL_PASSWORD`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<SecretRef>,
+    /// The target table in the URL's database. It must exist, with a PRIMARY KEY (or UNIQUE
+    /// key) on exactly the Paimon table's primary key columns (as renamed by `columns`).
     #[schemars(length(min = 1))]
     pub table: String,
     #[serde(default)]
@@ -206,13 +225,15 @@ fn default_max_retries() -> u32 {
     3
 }
 
-/// Which Paimon columns go to which MySQL columns. Default: all, by the same name.
+/// Which Paimon columns go to which MySQL columns. Default: all, by the same name. Key
+/// columns can't be left out: excluding one, or an `include` without it, is refused.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ColumnMapping {
-    /// Only these Paimon columns (key columns are always included).
+    /// Only these Paimon columns; the key columns must be among them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include: Option<Vec<String>>,
+    /// Paimon columns not to write (not key columns).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclude: Vec<String>,
     /// Paimon column name → MySQL column name.
@@ -239,12 +260,19 @@ pub enum Visibility {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointSpec {
+    /// A checkpoint is written after a flush once this much time passed since the last one
+    /// (and always when a worker stops).
     #[serde(default = "default_checkpoint_interval")]
     pub interval: HumanDuration,
-    /// Defaults to `configmap` under the operator and `file` standalone.
+    /// `configmap` (`<sync>-checkpoint-<slot>`, the operator's default) or `file` (the
+    /// standalone default); `s3` and `mysql` are not implemented yet and refused by the
+    /// worker. With `sink.delivery: exactly-once` the progress row in MySQL wins over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<CheckpointStorage>,
-    /// Checkpoint file path with `storage: file` (default `./pms-checkpoint-<slot>.json`).
+    /// Checkpoint file with `storage: file`; a relative path is relative to the config
+    /// file's directory. Default `pms-checkpoint-<sync>.json` (sync name sanitized as for
+    /// `consumerId`). With more than one slot, slot k of n uses `<path>.slot<k>-of-<n>`
+    /// (default: `pms-checkpoint-<sync>.slot<k>-of-<n>.json`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Keep checkpoint ConfigMaps when the resource is deleted.

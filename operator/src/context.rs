@@ -1,8 +1,8 @@
 //! What every reconcile shares.
 
-use kube::runtime::events::Reporter;
+use kube::runtime::events::Recorder;
 use kube::Client;
-use prometheus::{IntCounterVec, Opts, Registry};
+use prometheus::{Histogram, HistogramOpts, IntCounterVec, Opts, Registry};
 
 /// Settings from the command line (and the Helm chart's values).
 #[derive(Clone, Debug)]
@@ -28,30 +28,89 @@ impl Default for Settings {
 pub struct Context {
     pub client: Client,
     pub settings: Settings,
-    pub reporter: Reporter,
+    /// One recorder for all reconciles: a repeated event becomes a series on one Event
+    /// object instead of a new object per reconcile.
+    pub recorder: Recorder,
     pub metrics: Metrics,
 }
 
+/// Reconcile metrics, as kube-rs' controller-rs keeps them: how many (by result), why they
+/// failed (a bounded reason), and how long they took.
 #[derive(Clone)]
 pub struct Metrics {
     pub registry: Registry,
+    /// Every reconcile; `result` is `ok` or `error` (the name of the first release).
     pub reconciles: IntCounterVec,
+    /// `reason` is [`crate::error::Error::reason`]: a handful of fixed values.
+    pub failures: IntCounterVec,
+    pub duration: Histogram,
 }
 
-impl Default for Metrics {
-    fn default() -> Self {
+impl Metrics {
+    pub fn new() -> Result<Self, prometheus::Error> {
         let registry = Registry::new();
         let reconciles = IntCounterVec::new(
             Opts::new("pms_operator_reconciles_total", "Reconciles by result"),
             &["result"],
-        )
-        .expect("static metric");
-        registry
-            .register(Box::new(reconciles.clone()))
-            .expect("unique metric");
-        Self {
+        )?;
+        let failures = IntCounterVec::new(
+            Opts::new(
+                "pms_operator_reconcile_errors_total",
+                "Failed reconciles by reason",
+            ),
+            &["reason"],
+        )?;
+        let duration = Histogram::with_opts(
+            HistogramOpts::new(
+                "pms_operator_reconcile_duration_seconds",
+                "Duration of one reconcile",
+            )
+            .buckets(vec![0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 15.0]),
+        )?;
+        registry.register(Box::new(reconciles.clone()))?;
+        registry.register(Box::new(failures.clone()))?;
+        registry.register(Box::new(duration.clone()))?;
+        Ok(Self {
             registry,
             reconciles,
+            failures,
+            duration,
+        })
+    }
+
+    /// Counts one finished reconcile.
+    pub fn record(&self, elapsed: std::time::Duration, error: Option<&crate::error::Error>) {
+        self.duration.observe(elapsed.as_secs_f64());
+        let result = if error.is_some() { "error" } else { "ok" };
+        self.reconciles.with_label_values(&[result]).inc();
+        if let Some(e) = error {
+            self.failures.with_label_values(&[e.reason()]).inc();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_reconcile_is_counted_by_reason_and_timed() {
+        let m = Metrics::new().unwrap();
+        m.record(std::time::Duration::from_millis(20), None);
+        let e = crate::error::Error::NotNamespaced("s".into());
+        m.record(std::time::Duration::from_millis(30), Some(&e));
+        let text = pms_runtime::render(&m.registry);
+        assert!(
+            text.contains("pms_operator_reconcile_errors_total{reason=\"not_namespaced\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("pms_operator_reconcile_duration_seconds_count 2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("pms_operator_reconciles_total{result=\"ok\"} 1"),
+            "{text}"
+        );
     }
 }

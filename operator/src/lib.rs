@@ -1,8 +1,8 @@
 //! `pms-operator`: reconciles `PaimonMysqlSync` resources into per-slot worker Deployments.
 //!
-//! A reconcile is split as in stackable's operators: validate (the spec and what it refers to)
-//! → build (pure functions: desired objects) → apply (server-side apply, stale objects deleted)
-//! → status (from Deployments and the workers' checkpoint ConfigMaps).
+//! A reconcile is split as in stackable's operators: dereference (fetch what the resource
+//! refers to) → validate (pure) → build (pure: desired objects) → apply (server-side apply,
+//! objects no longer wanted deleted) → status (pure, from Deployments and checkpoints).
 
 pub mod context;
 pub mod error;

@@ -3,20 +3,20 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::routing::get;
-use axum::Router;
 use clap::Parser;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::controller::Controller;
-use kube::runtime::events::Reporter;
+use kube::runtime::events::{Recorder, Reporter};
 use kube::runtime::watcher;
 use kube::{Api, Client};
 use kube_lease_manager::LeaseManagerBuilder;
+use pms_crds::contract::MANAGER;
 use pms_crds::PaimonMysqlSync;
 use pms_operator::context::{Context, Metrics, Settings};
-use pms_operator::reconcile::{self, names};
+use pms_operator::reconcile;
+use pms_runtime::Readiness;
 use tracing::{error, info, warn};
 
 #[derive(Parser)]
@@ -59,24 +59,8 @@ struct Cli {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
-    // Several TLS backends are linked in; choose one before any client exists.
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| "info,kube=warn".into());
-    if cli.log_json {
-        tracing_subscriber::fmt()
-            .json()
-            .with_env_filter(filter)
-            .with_writer(std::io::stderr)
-            .init();
-    } else {
-        let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-        tracing_subscriber::fmt()
-            .with_env_filter(filter)
-            .with_ansi(ansi)
-            .with_writer(std::io::stderr)
-            .init();
-    }
+    pms_runtime::install_tls_provider();
+    pms_runtime::init_logging(cli.log_json, "info,kube=warn");
     match run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
@@ -89,8 +73,14 @@ async fn main() -> std::process::ExitCode {
 async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     // In cluster: the pod's service account; out of cluster: KUBECONFIG or ~/.kube/config.
     let client = Client::try_default().await?;
-    let metrics = Metrics::default();
-    serve_admin(&cli.admin_addr, metrics.clone()).await?;
+    let metrics = Metrics::new()?;
+    // Ready from the start: the operator serves no traffic, /readyz only says it is up.
+    pms_runtime::serve_admin(
+        &cli.admin_addr,
+        metrics.registry.clone(),
+        Readiness::ready(),
+    )
+    .await?;
 
     let lease_ns = cli
         .lease_namespace
@@ -120,36 +110,16 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             image_pull_policy: cli.worker_image_pull_policy,
             ..Settings::default()
         },
-        reporter: Reporter {
-            controller: names::MANAGER.into(),
-            instance: Some(identity),
-        },
+        recorder: Recorder::new(
+            client.clone(),
+            Reporter {
+                controller: MANAGER.into(),
+                instance: Some(identity),
+            },
+        ),
         metrics,
     });
-    let (syncs, deployments, config_maps) = match &cli.namespace {
-        Some(ns) => (
-            Api::<PaimonMysqlSync>::namespaced(client.clone(), ns),
-            Api::<Deployment>::namespaced(client.clone(), ns),
-            Api::<ConfigMap>::namespaced(client.clone(), ns),
-        ),
-        None => (
-            Api::all(client.clone()),
-            Api::all(client.clone()),
-            Api::all(client.clone()),
-        ),
-    };
-    let owned = watcher::Config::default()
-        .labels(&format!("app.kubernetes.io/managed-by={}", names::MANAGER));
-    let controller = Controller::new(syncs, watcher::Config::default())
-        .owns(deployments, owned.clone())
-        .owns(config_maps, owned)
-        .shutdown_on_signal()
-        .run(reconcile::reconcile, reconcile::error_policy, ctx)
-        .for_each(|result| async move {
-            if let Err(e) = result {
-                warn!(error = %e, "reconcile error");
-            }
-        });
+    let controller = run_controller(client, cli.namespace.as_deref(), ctx);
     // Losing the lease stops reconciling at once: another replica takes over.
     let lost = async {
         loop {
@@ -170,24 +140,32 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-async fn serve_admin(addr: &str, metrics: Metrics) -> Result<(), std::io::Error> {
-    let app = Router::new()
-        .route("/healthz", get(|| async { "ok" }))
-        .route(
-            "/metrics",
-            get(move || async move {
-                use prometheus::Encoder;
-                let mut buf = Vec::new();
-                let _ = prometheus::TextEncoder::new().encode(&metrics.registry.gather(), &mut buf);
-                String::from_utf8_lossy(&buf).into_owned()
-            }),
-        );
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    info!(addr = %listener.local_addr()?, "admin endpoint: /metrics /healthz");
-    tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
-            error!(error = %e, "admin endpoint stopped");
-        }
-    });
-    Ok(())
+/// Reconciles the syncs on every change of them or of what they own: the Deployments and
+/// ConfigMaps labelled as the operator's (the workers' checkpoints too, which move the status).
+async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Context>) {
+    let (syncs, deployments, config_maps) = match namespace {
+        Some(ns) => (
+            Api::<PaimonMysqlSync>::namespaced(client.clone(), ns),
+            Api::<Deployment>::namespaced(client.clone(), ns),
+            Api::<ConfigMap>::namespaced(client.clone(), ns),
+        ),
+        None => (
+            Api::all(client.clone()),
+            Api::all(client.clone()),
+            Api::all(client.clone()),
+        ),
+    };
+    let owned =
+        watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGER}"));
+    Controller::new(syncs, watcher::Config::default())
+        .owns(deployments, owned.clone())
+        .owns(config_maps, owned)
+        .shutdown_on_signal()
+        .run(reconcile::reconcile, reconcile::error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                warn!(error = %e, "reconcile error");
+            }
+        })
+        .await
 }

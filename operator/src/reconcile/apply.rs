@@ -1,20 +1,28 @@
-//! Applies the built objects with server-side apply (our own field manager), and deletes what
-//! a smaller parallelism or a deleted resource left behind.
+//! Step 4: server-side apply of everything built (field manager [`MANAGER`]), then deletion
+//! of what the sync no longer wants; and the finalizer's cleanup.
+//!
+//! Ownership is by label: an object labelled with the sync is the operator's, except the
+//! checkpoint ConfigMaps, which the workers write. Those are only deleted with the resource
+//! (and not even then with `retainOnDelete`).
+
+use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::{Api, Client, Resource, ResourceExt};
+use pms_crds::contract::{self, Component, COMPONENT_LABEL, MANAGER};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use tracing::info;
 
-use super::names::{self, MANAGER, SLOT_LABEL};
-use crate::error::Result;
+use super::build::Desired;
+use crate::error::{Error, Result, Verb};
 
 /// A namespaced Kubernetes object we can apply, list and delete.
 pub trait Namespaced:
-    Resource<Scope = k8s_openapi::NamespaceResourceScope>
+    Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
     + Clone
     + std::fmt::Debug
     + Serialize
@@ -23,7 +31,7 @@ pub trait Namespaced:
 }
 
 impl<K> Namespaced for K where
-    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
         + Clone
         + std::fmt::Debug
         + Serialize
@@ -31,80 +39,149 @@ impl<K> Namespaced for K where
 {
 }
 
-pub async fn apply<K>(client: &Client, namespace: &str, obj: &K) -> Result<K>
-where
-    K: Namespaced,
-    K::DynamicType: Default,
-{
-    let api: Api<K> = Api::namespaced(client.clone(), namespace);
-    let params = PatchParams::apply(MANAGER).force();
-    Ok(api
-        .patch(&obj.name_any(), &params, &Patch::Apply(obj))
-        .await?)
+/// What apply did that the next steps need.
+#[derive(Debug, Default)]
+pub struct Applied {
+    /// The slot Deployments as the API server returned them (with their status), slot k's
+    /// at index k.
+    pub deployments: Vec<Deployment>,
+    /// Deployments of slots the sync no longer has.
+    pub removed_slots: Vec<String>,
 }
 
-/// Deletes the worker Deployments of slots `>= slots`.
-pub async fn delete_stale_slots(
-    client: &Client,
-    namespace: &str,
-    sync: &str,
-    slots: u32,
-) -> Result<Vec<String>> {
-    let api: Api<Deployment> = Api::namespaced(client.clone(), namespace);
-    let mut deleted = Vec::new();
-    for d in api
-        .list(&ListParams::default().labels(&names::selector(sync, "worker")))
-        .await?
-    {
-        let slot: Option<u32> = d.labels().get(SLOT_LABEL).and_then(|s| s.parse().ok());
-        if slot.is_none_or(|s| s >= slots) {
-            api.delete(&d.name_any(), &DeleteParams::foreground())
-                .await?;
-            deleted.push(d.name_any());
-        }
+/// Applies every object of one sync, RBAC first so the workers can read their config when
+/// they start, then deletes the sync's objects that are not in `desired`.
+pub async fn apply(client: &Client, ns: &str, sync: &str, desired: &Desired) -> Result<Applied> {
+    apply_one(client, ns, &desired.service_account).await?;
+    apply_one(client, ns, &desired.role).await?;
+    apply_one(client, ns, &desired.role_binding).await?;
+    apply_one(client, ns, &desired.config).await?;
+    apply_one(client, ns, &desired.metrics_service).await?;
+    let mut deployments = Vec::with_capacity(desired.deployments.len());
+    for d in &desired.deployments {
+        deployments.push(apply_one(client, ns, d).await?);
     }
-    Ok(deleted)
+    let slots: Vec<String> = desired.deployments.iter().map(|d| d.name_any()).collect();
+    // Foreground: a removed slot's pod is gone before its Deployment is.
+    let fg = DeleteParams::foreground();
+    let removed_slots = delete_unwanted::<Deployment>(client, ns, sync, &slots, true, fg).await?;
+    let mut removed = Vec::new();
+    let service = [desired.metrics_service.name_any()];
+    let identity = [desired.role.name_any()];
+    let config = [desired.config.name_any()];
+    delete_more::<Service>(client, ns, sync, &service, &mut removed).await?;
+    delete_more::<RoleBinding>(client, ns, sync, &identity, &mut removed).await?;
+    delete_more::<Role>(client, ns, sync, &identity, &mut removed).await?;
+    delete_more::<ServiceAccount>(client, ns, sync, &identity, &mut removed).await?;
+    // The workers' checkpoints are not in `desired`, and stay.
+    delete_more::<ConfigMap>(client, ns, sync, &config, &mut removed).await?;
+    if !removed.is_empty() {
+        info!(%sync, removed = %removed.join(", "), "deleted objects the sync no longer needs");
+    }
+    Ok(Applied {
+        deployments,
+        removed_slots,
+    })
 }
 
 /// Everything labelled as this sync's (what ownerReferences would collect, without relying on
 /// a garbage collector), plus the checkpoint ConfigMaps unless they are to be kept.
 pub async fn delete_all(
     client: &Client,
-    namespace: &str,
+    ns: &str,
     sync: &str,
     keep_checkpoints: bool,
 ) -> Result<()> {
-    let lp = ListParams::default().labels(&format!("{}={sync}", names::SYNC_LABEL));
-    async fn delete_matching<K>(
-        client: &Client,
-        ns: &str,
-        lp: &ListParams,
-        keep: impl Fn(&K) -> bool,
-    ) -> Result<()>
-    where
-        K: Namespaced,
-        K::DynamicType: Default,
-    {
-        let api: Api<K> = Api::namespaced(client.clone(), ns);
-        for o in api.list(lp).await? {
-            if !keep(&o) {
-                match api.delete(&o.name_any(), &DeleteParams::background()).await {
-                    Ok(_) => {}
-                    Err(kube::Error::Api(s)) if s.code == 404 => {}
-                    Err(e) => return Err(e.into()),
-                }
-            }
+    let bg = DeleteParams::background;
+    delete_unwanted::<Deployment>(client, ns, sync, &[], false, bg()).await?;
+    delete_unwanted::<Service>(client, ns, sync, &[], false, bg()).await?;
+    delete_unwanted::<RoleBinding>(client, ns, sync, &[], false, bg()).await?;
+    delete_unwanted::<Role>(client, ns, sync, &[], false, bg()).await?;
+    delete_unwanted::<ServiceAccount>(client, ns, sync, &[], false, bg()).await?;
+    delete_unwanted::<ConfigMap>(client, ns, sync, &[], keep_checkpoints, bg()).await?;
+    Ok(())
+}
+
+/// Deletes the unwanted objects of kind `K` (checkpoints kept), adding `Kind name` to
+/// `removed` for the log.
+async fn delete_more<K: Namespaced>(
+    client: &Client,
+    ns: &str,
+    sync: &str,
+    wanted: &[String],
+    removed: &mut Vec<String>,
+) -> Result<()> {
+    let names = delete_unwanted::<K>(client, ns, sync, wanted, true, DeleteParams::background());
+    let kind = K::kind(&());
+    removed.extend(names.await?.into_iter().map(|n| format!("{kind} {n}")));
+    Ok(())
+}
+
+async fn apply_one<K: Namespaced>(client: &Client, ns: &str, obj: &K) -> Result<K> {
+    let api: Api<K> = Api::namespaced(client.clone(), ns);
+    let name = obj.name_any();
+    let params = PatchParams::apply(MANAGER).force();
+    api.patch(&name, &params, &Patch::Apply(obj))
+        .await
+        .map_err(|e| Error::api::<K>(Verb::Apply, ns, &name, e))
+}
+
+/// Deletes this sync's objects of kind `K` that [`unwanted`] picks; returns their names.
+async fn delete_unwanted<K: Namespaced>(
+    client: &Client,
+    ns: &str,
+    sync: &str,
+    wanted: &[String],
+    keep_checkpoints: bool,
+    params: DeleteParams,
+) -> Result<Vec<String>> {
+    let api: Api<K> = Api::namespaced(client.clone(), ns);
+    let selector = contract::sync_selector(sync);
+    let found = api
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(|e| Error::api::<K>(Verb::List, ns, &selector, e))?;
+    let mut deleted = Vec::new();
+    for obj in found {
+        let name = obj.name_any();
+        if !unwanted(&name, obj.labels(), wanted, keep_checkpoints) {
+            continue;
         }
-        Ok(())
+        match api.delete(&name, &params).await {
+            Ok(_) => deleted.push(name),
+            // Already gone (another delete, or the garbage collector): nothing to do.
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(Error::api::<K>(Verb::Delete, ns, &name, e)),
+        }
     }
-    delete_matching::<Deployment>(client, namespace, &lp, |_| false).await?;
-    delete_matching::<Service>(client, namespace, &lp, |_| false).await?;
-    delete_matching::<RoleBinding>(client, namespace, &lp, |_| false).await?;
-    delete_matching::<Role>(client, namespace, &lp, |_| false).await?;
-    delete_matching::<ServiceAccount>(client, namespace, &lp, |_| false).await?;
-    delete_matching::<ConfigMap>(client, namespace, &lp, |cm| {
-        keep_checkpoints
-            && cm.labels().get(names::COMPONENT_LABEL).map(String::as_str) == Some("checkpoint")
-    })
-    .await
+    Ok(deleted)
+}
+
+/// Whether one of the sync's objects goes: not wanted, and not a checkpoint to keep.
+pub fn unwanted(
+    name: &str,
+    labels: &BTreeMap<String, String>,
+    wanted: &[String],
+    keep_checkpoints: bool,
+) -> bool {
+    let checkpoint =
+        labels.get(COMPONENT_LABEL).map(String::as_str) == Some(Component::Checkpoint.as_str());
+    let kept = wanted.iter().any(|w| w == name) || (checkpoint && keep_checkpoints);
+    !kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unwanted_objects_go_but_checkpoints_stay_unless_told() {
+        let worker = contract::labels("s", Component::Worker, Some(2));
+        let checkpoint = contract::labels("s", Component::Checkpoint, Some(2));
+        let wanted = ["s-slot-0".to_string(), "s-slot-1".to_string()];
+        assert!(!unwanted("s-slot-1", &worker, &wanted, true));
+        assert!(unwanted("s-slot-2", &worker, &wanted, true));
+        assert!(!unwanted("s-checkpoint-2", &checkpoint, &[], true));
+        assert!(unwanted("s-checkpoint-2", &checkpoint, &[], false));
+    }
 }

@@ -1,5 +1,5 @@
-//! Pure functions from a `PaimonMysqlSync` to the objects it should own. No API calls here,
-//! so every rule is unit-tested without a cluster.
+//! Step 3 (pure): the objects a `PaimonMysqlSync` should own. No API calls here, so every
+//! rule is unit-tested without a cluster.
 
 use std::collections::BTreeMap;
 
@@ -15,19 +15,56 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::ObjectMeta;
 use kube::{Resource, ResourceExt};
+use pms_crds::contract::{
+    self, Component, CONFIG_KEY, ENV_ADMIN_ADDR, ENV_CONFIG, ENV_LOG_JSON, ENV_NAMESPACE, ENV_SLOT,
+    ENV_SLOTS, ENV_SYNC_NAME, MYSQL_SECRET_KEYS, S3_SECRET_KEYS,
+};
 use pms_crds::{CheckpointStorage, PaimonMysqlSync, SyncState};
 
-use super::names::{self, CONFIG_KEY};
+use super::validate::Validated;
 use crate::context::Settings;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 const CONFIG_DIR: &str = "/etc/pms";
 
-fn meta(pms: &PaimonMysqlSync, name: String, component: &str, slot: Option<u32>) -> ObjectMeta {
+/// Every object one sync should own, in the order they are applied.
+#[derive(Clone, Debug)]
+pub struct Desired {
+    pub service_account: ServiceAccount,
+    pub role: Role,
+    pub role_binding: RoleBinding,
+    pub config: ConfigMap,
+    pub metrics_service: Service,
+    /// Slot k's at index k.
+    pub deployments: Vec<Deployment>,
+}
+
+pub fn all(v: &Validated, settings: &Settings) -> Result<Desired> {
+    let pms = v.pms;
+    let config = worker_config(pms)?;
+    let hash = config_hash(&config);
+    Ok(Desired {
+        service_account: service_account(pms),
+        role: role(pms, v.slots_known),
+        role_binding: role_binding(pms),
+        metrics_service: metrics_service(pms, settings),
+        deployments: (0..pms.spec.parallelism)
+            .map(|slot| deployment(pms, slot, &hash, settings))
+            .collect(),
+        config,
+    })
+}
+
+fn meta(
+    pms: &PaimonMysqlSync,
+    name: String,
+    component: Component,
+    slot: Option<u32>,
+) -> ObjectMeta {
     ObjectMeta {
         name: Some(name),
         namespace: pms.namespace(),
-        labels: Some(names::labels(&pms.name_any(), component, slot)),
+        labels: Some(contract::labels(&pms.name_any(), component, slot)),
         owner_references: pms.controller_owner_ref(&()).map(|o| vec![o]),
         ..Default::default()
     }
@@ -40,9 +77,18 @@ pub fn worker_config(pms: &PaimonMysqlSync) -> Result<ConfigMap> {
     spec.checkpoint
         .storage
         .get_or_insert(CheckpointStorage::Configmap);
-    let yaml = serde_yaml::to_string(&spec)?;
+    let sync = pms.name_any();
+    let yaml = serde_yaml::to_string(&spec).map_err(|source| Error::Yaml {
+        sync: sync.clone(),
+        source,
+    })?;
     Ok(ConfigMap {
-        metadata: meta(pms, names::config_map(&pms.name_any()), "config", None),
+        metadata: meta(
+            pms,
+            contract::config_map_name(&sync),
+            Component::Config,
+            None,
+        ),
         data: Some(BTreeMap::from([(CONFIG_KEY.to_string(), yaml)])),
         ..Default::default()
     })
@@ -88,17 +134,59 @@ pub fn deployment(
     settings: &Settings,
 ) -> Deployment {
     let sync = pms.name_any();
+    let labels = contract::labels(&sync, Component::Worker, Some(slot));
+    let replicas = if pms.spec.state == SyncState::Suspended {
+        0
+    } else {
+        1
+    };
+    Deployment {
+        metadata: meta(
+            pms,
+            contract::deployment_name(&sync, slot),
+            Component::Worker,
+            Some(slot),
+        ),
+        spec: Some(DeploymentSpec {
+            replicas: Some(replicas),
+            strategy: Some(DeploymentStrategy {
+                type_: Some("Recreate".into()),
+                ..Default::default()
+            }),
+            selector: LabelSelector {
+                match_labels: Some(labels.clone()),
+                ..Default::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    annotations: Some(BTreeMap::from([(
+                        "paimonsync.io/config-hash".to_string(),
+                        config_hash.to_string(),
+                    )])),
+                    ..Default::default()
+                }),
+                spec: Some(pod_spec(pms, slot, settings)),
+            },
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// The worker's environment: its slot and config from the contract, Secrets by reference.
+fn worker_env(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Vec<EnvVar> {
+    let sync = pms.name_any();
     let spec = &pms.spec;
-    let labels = names::labels(&sync, "worker", Some(slot));
     let mut env_vars = vec![
-        env("PMS_SLOT", slot.to_string()),
-        env("PMS_SLOTS", spec.parallelism.to_string()),
-        env("PMS_SYNC_NAME", sync.clone()),
-        env("PMS_CONFIG", format!("{CONFIG_DIR}/{CONFIG_KEY}")),
-        env("PMS_ADMIN_ADDR", format!("0.0.0.0:{}", settings.admin_port)),
-        env("PMS_LOG_JSON", "true"),
+        env(ENV_SLOT, slot.to_string()),
+        env(ENV_SLOTS, spec.parallelism.to_string()),
+        env(ENV_SYNC_NAME, sync.clone()),
+        env(ENV_CONFIG, format!("{CONFIG_DIR}/{CONFIG_KEY}")),
+        env(ENV_ADMIN_ADDR, format!("0.0.0.0:{}", settings.admin_port)),
+        env(ENV_LOG_JSON, "true"),
         EnvVar {
-            name: "PMS_NAMESPACE".into(),
+            name: ENV_NAMESPACE.into(),
             value_from: Some(EnvVarSource {
                 field_ref: Some(ObjectFieldSelector {
                     field_path: "metadata.namespace".into(),
@@ -109,23 +197,26 @@ pub fn deployment(
             ..Default::default()
         },
     ];
-    if let Some(secret) = &spec.sink.credentials_secret_ref {
-        env_vars.push(secret_env("MYSQL_USER", &secret.name, "username"));
-        env_vars.push(secret_env("MYSQL_PASSWORD", &secret.name, "password"));
-    }
-    if let Some(secret) = spec
+    let s3_secret = spec
         .source
         .s3
         .as_ref()
-        .and_then(|s| s.credentials_secret_ref.as_ref())
-    {
-        env_vars.push(secret_env("AWS_ACCESS_KEY_ID", &secret.name, "accessKeyId"));
-        env_vars.push(secret_env(
-            "AWS_SECRET_ACCESS_KEY",
-            &secret.name,
-            "secretAccessKey",
-        ));
+        .and_then(|s| s.credentials_secret_ref.as_ref());
+    let secrets = [
+        (spec.sink.credentials_secret_ref.as_ref(), MYSQL_SECRET_KEYS),
+        (s3_secret, S3_SECRET_KEYS),
+    ];
+    for (secret, keys) in secrets {
+        if let Some(secret) = secret {
+            for (key, var) in keys {
+                env_vars.push(secret_env(var, &secret.name, key));
+            }
+        }
     }
+    env_vars
+}
+
+fn worker_container(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Container {
     let probe = |path: &str, period: i32| Probe {
         http_get: Some(HTTPGetAction {
             path: Some(path.into()),
@@ -136,12 +227,12 @@ pub fn deployment(
         failure_threshold: Some(3),
         ..Default::default()
     };
-    let container = Container {
+    Container {
         name: "worker".into(),
         image: Some(settings.worker_image.clone()),
         image_pull_policy: Some(settings.image_pull_policy.clone()),
         args: Some(vec!["run".into()]),
-        env: Some(env_vars),
+        env: Some(worker_env(pms, slot, settings)),
         ports: Some(vec![ContainerPort {
             name: Some("admin".into()),
             container_port: settings.admin_port,
@@ -170,62 +261,35 @@ pub fn deployment(
             ..Default::default()
         }),
         ..Default::default()
-    };
-    let replicas = if spec.state == SyncState::Suspended {
-        0
-    } else {
-        1
-    };
-    Deployment {
-        metadata: meta(pms, names::deployment(&sync, slot), "worker", Some(slot)),
-        spec: Some(DeploymentSpec {
-            replicas: Some(replicas),
-            strategy: Some(DeploymentStrategy {
-                type_: Some("Recreate".into()),
+    }
+}
+
+fn pod_spec(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> PodSpec {
+    let sync = pms.name_any();
+    PodSpec {
+        service_account_name: Some(contract::worker_identity_name(&sync)),
+        automount_service_account_token: Some(true),
+        // Time to flush and checkpoint on SIGTERM.
+        termination_grace_period_seconds: Some(60),
+        security_context: Some(PodSecurityContext {
+            run_as_non_root: Some(true),
+            run_as_user: Some(65532),
+            run_as_group: Some(65532),
+            seccomp_profile: Some(SeccompProfile {
+                type_: "RuntimeDefault".into(),
                 ..Default::default()
             }),
-            selector: LabelSelector {
-                match_labels: Some(labels.clone()),
-                ..Default::default()
-            },
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels),
-                    annotations: Some(BTreeMap::from([(
-                        "paimonsync.io/config-hash".to_string(),
-                        config_hash.to_string(),
-                    )])),
-                    ..Default::default()
-                }),
-                spec: Some(PodSpec {
-                    service_account_name: Some(names::worker_identity(&sync)),
-                    automount_service_account_token: Some(true),
-                    // Time to flush and checkpoint on SIGTERM.
-                    termination_grace_period_seconds: Some(60),
-                    security_context: Some(PodSecurityContext {
-                        run_as_non_root: Some(true),
-                        run_as_user: Some(65532),
-                        run_as_group: Some(65532),
-                        seccomp_profile: Some(SeccompProfile {
-                            type_: "RuntimeDefault".into(),
-                            ..Default::default()
-                        }),
-                        ..Default::default()
-                    }),
-                    containers: vec![container],
-                    volumes: Some(vec![Volume {
-                        name: "config".into(),
-                        config_map: Some(ConfigMapVolumeSource {
-                            name: names::config_map(&sync),
-                            ..Default::default()
-                        }),
-                        ..Default::default()
-                    }]),
-                    ..Default::default()
-                }),
-            },
             ..Default::default()
         }),
+        containers: vec![worker_container(pms, slot, settings)],
+        volumes: Some(vec![Volume {
+            name: "config".into(),
+            config_map: Some(ConfigMapVolumeSource {
+                name: contract::config_map_name(&sync),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }]),
         ..Default::default()
     }
 }
@@ -233,10 +297,10 @@ pub fn deployment(
 /// One Service over all slots, for Prometheus.
 pub fn metrics_service(pms: &PaimonMysqlSync, settings: &Settings) -> Service {
     let sync = pms.name_any();
-    let mut selector = names::labels(&sync, "worker", None);
+    let mut selector = contract::labels(&sync, Component::Worker, None);
     selector.remove("app.kubernetes.io/managed-by");
     Service {
-        metadata: meta(pms, names::service(&sync), "metrics", None),
+        metadata: meta(pms, contract::service_name(&sync), Component::Metrics, None),
         spec: Some(ServiceSpec {
             selector: Some(selector),
             ports: Some(vec![ServicePort {
@@ -253,7 +317,12 @@ pub fn metrics_service(pms: &PaimonMysqlSync, settings: &Settings) -> Service {
 
 pub fn service_account(pms: &PaimonMysqlSync) -> ServiceAccount {
     ServiceAccount {
-        metadata: meta(pms, names::worker_identity(&pms.name_any()), "rbac", None),
+        metadata: meta(
+            pms,
+            contract::worker_identity_name(&pms.name_any()),
+            Component::Rbac,
+            None,
+        ),
         ..Default::default()
     }
 }
@@ -263,9 +332,11 @@ pub fn service_account(pms: &PaimonMysqlSync) -> ServiceAccount {
 /// `slots` covers the current and any previous parallelism (a rescale reads the old slots).
 pub fn role(pms: &PaimonMysqlSync, slots: u32) -> Role {
     let sync = pms.name_any();
-    let checkpoints: Vec<String> = (0..slots).map(|k| names::checkpoint(&sync, k)).collect();
+    let checkpoints: Vec<String> = (0..slots)
+        .map(|k| contract::checkpoint_name(&sync, k))
+        .collect();
     let mut readable = checkpoints.clone();
-    readable.push(names::config_map(&sync));
+    readable.push(contract::config_map_name(&sync));
     let rule = |verbs: &[&str], names: Option<Vec<String>>| PolicyRule {
         api_groups: Some(vec!["".into()]),
         resources: Some(vec!["configmaps".into()]),
@@ -274,7 +345,12 @@ pub fn role(pms: &PaimonMysqlSync, slots: u32) -> Role {
         ..Default::default()
     };
     Role {
-        metadata: meta(pms, names::worker_identity(&sync), "rbac", None),
+        metadata: meta(
+            pms,
+            contract::worker_identity_name(&sync),
+            Component::Rbac,
+            None,
+        ),
         rules: Some(vec![
             rule(&["get"], Some(readable)),
             rule(&["update", "patch"], Some(checkpoints)),
@@ -284,9 +360,9 @@ pub fn role(pms: &PaimonMysqlSync, slots: u32) -> Role {
 }
 
 pub fn role_binding(pms: &PaimonMysqlSync) -> RoleBinding {
-    let name = names::worker_identity(&pms.name_any());
+    let name = contract::worker_identity_name(&pms.name_any());
     RoleBinding {
-        metadata: meta(pms, name.clone(), "rbac", None),
+        metadata: meta(pms, name.clone(), Component::Rbac, None),
         role_ref: RoleRef {
             api_group: "rbac.authorization.k8s.io".into(),
             kind: "Role".into(),
@@ -302,119 +378,4 @@ pub fn role_binding(pms: &PaimonMysqlSync) -> RoleBinding {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample(parallelism: u32, state: &str) -> PaimonMysqlSync {
-        let spec: pms_crds::PaimonMysqlSyncSpec = serde_yaml::from_str(&format!(
-            "source: {{warehouse: 's3://lake/wh', database: shop, table: orders, s3: {{credentialsSecretRef: {{name: lake}}}}}}\n\
-             sink: {{url: 'mysql://db:3306/serving', table: orders_rt, credentialsSecretRef: {{name: writer}}}}\n\
-             parallelism: {parallelism}\nstate: {state}\n"
-        ))
-        .unwrap();
-        let mut pms = PaimonMysqlSync::new("orders", spec);
-        pms.metadata.namespace = Some("data".into());
-        pms.metadata.uid = Some("uid-1".into());
-        pms
-    }
-
-    fn env_of(d: &Deployment) -> BTreeMap<String, EnvVar> {
-        let c = &d
-            .spec
-            .as_ref()
-            .unwrap()
-            .template
-            .spec
-            .as_ref()
-            .unwrap()
-            .containers[0];
-        c.env
-            .clone()
-            .unwrap()
-            .into_iter()
-            .map(|e| (e.name.clone(), e))
-            .collect()
-    }
-
-    #[test]
-    fn one_deployment_per_slot_with_slot_env_secrets_by_reference_and_recreate() {
-        let pms = sample(3, "running");
-        let d = deployment(&pms, 2, "abc", &Settings::default());
-        assert_eq!(d.metadata.name.as_deref(), Some("orders-slot-2"));
-        let spec = d.spec.as_ref().unwrap();
-        assert_eq!(spec.replicas, Some(1));
-        assert_eq!(
-            spec.strategy.as_ref().unwrap().type_.as_deref(),
-            Some("Recreate")
-        );
-        let env = env_of(&d);
-        assert_eq!(env["PMS_SLOT"].value.as_deref(), Some("2"));
-        assert_eq!(env["PMS_SLOTS"].value.as_deref(), Some("3"));
-        let pw = env["MYSQL_PASSWORD"]
-            .value_from
-            .as_ref()
-            .unwrap()
-            .secret_key_ref
-            .as_ref()
-            .unwrap();
-        assert_eq!((pw.name.as_str(), pw.key.as_str()), ("writer", "password"));
-        assert!(
-            env["MYSQL_PASSWORD"].value.is_none(),
-            "secrets are referenced, never copied"
-        );
-        assert!(env.contains_key("AWS_SECRET_ACCESS_KEY"));
-        let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
-        assert_eq!(
-            (owner.kind.as_str(), owner.controller),
-            ("PaimonMysqlSync", Some(true))
-        );
-        let sc = spec.template.spec.as_ref().unwrap().containers[0]
-            .security_context
-            .as_ref()
-            .unwrap();
-        assert_eq!(
-            (sc.allow_privilege_escalation, sc.run_as_non_root),
-            (Some(false), Some(true))
-        );
-    }
-
-    #[test]
-    fn suspended_means_zero_replicas() {
-        let d = deployment(&sample(1, "suspended"), 0, "abc", &Settings::default());
-        assert_eq!(d.spec.unwrap().replicas, Some(0));
-    }
-
-    #[test]
-    fn worker_config_is_the_spec_with_configmap_checkpoints_and_no_secrets() {
-        let cm = worker_config(&sample(2, "running")).unwrap();
-        let yaml = &cm.data.as_ref().unwrap()[CONFIG_KEY];
-        let back: pms_crds::PaimonMysqlSyncSpec = serde_yaml::from_str(yaml).unwrap();
-        assert_eq!(back.checkpoint.storage, Some(CheckpointStorage::Configmap));
-        assert_eq!(back.sink.table, "orders_rt");
-        assert_ne!(
-            config_hash(&cm),
-            config_hash(&worker_config(&sample(3, "running")).unwrap())
-        );
-    }
-
-    #[test]
-    fn role_names_only_this_syncs_configmaps() {
-        let r = role(&sample(2, "running"), 3);
-        let rules = r.rules.unwrap();
-        assert_eq!(
-            rules[0].resource_names.as_deref().unwrap(),
-            [
-                "orders-checkpoint-0",
-                "orders-checkpoint-1",
-                "orders-checkpoint-2",
-                "orders-config"
-            ]
-        );
-        assert!(rules
-            .iter()
-            .all(|r| r.resources.as_deref() == Some(&["configmaps".to_string()][..])));
-        assert!(!rules
-            .iter()
-            .any(|r| r.verbs.iter().any(|v| v == "list" || v == "delete")));
-    }
-}
+mod tests;

@@ -1,60 +1,203 @@
-//! One reconcile of one `PaimonMysqlSync`: validate → build → apply → status, behind a
-//! finalizer that cleans up what ownerReferences alone would not.
+//! One reconcile of one `PaimonMysqlSync`, in five steps as in stackable's operators
+//! (zookeeper-operator's `zk_controller`), behind a finalizer that cleans up what
+//! ownerReferences alone would not:
+//!
+//! 1. [`dereference`]: fetch what the resource refers to (Secret key names, checkpoints);
+//! 2. [`validate`] (pure): what the schema can't check, every problem at once;
+//! 3. [`build`] (pure): every object the sync should own;
+//! 4. [`apply`]: server-side apply of them all, then delete what is no longer wanted;
+//! 5. [`status`] (pure): phase, progress and conditions, patched if changed.
 
-mod apply;
+pub mod apply;
 pub mod build;
-pub mod names;
+pub mod dereference;
 pub mod status;
-mod validate;
+pub mod validate;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference, Secret};
+use k8s_openapi::api::core::v1::ObjectReference;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder};
-use kube::runtime::finalizer::{finalizer, Event as Finalizer};
+use kube::runtime::events::{Event, EventType};
+use kube::runtime::finalizer::{finalizer, Error as FinalizerError, Event as Finalizer};
 use kube::{Api, Resource, ResourceExt};
-use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus};
+use pms_crds::contract::{Checkpoint, MANAGER};
+use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus, SyncPhase};
 use tracing::{info, warn};
 
 use crate::context::Context;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Verb};
+use dereference::Dereferenced;
+use validate::{Invalid, Validated};
 
 pub const FINALIZER: &str = "paimonsync.io/cleanup";
 
+/// Requeue intervals: a healthy sync is looked at again for its status, an invalid one less
+/// often (an edit of the resource triggers a reconcile anyway).
+const RESYNC: Duration = Duration::from_secs(15);
+const RESYNC_INVALID: Duration = Duration::from_secs(30);
+const RETRY: Duration = Duration::from_secs(5);
+
 pub async fn reconcile(pms: Arc<PaimonMysqlSync>, ctx: Arc<Context>) -> Result<Action> {
+    let started = Instant::now();
+    let result = reconcile_with_finalizer(pms, &ctx).await;
+    ctx.metrics.record(started.elapsed(), result.as_ref().err());
+    result
+}
+
+async fn reconcile_with_finalizer(pms: Arc<PaimonMysqlSync>, ctx: &Context) -> Result<Action> {
+    let sync = pms.name_any();
     let ns = pms
         .namespace()
-        .ok_or_else(|| Error::Invalid("PaimonMysqlSync must be namespaced".into()))?;
+        .ok_or_else(|| Error::NotNamespaced(sync.clone()))?;
     let api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), &ns);
     let result = finalizer(&api, FINALIZER, pms, |event| async {
         match event {
-            Finalizer::Apply(pms) => apply_sync(&pms, &ctx, &ns).await,
-            Finalizer::Cleanup(pms) => cleanup(&pms, &ctx, &ns).await,
+            Finalizer::Apply(pms) => apply_sync(&pms, ctx, &ns).await,
+            Finalizer::Cleanup(pms) => cleanup(&pms, ctx, &ns).await,
         }
     })
-    .await
-    .map_err(|e| match e {
-        kube::runtime::finalizer::Error::ApplyFailed(e)
-        | kube::runtime::finalizer::Error::CleanupFailed(e) => e,
-        other => Error::Finalizer(other.to_string()),
-    });
-    ctx.metrics
-        .reconciles
-        .with_label_values(&[if result.is_ok() { "ok" } else { "error" }])
-        .inc();
-    result
+    .await;
+    match result {
+        Ok(action) => Ok(action),
+        Err(FinalizerError::ApplyFailed(e) | FinalizerError::CleanupFailed(e)) => Err(e),
+        // A second cleanup raced the first: the resource is gone already, nothing is left to do.
+        Err(FinalizerError::RemoveFinalizer(kube::Error::Api(s))) if s.code == 404 => {
+            Ok(Action::await_change())
+        }
+        Err(other) => Err(Error::Finalizer {
+            sync: format!("{ns}/{sync}"),
+            message: other.to_string(),
+        }),
+    }
 }
 
 pub fn error_policy(pms: Arc<PaimonMysqlSync>, error: &Error, _ctx: Arc<Context>) -> Action {
     warn!(sync = %pms.name_any(), %error, "reconcile failed");
-    Action::requeue(Duration::from_secs(5))
+    Action::requeue(RETRY)
 }
 
-fn recorder(ctx: &Context) -> Recorder {
-    Recorder::new(ctx.client.clone(), ctx.reporter.clone())
+/// What follows step 1, decided without side effects.
+#[derive(Debug)]
+pub enum Next<'a> {
+    /// Valid: build, apply, status.
+    Apply(Validated<'a>, Dereferenced),
+    /// Invalid: the sync is `Failed` with these reasons; nothing is applied.
+    Fail(Invalid),
+    /// The cluster could not be read: a Warning event, then a retry (`error_policy`).
+    Retry(Error),
+}
+
+pub fn next_step<'a>(pms: &'a PaimonMysqlSync, ns: &str, found: Result<Dereferenced>) -> Next<'a> {
+    match found {
+        Err(e) => Next::Retry(e),
+        Ok(found) => match validate::validate(pms, ns, &found) {
+            Ok(valid) => Next::Apply(valid, found),
+            Err(invalid) => Next::Fail(invalid),
+        },
+    }
+}
+
+async fn apply_sync(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Action> {
+    let found = dereference::dereference(&ctx.client, ns, pms).await;
+    match next_step(pms, ns, found) {
+        Next::Retry(e) => {
+            publish(ctx, pms, EventType::Warning, "ReadFailed", e.to_string()).await;
+            Err(e)
+        }
+        Next::Fail(invalid) => {
+            let previous = pms.status.as_ref();
+            let why = invalid.to_string();
+            let status = status::compute(pms, &[], &[], Some(&why), previous);
+            update_status(ctx, pms, ns, status).await?;
+            Ok(Action::requeue(RESYNC_INVALID))
+        }
+        Next::Apply(valid, found) => {
+            let result = build_and_apply(ctx, &valid, &found).await;
+            if let Err(e) = &result {
+                publish(ctx, pms, EventType::Warning, "ApplyFailed", e.to_string()).await;
+            }
+            result
+        }
+    }
+}
+
+/// Steps 3 to 5 of a valid sync.
+async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced) -> Result<Action> {
+    let desired = build::all(v, &ctx.settings)?;
+    let applied = apply::apply(&ctx.client, &v.namespace, &v.name, &desired).await?;
+    if !applied.removed_slots.is_empty() {
+        let note = format!("deleted {}", applied.removed_slots.join(", "));
+        publish(ctx, v.pms, EventType::Normal, "SlotsRemoved", note).await;
+    }
+    let deployments: Vec<_> = applied.deployments.into_iter().map(Some).collect();
+    let checkpoints: Vec<Option<&Checkpoint>> = (0..v.pms.spec.parallelism)
+        .map(|slot| found.checkpoint(&v.name, slot))
+        .collect();
+    let previous = v.pms.status.as_ref();
+    let status = status::compute(v.pms, &deployments, &checkpoints, None, previous);
+    update_status(ctx, v.pms, &v.namespace, status).await?;
+    Ok(Action::requeue(RESYNC))
+}
+
+/// The event of a phase change, if the phase changed: a Warning into `Failed` or `Degraded`
+/// (with the reason), else a Normal one.
+pub fn phase_event(
+    old: Option<SyncPhase>,
+    status: &PaimonMysqlSyncStatus,
+) -> Option<(EventType, SyncPhase, String)> {
+    let new = status.phase.filter(|new| old != Some(*new))?;
+    let event = match new {
+        SyncPhase::Failed | SyncPhase::Degraded => {
+            let degraded = status.conditions.iter().find(|c| c.type_ == "Degraded");
+            let note = degraded.map(|c| c.message.clone()).unwrap_or_default();
+            (EventType::Warning, new, note)
+        }
+        _ => {
+            let from = old.map_or("new", SyncPhase::as_str);
+            (EventType::Normal, new, format!("{from} → {new}"))
+        }
+    };
+    Some(event)
+}
+
+async fn update_status(
+    ctx: &Context,
+    pms: &PaimonMysqlSync,
+    ns: &str,
+    status: PaimonMysqlSyncStatus,
+) -> Result<()> {
+    let previous = pms.status.as_ref();
+    let old = previous.and_then(|p| p.phase);
+    if let Some((type_, new, note)) = phase_event(old, &status) {
+        info!(sync = %pms.name_any(), from = ?old, to = %new, "phase changed");
+        publish(ctx, pms, type_, new.as_str(), note).await;
+    }
+    if previous == Some(&status) {
+        return Ok(());
+    }
+    let api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
+    let patch = serde_json::json!({"apiVersion": "paimonsync.io/v1alpha1", "kind": "PaimonMysqlSync", "status": status});
+    let name = pms.name_any();
+    let params = PatchParams::apply(MANAGER).force();
+    api.patch_status(&name, &params, &Patch::Apply(&patch))
+        .await
+        .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::PatchStatus, ns, &name, e))?;
+    Ok(())
+}
+
+async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Action> {
+    let keep = pms.spec.checkpoint.retain_on_delete;
+    apply::delete_all(&ctx.client, ns, &pms.name_any(), keep).await?;
+    let note = if keep {
+        "removed the workers, kept the checkpoints"
+    } else {
+        "removed the workers and their checkpoints"
+    };
+    publish(ctx, pms, EventType::Normal, "Deleted", note.into()).await;
+    Ok(Action::await_change())
 }
 
 async fn publish(
@@ -72,152 +215,10 @@ async fn publish(
         action: "Reconcile".into(),
         secondary: None,
     };
-    if let Err(e) = recorder(ctx).publish(&event, &reference).await {
+    if let Err(e) = ctx.recorder.publish(&event, &reference).await {
         warn!(error = %e, "could not publish an event");
     }
 }
 
-async fn apply_sync(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Action> {
-    let sync = pms.name_any();
-    let client = &ctx.client;
-    let previous = pms.status.clone();
-
-    // Validate: what the schema can't check. A failure is reported, not retried in a hot loop.
-    if let Err(Error::Invalid(why)) =
-        validate::referenced_secrets(&Api::<Secret>::namespaced(client.clone(), ns), pms).await
-    {
-        let status = status::compute(pms, &[], &[], Some(&why), previous.as_ref());
-        update_status(ctx, pms, ns, status, previous.as_ref()).await?;
-        return Ok(Action::requeue(Duration::from_secs(30)));
-    }
-
-    // Build, then apply. RBAC first so the workers can read their config when they start;
-    // the Role also names the checkpoints of a previous, larger parallelism (rescale reads them).
-    let slots_known = pms
-        .spec
-        .parallelism
-        .max(previous.as_ref().map_or(0, |s| s.slots.len() as u32))
-        .max(max_checkpoint_slot(client, ns, &sync).await?);
-    apply::apply(client, ns, &build::service_account(pms)).await?;
-    apply::apply(client, ns, &build::role(pms, slots_known)).await?;
-    apply::apply(client, ns, &build::role_binding(pms)).await?;
-    let config = build::worker_config(pms)?;
-    let hash = build::config_hash(&config);
-    apply::apply(client, ns, &config).await?;
-    apply::apply(client, ns, &build::metrics_service(pms, &ctx.settings)).await?;
-    let mut deployments = Vec::new();
-    for slot in 0..pms.spec.parallelism {
-        deployments.push(Some(
-            apply::apply(
-                client,
-                ns,
-                &build::deployment(pms, slot, &hash, &ctx.settings),
-            )
-            .await?,
-        ));
-    }
-    let stale = apply::delete_stale_slots(client, ns, &sync, pms.spec.parallelism).await?;
-    if !stale.is_empty() {
-        publish(
-            ctx,
-            pms,
-            EventType::Normal,
-            "SlotsRemoved",
-            format!("deleted {}", stale.join(", ")),
-        )
-        .await;
-    }
-
-    // Status from the workers' checkpoints.
-    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
-    let mut checkpoints = Vec::new();
-    for slot in 0..pms.spec.parallelism {
-        checkpoints.push(
-            cms.get_opt(&names::checkpoint(&sync, slot))
-                .await?
-                .as_ref()
-                .and_then(status::parse_checkpoint),
-        );
-    }
-    let status = status::compute(pms, &deployments, &checkpoints, None, previous.as_ref());
-    update_status(ctx, pms, ns, status, previous.as_ref()).await?;
-    Ok(Action::requeue(Duration::from_secs(15)))
-}
-
-/// The highest slot count any existing checkpoint was written for.
-async fn max_checkpoint_slot(client: &kube::Client, ns: &str, sync: &str) -> Result<u32> {
-    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
-    let list = cms
-        .list(&kube::api::ListParams::default().labels(&names::selector(sync, "checkpoint")))
-        .await?;
-    Ok(list
-        .items
-        .iter()
-        .filter_map(status::parse_checkpoint)
-        .map(|c| c.slots)
-        .max()
-        .unwrap_or(0))
-}
-
-async fn update_status(
-    ctx: &Context,
-    pms: &PaimonMysqlSync,
-    ns: &str,
-    status: PaimonMysqlSyncStatus,
-    previous: Option<&PaimonMysqlSyncStatus>,
-) -> Result<()> {
-    let old_phase = previous.and_then(|p| p.phase.clone());
-    if old_phase != status.phase {
-        let new = status.phase.clone().unwrap_or_default();
-        let (type_, note) = match new.as_str() {
-            "Failed" | "Degraded" => (
-                EventType::Warning,
-                status
-                    .conditions
-                    .iter()
-                    .find(|c| c.type_ == "Degraded")
-                    .map(|c| c.message.clone())
-                    .unwrap_or_default(),
-            ),
-            _ => (
-                EventType::Normal,
-                format!("{} → {new}", old_phase.as_deref().unwrap_or("new")),
-            ),
-        };
-        info!(sync = %pms.name_any(), from = ?old_phase, to = %new, "phase changed");
-        publish(ctx, pms, type_, &new, note).await;
-    }
-    if previous == Some(&status) {
-        return Ok(());
-    }
-    let api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
-    let patch = serde_json::json!({"apiVersion": "paimonsync.io/v1alpha1", "kind": "PaimonMysqlSync", "status": status});
-    api.patch_status(
-        &pms.name_any(),
-        &PatchParams::apply(names::MANAGER).force(),
-        &Patch::Apply(&patch),
-    )
-    .await?;
-    Ok(())
-}
-
-async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Action> {
-    let keep = pms.spec.checkpoint.retain_on_delete;
-    apply::delete_all(&ctx.client, ns, &pms.name_any(), keep).await?;
-    publish(
-        ctx,
-        pms,
-        EventType::Normal,
-        "Deleted",
-        format!(
-            "removed the workers{}",
-            if keep {
-                ", kept the checkpoints"
-            } else {
-                " and their checkpoints"
-            }
-        ),
-    )
-    .await;
-    Ok(Action::await_change())
-}
+#[cfg(test)]
+mod tests;

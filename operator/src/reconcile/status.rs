@@ -1,62 +1,23 @@
-//! The status, from what the cluster shows: Deployments (readiness) and the workers'
-//! checkpoint ConfigMaps (progress). Pure: the inputs are fetched by the caller.
+//! Step 5 (pure): the status, from what the cluster shows: Deployments (readiness) and the
+//! workers' checkpoints (progress). The inputs are fetched by the earlier steps.
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
-use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus, SlotStatus, SyncState};
-use serde::Deserialize;
-
-use super::names::CHECKPOINT_KEY;
-
-/// The part of a worker checkpoint the status needs.
-#[derive(Deserialize, Debug, Clone)]
-#[serde(rename_all = "camelCase")]
-pub struct SlotCheckpoint {
-    pub slots: u32,
-    pub snapshot_id: i64,
-    pub phase: String,
-    pub updated: String,
-    #[serde(default)]
-    pub latest_snapshot: Option<i64>,
-}
-
-pub fn parse_checkpoint(cm: &ConfigMap) -> Option<SlotCheckpoint> {
-    serde_json::from_str(cm.data.as_ref()?.get(CHECKPOINT_KEY)?).ok()
-}
-
-pub enum Phase {
-    Pending,
-    Running,
-    Suspended,
-    Degraded,
-    Failed,
-}
-
-impl Phase {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Phase::Pending => "Pending",
-            Phase::Running => "Running",
-            Phase::Suspended => "Suspended",
-            Phase::Degraded => "Degraded",
-            Phase::Failed => "Failed",
-        }
-    }
-}
+use pms_crds::contract::Checkpoint;
+use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus, SlotStatus, SyncPhase as Phase, SyncState};
 
 /// `deployments[k]` and `checkpoints[k]` are slot k's (None when absent).
 pub fn compute(
     pms: &PaimonMysqlSync,
     deployments: &[Option<Deployment>],
-    checkpoints: &[Option<SlotCheckpoint>],
+    checkpoints: &[Option<&Checkpoint>],
     failure: Option<&str>,
     previous: Option<&PaimonMysqlSyncStatus>,
 ) -> PaimonMysqlSyncStatus {
     let slots = pms.spec.parallelism;
+    let deployments: Vec<&Deployment> = deployments.iter().flatten().collect();
     let ready = deployments
         .iter()
-        .flatten()
         .filter(|d| {
             d.status
                 .as_ref()
@@ -67,15 +28,65 @@ pub fn compute(
         .count() as u32;
     let running_replicas: i32 = deployments
         .iter()
-        .flatten()
         .map(|d| d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0))
         .sum();
-    // Only checkpoints written for the current parallelism describe the current slots.
-    let current: Vec<Option<&SlotCheckpoint>> = checkpoints
+    let progress = progress(slots, checkpoints);
+    let phase = if failure.is_some() {
+        Phase::Failed
+    } else if pms.spec.state == SyncState::Suspended {
+        if running_replicas == 0 {
+            Phase::Suspended
+        } else {
+            Phase::Pending
+        }
+    } else if ready == slots {
+        Phase::Running
+    } else if previous.and_then(|p| p.phase) == Some(Phase::Running) || (ready > 0 && ready < slots)
+    {
+        Phase::Degraded
+    } else {
+        Phase::Pending
+    };
+    let facts = Facts {
+        pms,
+        phase,
+        ready,
+        failure: failure.unwrap_or_default(),
+        progress: &progress,
+        previous: previous
+            .map(|p| p.conditions.as_slice())
+            .unwrap_or_default(),
+    };
+    PaimonMysqlSyncStatus {
+        observed_generation: pms.metadata.generation,
+        phase: Some(phase),
+        snapshot_id: progress.snapshot_id,
+        lag_snapshots: progress.lag,
+        ready_slots: ready,
+        slots_ready: Some(format!("{ready}/{slots}")),
+        conditions: facts.conditions(),
+        slots: progress.slots,
+    }
+}
+
+/// How far the current slots got.
+struct Progress {
+    slots: Vec<SlotStatus>,
+    /// Every slot has written at least one snapshot whole.
+    all_checkpointed: bool,
+    /// The lowest snapshot every slot has written whole.
+    snapshot_id: Option<i64>,
+    lag: Option<i64>,
+}
+
+fn progress(slots: u32, checkpoints: &[Option<&Checkpoint>]) -> Progress {
+    // Only checkpoints written for the current parallelism describe the current slots, and
+    // only those past their full read say which snapshot is written whole.
+    let current: Vec<Option<(&Checkpoint, i64)>> = checkpoints
         .iter()
         .map(|c| {
-            c.as_ref()
-                .filter(|c| c.slots == slots && c.phase == "incremental")
+            let c = c.filter(|c| c.slot.count == slots)?;
+            Some((c, c.point.done_through()?))
         })
         .collect();
     let slot_status: Vec<SlotStatus> = (0..slots as usize)
@@ -83,10 +94,10 @@ pub fn compute(
             let cp = current.get(k).copied().flatten();
             SlotStatus {
                 slot: k as u32,
-                snapshot_id: cp.map(|c| c.snapshot_id),
+                snapshot_id: cp.map(|(_, done)| done),
                 lag_snapshots: cp
-                    .and_then(|c| c.latest_snapshot.map(|l| (l - c.snapshot_id).max(0))),
-                last_checkpoint_time: cp.map(|c| c.updated.clone()),
+                    .and_then(|(c, done)| c.latest_snapshot.map(|l| (l - done).max(0))),
+                last_checkpoint_time: cp.map(|(c, _)| c.updated.clone()),
             }
         })
         .collect();
@@ -99,113 +110,88 @@ pub fn compute(
     let latest = current
         .iter()
         .flatten()
-        .filter_map(|c| c.latest_snapshot)
+        .filter_map(|(c, _)| c.latest_snapshot)
         .max();
     let lag = match (snapshot_id, latest) {
         (Some(s), Some(l)) => Some((l - s).max(0)),
         _ => None,
     };
-    let phase = if failure.is_some() {
-        Phase::Failed
-    } else if pms.spec.state == SyncState::Suspended {
-        if running_replicas == 0 {
-            Phase::Suspended
-        } else {
-            Phase::Pending
-        }
-    } else if ready == slots {
-        Phase::Running
-    } else if previous.and_then(|p| p.phase.as_deref()) == Some("Running")
-        || (ready > 0 && ready < slots)
-    {
-        Phase::Degraded
-    } else {
-        Phase::Pending
-    };
-    let now = Time(k8s_openapi::jiff::Timestamp::now());
-    let previous_conditions = previous.map(|p| p.conditions.clone()).unwrap_or_default();
-    let condition = |type_: &str, ok: bool, reason: &str, message: String| {
+    Progress {
+        slots: slot_status,
+        all_checkpointed,
+        snapshot_id,
+        lag,
+    }
+}
+
+/// What the conditions are made of.
+struct Facts<'a> {
+    pms: &'a PaimonMysqlSync,
+    phase: Phase,
+    ready: u32,
+    failure: &'a str,
+    progress: &'a Progress,
+    previous: &'a [Condition],
+}
+
+impl Facts<'_> {
+    /// `Ready`, `Progressing` and `Degraded`, in that order.
+    fn conditions(&self) -> Vec<Condition> {
+        let slots = self.pms.spec.parallelism;
+        let ready = format!("{}/{slots} slots ready", self.ready);
+        let ready_cond = match self.phase {
+            Phase::Running => self.condition("Ready", true, "AllSlotsReady", ready.clone()),
+            Phase::Suspended => self.condition(
+                "Ready",
+                false,
+                "Suspended",
+                "spec.state is suspended".into(),
+            ),
+            Phase::Failed => self.condition("Ready", false, "InvalidSpec", self.failure.into()),
+            _ => self.condition("Ready", false, "SlotsNotReady", ready.clone()),
+        };
+        let p = self.progress;
+        let progressing = matches!(self.phase, Phase::Pending)
+            || p.lag.is_some_and(|l| l > 0)
+            || !p.all_checkpointed;
+        let progressing_cond = self.condition(
+            "Progressing",
+            progressing && !matches!(self.phase, Phase::Failed | Phase::Suspended),
+            if p.all_checkpointed {
+                "CatchingUp"
+            } else {
+                "WaitingForCheckpoints"
+            },
+            match (p.snapshot_id, p.lag) {
+                (Some(s), Some(l)) => format!("at snapshot {s}, {l} behind"),
+                _ => "not every slot has checkpointed yet".into(),
+            },
+        );
+        let degraded_cond = match self.phase {
+            Phase::Degraded => self.condition("Degraded", true, "SlotsNotReady", ready),
+            Phase::Failed => self.condition("Degraded", true, "InvalidSpec", self.failure.into()),
+            _ => self.condition("Degraded", false, "AsExpected", String::new()),
+        };
+        vec![ready_cond, progressing_cond, degraded_cond]
+    }
+
+    fn condition(&self, type_: &str, ok: bool, reason: &str, message: String) -> Condition {
         let status = if ok { "True" } else { "False" };
         // Keep the transition time while the status doesn't change.
-        let since = previous_conditions
+        let since = self
+            .previous
             .iter()
             .find(|c| c.type_ == type_ && c.status == status)
             .map(|c| c.last_transition_time.clone())
-            .unwrap_or_else(|| now.clone());
+            .unwrap_or_else(|| Time(k8s_openapi::jiff::Timestamp::now()));
         Condition {
             type_: type_.into(),
             status: status.into(),
             reason: reason.into(),
             message,
             last_transition_time: since,
-            observed_generation: pms.metadata.generation,
+            observed_generation: self.pms.metadata.generation,
         }
-    };
-    let ready_cond = match &phase {
-        Phase::Running => condition(
-            "Ready",
-            true,
-            "AllSlotsReady",
-            format!("{ready}/{slots} slots ready"),
-        ),
-        Phase::Suspended => condition(
-            "Ready",
-            false,
-            "Suspended",
-            "spec.state is suspended".into(),
-        ),
-        Phase::Failed => condition(
-            "Ready",
-            false,
-            "InvalidSpec",
-            failure.unwrap_or_default().to_string(),
-        ),
-        _ => condition(
-            "Ready",
-            false,
-            "SlotsNotReady",
-            format!("{ready}/{slots} slots ready"),
-        ),
-    };
-    let progressing =
-        matches!(phase, Phase::Pending) || lag.is_some_and(|l| l > 0) || !all_checkpointed;
-    let progressing_cond = condition(
-        "Progressing",
-        progressing && !matches!(phase, Phase::Failed | Phase::Suspended),
-        if all_checkpointed {
-            "CatchingUp"
-        } else {
-            "WaitingForCheckpoints"
-        },
-        match (snapshot_id, lag) {
-            (Some(s), Some(l)) => format!("at snapshot {s}, {l} behind"),
-            _ => "not every slot has checkpointed yet".into(),
-        },
-    );
-    let degraded_cond = match &phase {
-        Phase::Degraded => condition(
-            "Degraded",
-            true,
-            "SlotsNotReady",
-            format!("{ready}/{slots} slots ready"),
-        ),
-        Phase::Failed => condition(
-            "Degraded",
-            true,
-            "InvalidSpec",
-            failure.unwrap_or_default().to_string(),
-        ),
-        _ => condition("Degraded", false, "AsExpected", String::new()),
-    };
-    PaimonMysqlSyncStatus {
-        observed_generation: pms.metadata.generation,
-        phase: Some(phase.as_str().into()),
-        snapshot_id,
-        lag_snapshots: lag,
-        ready_slots: ready,
-        slots_ready: Some(format!("{ready}/{slots}")),
-        slots: slot_status,
-        conditions: vec![ready_cond, progressing_cond, degraded_cond],
     }
 }
 
@@ -213,6 +199,7 @@ pub fn compute(
 mod tests {
     use super::*;
     use k8s_openapi::api::apps::v1::DeploymentStatus;
+    use pms_crds::contract::{Position, ReadPoint, Slot};
 
     fn pms(parallelism: u32) -> PaimonMysqlSync {
         let spec = serde_yaml::from_str(&format!(
@@ -233,14 +220,29 @@ mod tests {
         })
     }
 
-    fn cp(slots: u32, snapshot: i64, latest: i64) -> Option<SlotCheckpoint> {
-        Some(SlotCheckpoint {
+    /// Slot `slot` of `slots` has written every change through snapshot `done`.
+    fn cp(slot: u32, slots: u32, done: i64, latest: i64) -> Checkpoint {
+        at(
+            slot,
             slots,
-            snapshot_id: snapshot,
-            phase: "incremental".into(),
+            ReadPoint::Changes {
+                next_snapshot: done + 1,
+                at: Position::START,
+            },
+            latest,
+        )
+    }
+
+    fn at(slot: u32, slots: u32, point: ReadPoint, latest: i64) -> Checkpoint {
+        Checkpoint {
+            sync: "s".into(),
+            slot: Slot::new(slot, slots).unwrap(),
+            point,
+            epoch: 1,
             updated: "t".into(),
             latest_snapshot: Some(latest),
-        })
+            rescaled_from: None,
+        }
     }
 
     #[test]
@@ -248,11 +250,11 @@ mod tests {
         let s = compute(
             &pms(2),
             &[ready_deployment(1), ready_deployment(1)],
-            &[cp(2, 7, 9), cp(2, 5, 9)],
+            &[Some(&cp(0, 2, 7, 9)), Some(&cp(1, 2, 5, 9))],
             None,
             None,
         );
-        assert_eq!(s.phase.as_deref(), Some("Running"));
+        assert_eq!(s.phase, Some(Phase::Running));
         assert_eq!(
             (s.snapshot_id, s.lag_snapshots, s.ready_slots),
             (Some(5), Some(4), 2)
@@ -264,17 +266,17 @@ mod tests {
     #[test]
     fn old_parallelism_checkpoints_do_not_count_and_missing_slots_degrade() {
         let prev = PaimonMysqlSyncStatus {
-            phase: Some("Running".into()),
+            phase: Some(Phase::Running),
             ..Default::default()
         };
         let s = compute(
             &pms(3),
             &[ready_deployment(1), ready_deployment(0), None],
-            &[cp(2, 7, 9), cp(3, 8, 9), None],
+            &[Some(&cp(0, 2, 7, 9)), Some(&cp(1, 3, 8, 9)), None],
             None,
             Some(&prev),
         );
-        assert_eq!(s.phase.as_deref(), Some("Degraded"));
+        assert_eq!(s.phase, Some(Phase::Degraded));
         assert_eq!(s.snapshot_id, None);
         assert_eq!(s.slots[0].snapshot_id, None);
         assert_eq!(s.slots[1].snapshot_id, Some(8));
@@ -286,13 +288,44 @@ mod tests {
         let s = compute(
             &pms(1),
             &[ready_deployment(1)],
-            &[cp(1, 1, 1)],
+            &[Some(&cp(0, 1, 1, 1))],
             Some("Secret x does not exist"),
             None,
         );
-        assert_eq!(s.phase.as_deref(), Some("Failed"));
+        assert_eq!(s.phase, Some(Phase::Failed));
         assert!(s.conditions.iter().any(|c| c.type_ == "Degraded"
             && c.status == "True"
             && c.message.contains("Secret x")));
+    }
+
+    #[test]
+    fn a_slot_counts_the_snapshots_it_wrote_whole() {
+        let full_read = ReadPoint::FullRead {
+            snapshot_id: 6,
+            at: Some(Position { split: 1, row: 2 }),
+        };
+        // Inside snapshot 8: only 7 is written whole.
+        let inside = ReadPoint::Changes {
+            next_snapshot: 8,
+            at: Position { split: 0, row: 5 },
+        };
+        let (a, b) = (at(0, 2, full_read, 9), at(1, 2, inside, 9));
+        let s = compute(
+            &pms(2),
+            &[ready_deployment(1), ready_deployment(1)],
+            &[Some(&a), Some(&b)],
+            None,
+            None,
+        );
+        assert_eq!(
+            s.slots[0].snapshot_id, None,
+            "a full read has written no snapshot whole"
+        );
+        assert_eq!(
+            (s.slots[1].snapshot_id, s.slots[1].lag_snapshots),
+            (Some(7), Some(2))
+        );
+        assert_eq!((s.snapshot_id, s.lag_snapshots), (None, None));
+        assert_eq!(s.conditions[1].reason, "WaitingForCheckpoints");
     }
 }

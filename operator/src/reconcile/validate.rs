@@ -1,61 +1,180 @@
-//! Checks the CRD schema can't make: referenced Secrets exist and have the expected keys.
-//! Only key names are looked at; values are never read into status, events or logs.
+//! Step 2 (pure): the checks the CRD schema can't make, on the resource and what step 1
+//! fetched. Every problem is reported at once, so one edit can fix them all.
 
-use k8s_openapi::api::core::v1::Secret;
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
+use pms_crds::contract::{MYSQL_SECRET_KEYS, S3_SECRET_KEYS};
 use pms_crds::PaimonMysqlSync;
 
-use crate::error::{Error, Result};
+use super::dereference::{Dereferenced, SecretKeys};
 
-pub async fn referenced_secrets(secrets: &Api<Secret>, pms: &PaimonMysqlSync) -> Result<()> {
-    let mut wanted = Vec::new();
-    if let Some(r) = &pms.spec.sink.credentials_secret_ref {
-        wanted.push((
+/// A resource that passed validation, with what building its objects needs.
+#[derive(Clone, Debug)]
+pub struct Validated<'a> {
+    pub pms: &'a PaimonMysqlSync,
+    pub name: String,
+    pub namespace: String,
+    /// Slots whose checkpoints the workers may read: the current parallelism, and any
+    /// previous, larger one (a rescale reads the old slots' checkpoints).
+    pub slots_known: u32,
+}
+
+/// Everything wrong with a resource, for the status and a Warning event.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", .0.join("; "))]
+pub struct Invalid(pub Vec<String>);
+
+pub fn validate<'a>(
+    pms: &'a PaimonMysqlSync,
+    namespace: &str,
+    found: &Dereferenced,
+) -> Result<Validated<'a>, Invalid> {
+    let mut problems = Vec::new();
+    let secrets = [
+        (
             "sink.credentialsSecretRef",
-            r.name.clone(),
-            ["username", "password"],
-        ));
-    }
-    if let Some(r) = pms
-        .spec
-        .source
-        .s3
-        .as_ref()
-        .and_then(|s| s.credentials_secret_ref.as_ref())
-    {
-        wanted.push((
+            &found.mysql_secret,
+            MYSQL_SECRET_KEYS,
+        ),
+        (
             "source.s3.credentialsSecretRef",
-            r.name.clone(),
-            ["accessKeyId", "secretAccessKey"],
-        ));
-    }
-    for (field, name, keys) in wanted {
-        let secret = secrets.get_metadata_opt(&name).await?;
-        if secret.is_none() {
-            return Err(Error::Invalid(format!(
-                "{field}: Secret {}/{name} does not exist",
-                pms.namespace().unwrap_or_default()
-            )));
-        }
-        // Key names only (a metadata read can't show them): read the Secret, keep its keys.
-        let full = secrets.get(&name).await?;
-        let present: Vec<String> = full
-            .data
-            .unwrap_or_default()
-            .into_keys()
-            .chain(full.string_data.unwrap_or_default().into_keys())
-            .collect();
-        let missing: Vec<&str> = keys
-            .iter()
-            .copied()
-            .filter(|k| !present.iter().any(|p| p == k))
-            .collect();
-        if !missing.is_empty() {
-            return Err(Error::Invalid(format!(
-                "{field}: Secret {name} has no key {}",
-                missing.join(", ")
-            )));
+            &found.s3_secret,
+            S3_SECRET_KEYS,
+        ),
+    ];
+    for (field, secret, keys) in secrets {
+        if let Some(secret) = secret {
+            problems.extend(secret_problem(field, namespace, secret, &keys));
         }
     }
-    Ok(())
+    if !problems.is_empty() {
+        return Err(Invalid(problems));
+    }
+    Ok(Validated {
+        pms,
+        name: pms.name_any(),
+        namespace: namespace.to_string(),
+        slots_known: slots_known(pms, found),
+    })
+}
+
+fn secret_problem(
+    field: &str,
+    namespace: &str,
+    secret: &SecretKeys,
+    wanted: &[(&str, &str)],
+) -> Option<String> {
+    let name = &secret.name;
+    let Some(present) = &secret.keys else {
+        return Some(format!("{field}: Secret {namespace}/{name} does not exist"));
+    };
+    let missing: Vec<&str> = wanted
+        .iter()
+        .map(|(key, _env)| *key)
+        .filter(|k| !present.contains(*k))
+        .collect();
+    (!missing.is_empty())
+        .then(|| format!("{field}: Secret {name} has no key {}", missing.join(", ")))
+}
+
+/// max(parallelism, slots in the last status, slot count of any checkpoint).
+fn slots_known(pms: &PaimonMysqlSync, found: &Dereferenced) -> u32 {
+    let in_status = pms.status.as_ref().map_or(0, |s| s.slots.len() as u32);
+    let in_checkpoints = found
+        .checkpoints
+        .values()
+        .map(|c| c.slot.count)
+        .max()
+        .unwrap_or(0);
+    pms.spec.parallelism.max(in_status).max(in_checkpoints)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use pms_crds::contract::{Checkpoint, Position, ReadPoint, Slot};
+
+    use super::*;
+
+    fn sample() -> PaimonMysqlSync {
+        let spec = serde_yaml::from_str(
+            "source: {warehouse: 's3://lake/wh', database: d, table: t, s3: {credentialsSecretRef: {name: lake}}}\n\
+             sink: {url: 'mysql://h/db', table: t, credentialsSecretRef: {name: writer}}\nparallelism: 2\n",
+        )
+        .unwrap();
+        PaimonMysqlSync::new("s", spec)
+    }
+
+    fn keys(name: &str, keys: Option<&[&str]>) -> Option<SecretKeys> {
+        Some(SecretKeys {
+            name: name.into(),
+            keys: keys.map(|k| k.iter().map(|k| k.to_string()).collect::<BTreeSet<_>>()),
+        })
+    }
+
+    #[test]
+    fn validate_reports_every_missing_secret_and_key() {
+        let found = Dereferenced {
+            mysql_secret: keys("writer", Some(&["username"])),
+            s3_secret: keys("lake", None),
+            ..Default::default()
+        };
+        let Err(Invalid(problems)) = validate(&sample(), "data", &found) else {
+            panic!("invalid")
+        };
+        assert_eq!(
+            problems,
+            [
+                "sink.credentialsSecretRef: Secret writer has no key password",
+                "source.s3.credentialsSecretRef: Secret data/lake does not exist",
+            ]
+        );
+        let found = Dereferenced {
+            mysql_secret: keys("writer", Some(&[])),
+            s3_secret: keys("lake", Some(&["accessKeyId", "secretAccessKey"])),
+            ..Default::default()
+        };
+        let err = validate(&sample(), "data", &found).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "sink.credentialsSecretRef: Secret writer has no key username, password"
+        );
+    }
+
+    #[test]
+    fn slots_known_covers_a_previous_larger_parallelism() {
+        let cp = |slot: Slot| Checkpoint {
+            sync: "s".into(),
+            slot,
+            point: ReadPoint::Changes {
+                next_snapshot: 3,
+                at: Position::START,
+            },
+            epoch: 1,
+            updated: String::new(),
+            latest_snapshot: None,
+            rescaled_from: None,
+        };
+        let found = Dereferenced {
+            mysql_secret: keys("writer", Some(&["username", "password"])),
+            s3_secret: keys("lake", Some(&["accessKeyId", "secretAccessKey"])),
+            checkpoints: BTreeMap::from([(
+                "s-checkpoint-4".to_string(),
+                cp(Slot::new(4, 5).unwrap()),
+            )]),
+        };
+        let pms = sample();
+        let ok = validate(&pms, "data", &found).unwrap();
+        assert_eq!((ok.slots_known, ok.name.as_str()), (5, "s"));
+        let ok = validate(
+            &pms,
+            "data",
+            &Dereferenced {
+                checkpoints: BTreeMap::new(),
+                ..found
+            },
+        )
+        .unwrap();
+        assert_eq!(ok.slots_known, 2);
+    }
 }

@@ -1,0 +1,207 @@
+//! The builders, object by object.
+
+use super::*;
+
+fn sample(parallelism: u32, state: &str) -> PaimonMysqlSync {
+    let spec: pms_crds::PaimonMysqlSyncSpec = serde_yaml::from_str(&format!(
+        "source: {{warehouse: 's3://lake/wh', database: shop, table: orders, s3: {{credentialsSecretRef: {{name: lake}}}}}}\n\
+         sink: {{url: 'mysql://db:3306/serving', table: orders_rt, credentialsSecretRef: {{name: writer}}}}\n\
+         parallelism: {parallelism}\nstate: {state}\n"
+    ))
+    .unwrap();
+    let mut pms = PaimonMysqlSync::new("orders", spec);
+    pms.metadata.namespace = Some("data".into());
+    pms.metadata.uid = Some("uid-1".into());
+    pms
+}
+
+fn env_of(d: &Deployment) -> BTreeMap<String, EnvVar> {
+    let c = &d
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .as_ref()
+        .unwrap()
+        .containers[0];
+    c.env
+        .clone()
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.name.clone(), e))
+        .collect()
+}
+
+#[test]
+fn one_deployment_per_slot_with_slot_env_secrets_by_reference_and_recreate() {
+    let pms = sample(3, "running");
+    let d = deployment(&pms, 2, "abc", &Settings::default());
+    assert_eq!(d.metadata.name.as_deref(), Some("orders-slot-2"));
+    let spec = d.spec.as_ref().unwrap();
+    assert_eq!(spec.replicas, Some(1));
+    assert_eq!(
+        spec.strategy.as_ref().unwrap().type_.as_deref(),
+        Some("Recreate")
+    );
+    let env = env_of(&d);
+    assert_eq!(env["PMS_SLOT"].value.as_deref(), Some("2"));
+    assert_eq!(env["PMS_SLOTS"].value.as_deref(), Some("3"));
+    let pw = env["MYSQL_PASSWORD"]
+        .value_from
+        .as_ref()
+        .unwrap()
+        .secret_key_ref
+        .as_ref()
+        .unwrap();
+    assert_eq!((pw.name.as_str(), pw.key.as_str()), ("writer", "password"));
+    assert!(
+        env["MYSQL_PASSWORD"].value.is_none(),
+        "secrets are referenced, never copied"
+    );
+    assert!(env.contains_key("AWS_SECRET_ACCESS_KEY"));
+    let owner = &d.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), owner.controller),
+        ("PaimonMysqlSync", Some(true))
+    );
+    let sc = spec.template.spec.as_ref().unwrap().containers[0]
+        .security_context
+        .as_ref()
+        .unwrap();
+    assert_eq!(
+        (sc.allow_privilege_escalation, sc.run_as_non_root),
+        (Some(false), Some(true))
+    );
+}
+
+#[test]
+fn suspended_means_zero_replicas() {
+    let d = deployment(&sample(1, "suspended"), 0, "abc", &Settings::default());
+    assert_eq!(d.spec.unwrap().replicas, Some(0));
+}
+
+#[test]
+fn worker_config_is_the_spec_with_configmap_checkpoints_and_no_secrets() {
+    let cm = worker_config(&sample(2, "running")).unwrap();
+    let yaml = &cm.data.as_ref().unwrap()[CONFIG_KEY];
+    let back: pms_crds::PaimonMysqlSyncSpec = serde_yaml::from_str(yaml).unwrap();
+    assert_eq!(back.checkpoint.storage, Some(CheckpointStorage::Configmap));
+    assert_eq!(back.sink.table, "orders_rt");
+    assert_ne!(
+        config_hash(&cm),
+        config_hash(&worker_config(&sample(3, "running")).unwrap())
+    );
+}
+
+#[test]
+fn role_names_only_this_syncs_configmaps() {
+    let r = role(&sample(2, "running"), 3);
+    let rules = r.rules.unwrap();
+    assert_eq!(
+        rules[0].resource_names.as_deref().unwrap(),
+        [
+            "orders-checkpoint-0",
+            "orders-checkpoint-1",
+            "orders-checkpoint-2",
+            "orders-config"
+        ]
+    );
+    assert!(rules
+        .iter()
+        .all(|r| r.resources.as_deref() == Some(&["configmaps".to_string()][..])));
+    assert!(!rules
+        .iter()
+        .any(|r| r.verbs.iter().any(|v| v == "list" || v == "delete")));
+}
+
+#[test]
+fn all_builds_every_object_of_one_sync() {
+    let pms = sample(2, "running");
+    let v = Validated {
+        pms: &pms,
+        name: "orders".into(),
+        namespace: "data".into(),
+        slots_known: 3,
+    };
+    let d = all(&v, &Settings::default()).unwrap();
+    let names = [
+        d.service_account.name_any(),
+        d.role.name_any(),
+        d.role_binding.name_any(),
+        d.config.name_any(),
+        d.metrics_service.name_any(),
+    ];
+    assert_eq!(
+        names,
+        [
+            "orders-worker",
+            "orders-worker",
+            "orders-worker",
+            "orders-config",
+            "orders-metrics"
+        ]
+    );
+    let slots: Vec<String> = d.deployments.iter().map(|d| d.name_any()).collect();
+    assert_eq!(slots, ["orders-slot-0", "orders-slot-1"]);
+    // The Role still names the checkpoint of slot 2 of an earlier parallelism of 3.
+    let readable = d.role.rules.as_ref().unwrap()[0]
+        .resource_names
+        .clone()
+        .unwrap();
+    assert!(readable.contains(&"orders-checkpoint-2".to_string()));
+    // The pods of one config carry its hash: a changed spec restarts them.
+    let hash = config_hash(&d.config);
+    let annotations = d.deployments[1]
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .metadata
+        .as_ref();
+    assert_eq!(
+        annotations.unwrap().annotations.as_ref().unwrap()["paimonsync.io/config-hash"],
+        hash
+    );
+}
+
+#[test]
+fn the_worker_env_is_the_contracts_in_a_stable_order() {
+    let d = deployment(&sample(2, "running"), 0, "abc", &Settings::default());
+    let c = &d
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .as_ref()
+        .unwrap()
+        .containers[0];
+    let names: Vec<&str> = c
+        .env
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|e| e.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "PMS_SLOT",
+            "PMS_SLOTS",
+            "PMS_SYNC_NAME",
+            "PMS_CONFIG",
+            "PMS_ADMIN_ADDR",
+            "PMS_LOG_JSON",
+            "PMS_NAMESPACE",
+            "MYSQL_USER",
+            "MYSQL_PASSWORD",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SECRET_ACCESS_KEY"
+        ]
+    );
+    let labels = d.metadata.labels.as_ref().unwrap();
+    assert_eq!(labels["paimonsync.io/component"], "worker");
+    assert_eq!(labels["paimonsync.io/slot"], "0");
+    assert_eq!(labels["app.kubernetes.io/managed-by"], "pms-operator");
+}
