@@ -25,16 +25,10 @@ impl Verb {
     }
 }
 
-impl std::fmt::Display for Verb {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 #[derive(Debug, Error)]
 pub enum Error {
     /// One object's call failed (`name`), or a list by label (`name` is the selector).
-    #[error("{verb} {kind} {namespace}/{name}: {source}")]
+    #[error("{} {kind} {namespace}/{name}: {source}", .verb.as_str())]
     Api {
         verb: Verb,
         kind: String,

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use pms_tests::mysql::TestDb;
+use pms_tests::paimon::Table;
 use serde_json::json;
 
 fn records_read(stderr: &str) -> u64 {
@@ -106,21 +107,7 @@ async fn sigterm_flushes_checkpoints_and_exits_cleanly() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
-    std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "SIGTERM did not stop the worker"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let status = stop_with_sigterm(&mut child).await;
     assert!(status.success(), "a stop on SIGTERM exits 0");
     let cp: serde_json::Value =
         serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
@@ -186,18 +173,25 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     Some(body)
 }
 
+/// A 2-bucket table of `rows` orders, its empty MySQL target, and a config that flushes every
+/// `max_rows` records and checkpoints after each flush (so a full read shows its position).
+async fn large_full_read(name: &str, rows: i64, max_rows: u32) -> (Table, TestDb, SyncConfig) {
+    let t = orders_table(json!({"bucket": "2"}), false);
+    t.commits(vec![generate(1, rows, "+I", 0)]);
+    let db = TestDb::new(name).await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db)
+        .max_rows(max_rows)
+        .checkpoint_interval(Duration::ZERO)
+        .build();
+    (t, db, cfg)
+}
+
 /// A crash in the middle of a large full read resumes at the checkpointed position inside the
 /// snapshot instead of reading it all again.
 #[tokio::test]
 async fn a_full_read_resumes_where_it_stopped() {
-    let t = orders_table(json!({"bucket": "2"}), false);
-    t.commits(vec![generate(1, 3000, "+I", 0)]);
-    let db = TestDb::new("resume_position").await;
-    db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::builder(&t, &db)
-        .max_rows(200)
-        .checkpoint_interval(Duration::ZERO)
-        .build();
+    let (t, db, cfg) = large_full_read("resume_position", 3000, 200).await;
     let crashed = cfg
         .command(&["--once"])
         .env("PMS_FAILPOINT", "before-transaction@8")
@@ -225,15 +219,8 @@ async fn a_full_read_resumes_where_it_stopped() {
 /// position inside the snapshot, exits 0, and the next run resumes there.
 #[tokio::test]
 async fn sigterm_during_a_full_read_checkpoints_inside_it_and_exits_0() {
-    let t = orders_table(json!({"bucket": "2"}), false);
-    t.commits(vec![generate(1, 40_000, "+I", 0)]);
-    let db = TestDb::new("sigterm_full_read").await;
-    db.exec(ORDERS_DDL).await;
     // Small flushes, each checkpointed, so the full read takes a while and shows its position.
-    let cfg = SyncConfig::builder(&t, &db)
-        .max_rows(20)
-        .checkpoint_interval(Duration::ZERO)
-        .build();
+    let (t, db, cfg) = large_full_read("sigterm_full_read", 40_000, 20).await;
     let mut child = cfg.spawn(&[]);
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -256,21 +243,7 @@ async fn sigterm_during_a_full_read_checkpoints_inside_it_and_exits_0() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "SIGTERM did not stop the worker"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let status = stop_with_sigterm(&mut child).await;
     assert!(
         status.success(),
         "a stop during the full read exits 0, not {status}"

@@ -223,16 +223,12 @@ async fn a_schema_change_stops_the_sync_and_a_restart_applies_it() {
         json!({"addColumn": {"name": "note", "type": "STRING"}}),
         json!({"rows": [{"kind": "+I", "values": row}]}),
     ]);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(
-            Instant::now() < deadline + Duration::from_secs(30),
-            "the worker went on past the schema change"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let status = wait_for_exit(
+        &mut child,
+        Duration::from_secs(60),
+        "the worker went on past the schema change",
+    )
+    .await;
     let mut log = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut log).unwrap();
     assert!(!status.success(), "{log}");

@@ -31,3 +31,33 @@ pub async fn assert_synced(table: &Table, db: &TestDb, target: &str, snapshot: O
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// Waits for a worker process to exit on its own, failing the test after `within`.
+pub async fn wait_for_exit(
+    child: &mut std::process::Child,
+    within: std::time::Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            return status;
+        }
+        assert!(started.elapsed() < within, "{what}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Sends SIGTERM (what Kubernetes and Ctrl-C send) and waits for the exit.
+pub async fn stop_with_sigterm(child: &mut std::process::Child) -> std::process::ExitStatus {
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    wait_for_exit(
+        child,
+        std::time::Duration::from_secs(20),
+        "SIGTERM did not stop the worker",
+    )
+    .await
+}
