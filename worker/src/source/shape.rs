@@ -95,17 +95,11 @@ pub fn check_shape(
              in level 0; set changelog-producer = lookup (or full-compaction)"
         ));
     }
-    for option in ["sequence.field", "rowkind.field"] {
-        if let Some(v) = options.get(option) {
-            let why = if option == "sequence.field" {
-                "changes would have to be ordered by that field, not by their position"
-            } else {
-                "the row kind would have to be read from that field"
-            };
-            refused.push(format!(
-                "{option} = {v:?} is not supported yet: {why}; remove the option"
-            ));
-        }
+    if let Some(field) = options.get("sequence.field") {
+        refused.push(format!(
+            "sequence.field = {field:?} is not supported yet: changes would have to be ordered by that field, \
+             not by their position; remove the option"
+        ));
     }
     if refused.is_empty() {
         Ok(())
