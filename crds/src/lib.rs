@@ -1,7 +1,8 @@
 //! API types of `PaimonMysqlSync` (group `paimonsync.io`, version `v1alpha1`).
 //!
 //! One schema serves both the custom resource and the standalone worker's YAML file
-//! (see DESIGN.md §4); the worker reads `spec` alone, or a whole resource.
+//! (see docs/architecture.md); the worker reads `spec` alone, or a whole resource. The
+//! worker ↔ operator contract (names, labels, env, the checkpoint) is in [`contract`].
 
 pub mod contract;
 mod duration;
