@@ -112,7 +112,7 @@ async fn every_crash_point_on_every_delivery_mode() {
     }
 }
 
-/// The seed's example: order 1001 deleted and re-inserted in one snapshot. With snapshot
+/// The README's example: order 1001 deleted and re-inserted in one snapshot. With snapshot
 /// visibility a concurrent reader never sees it missing, nor the two halves of a transfer.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshot_visibility_never_shows_a_half_applied_snapshot() {
@@ -199,7 +199,7 @@ async fn snapshot_visibility_never_shows_a_half_applied_snapshot() {
     assert_synced(&t, &db, "orders", None).await;
 }
 
-/// The seed's concurrent writer: another system sets REFUNDED. A replay of older snapshots
+/// The README's concurrent writer: another system sets REFUNDED. A replay of older snapshots
 /// (a rebuilt checkpoint, a restore) must not overwrite nor delete what it wrote.
 #[tokio::test]
 async fn sequence_guard_keeps_newer_writes_from_stale_replays() {

@@ -72,13 +72,17 @@ fn sync_spec(table: &Table, db: &TestDb) -> SyncConfigBuilder {
 
 /// The `PaimonMysqlSync` resource named `SYNC` with this spec, as YAML for `kubectl apply`.
 fn sync_resource(spec: &SyncConfigBuilder) -> String {
-    serde_yaml::to_string(&json!({
-        "apiVersion": "paimonsync.io/v1alpha1",
-        "kind": "PaimonMysqlSync",
-        "metadata": {"name": SYNC, "namespace": NS},
-        "spec": spec.spec_yaml(),
-    }))
-    .unwrap()
+    // serde_yaml all the way: a serde_json::Value in between would turn numbers into maps
+    // (serde_json's arbitrary_precision is on in the dependency graph).
+    let mut resource = serde_yaml::Mapping::new();
+    let mut metadata = serde_yaml::Mapping::new();
+    metadata.insert("name".into(), SYNC.into());
+    metadata.insert("namespace".into(), NS.into());
+    resource.insert("apiVersion".into(), "paimonsync.io/v1alpha1".into());
+    resource.insert("kind".into(), "PaimonMysqlSync".into());
+    resource.insert("metadata".into(), metadata.into());
+    resource.insert("spec".into(), spec.spec_yaml());
+    serde_yaml::to_string(&resource).unwrap()
 }
 
 /// The environment a pod of this Deployment would get: literal values, Secret keys, the namespace.
