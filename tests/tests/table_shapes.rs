@@ -85,27 +85,76 @@ async fn shapes_that_cannot_be_synced_exactly_are_refused_before_any_write() {
     }
 }
 
-/// `INSERT OVERWRITE` replaces files: its removed rows are no changes, so the sync stops at
-/// that snapshot, naming it, with MySQL still equal to the snapshot before it.
+fn regional(id: i64, amount: &str, status: &str, region: &str) -> Json {
+    let mut row = order(id, amount, status);
+    row.as_array_mut().unwrap().push(json!(region));
+    json!({"kind": "+I", "values": row})
+}
+
+/// `INSERT OVERWRITE` of one partition: its dropped keys are deleted, its rewritten rows take
+/// their new values, the other partitions are untouched; with one slot, with two, and through
+/// the changes that follow it.
 #[tokio::test]
-async fn an_overwrite_snapshot_stops_the_sync_and_names_it() {
+async fn an_overwrite_of_a_partition_is_applied_exactly() {
+    let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), true);
+    let eu: Vec<Json> = (1..=20)
+        .map(|id| regional(id, "1.00", "NEW", "EU"))
+        .collect();
+    let us: Vec<Json> = (1..=10)
+        .map(|id| regional(id, "2.00", "NEW", "US"))
+        .collect();
+    t.commits(vec![json!({"rows": eu}), json!({"rows": us})]);
+    let db = TestDb::new("overwrite_partition").await;
+    db.exec(ORDERS_PARTITIONED_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db).build();
+    cfg.sync_once(&[]);
+    let rewritten: Vec<Json> = (5..=25)
+        .map(|id| regional(id, "9.99", "REWRITTEN", "EU"))
+        .collect();
+    let overwrite = t.commits(vec![
+        json!({"overwrite": rewritten, "partition": {"region": "EU"}}),
+    ]);
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", Some(overwrite)).await;
+    let after = t.commits(vec![
+        json!({"rows": [regional(3, "3.00", "BACK", "EU"), regional(1, "5.00", "PAID", "US")]}),
+    ]);
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", Some(after)).await;
+    // Two slots, each reading every snapshot from the first as changes, the overwrite included.
+    let db2 = TestDb::new("overwrite_partition_slots").await;
+    db2.exec(ORDERS_PARTITIONED_DDL).await;
+    let cfg2 = SyncConfig::builder(&t, &db2)
+        .from_snapshot(1)
+        .consumer_id("two")
+        .build();
+    for slot in ["0", "1"] {
+        cfg2.sync_once(&["--slot", slot, "--slots", "2"]);
+    }
+    assert_synced(&t, &db2, "orders", None).await;
+}
+
+/// `INSERT OVERWRITE` of a whole table keeps only what it wrote.
+#[tokio::test]
+async fn an_overwrite_of_the_table_deletes_what_it_dropped() {
     let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
-    let before = t.commits(vec![generate(1, 50, "+I", 0)]);
-    let db = TestDb::new("overwrite").await;
+    t.commits(vec![generate(1, 50, "+I", 0)]);
+    let db = TestDb::new("overwrite_table").await;
     db.exec(ORDERS_DDL).await;
     let cfg = SyncConfig::builder(&t, &db).build();
     cfg.sync_once(&[]);
-    let overwrite = t.commits(vec![
-        json!({"overwrite": [{"kind": "+I", "values": order(7, "7.00", "ONLY")}]}),
-    ]);
-    let out = cfg.run_once(&[]);
-    let log = stderr(&out);
-    assert!(!out.status.success(), "an OVERWRITE is not skipped: {log}");
-    assert!(
-        log.contains(&format!("snapshot {overwrite} is an OVERWRITE")),
-        "{log}"
-    );
-    assert_synced(&t, &db, "orders", Some(before)).await;
+    let kept = [
+        ("+I", order(7, "7.00", "ONLY")),
+        ("+I", order(70, "70.00", "NEW")),
+    ];
+    let rows: Vec<Json> = kept
+        .iter()
+        .map(|(k, v)| json!({"kind": k, "values": v}))
+        .collect();
+    t.commits(vec![json!({"overwrite": rows})]);
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+    assert_eq!(db.count("orders").await, 2);
 }
 
 /// A slot whose buckets never change (3 slots, 2 buckets: slot 2 owns none) still follows the

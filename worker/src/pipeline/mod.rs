@@ -9,6 +9,7 @@
 
 mod flush_policy;
 mod full_read;
+mod overwrite;
 mod read;
 mod start;
 mod writer;
@@ -27,7 +28,7 @@ use crate::failpoint;
 use crate::mapping::{build_layout, Layout};
 use crate::metrics::Metrics;
 use crate::sink::{MysqlConnection, MysqlSink, WriteMode, WriteRequest};
-use crate::source::PaimonSource;
+use crate::source::{PaimonSource, SnapshotChanges};
 pub use flush_policy::{Clock, FlushPolicy, FlushReason, SystemClock};
 use full_read::FullRead;
 use start::Start;
@@ -175,8 +176,10 @@ impl Pipeline {
                 self.check_not_expired(next).await?;
             }
             while next <= self.latest && !self.stopping() {
-                let plan = self.source.plan_changes(next).await?;
-                self.read_plan(&plan, from, None).await?;
+                match self.source.plan_snapshot(next).await? {
+                    SnapshotChanges::Changes(plan) => self.read_plan(&plan, from, None).await?,
+                    SnapshotChanges::Overwrite(plan) => self.apply_overwrite(&plan).await?,
+                }
                 if self.stopping() {
                     return Ok(());
                 }

@@ -85,7 +85,7 @@ impl Pipeline {
         Ok(())
     }
 
-    async fn bound_reached(&mut self, bound: crate::buffer::Bound) -> Result<()> {
+    pub(super) async fn bound_reached(&mut self, bound: crate::buffer::Bound) -> Result<()> {
         let reason = match self.policy.on_bound(bound, &self.buffer) {
             OnBound::Wait => return Ok(()),
             OnBound::Flush(reason) => reason,

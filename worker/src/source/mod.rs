@@ -3,6 +3,7 @@
 
 mod column;
 mod consumer;
+mod overwrite;
 mod plan;
 mod shape;
 
@@ -19,15 +20,23 @@ use crate::error::{Result, WorkerError};
 use plan::{max_level_only, split_order, Splits};
 
 pub use column::SourceColumn;
+pub use overwrite::OverwritePlan;
 pub use paimon::table::ArrowRecordBatchStream;
 pub use plan::SnapshotPlan;
 pub use shape::TableShape;
+
+/// What one snapshot changed, ready to read.
+pub enum SnapshotChanges {
+    Changes(SnapshotPlan),
+    Overwrite(OverwritePlan),
+}
 
 /// An open Paimon table, seen by one slot.
 pub struct PaimonSource {
     table: Table,
     name: String,
     slot: Slot,
+    shape: TableShape,
     columns: Vec<SourceColumn>,
 }
 
@@ -99,6 +108,7 @@ impl PaimonSource {
             table,
             name,
             slot,
+            shape,
             columns,
         })
     }
@@ -169,7 +179,7 @@ impl PaimonSource {
             table: self.name.clone(),
             message: "the full read found no snapshot".into(),
         })?;
-        self.check_snapshot(snapshot_id, false).await?;
+        self.check_snapshot(snapshot_id).await?;
         let mut splits: Vec<DataSplit> = plan
             .splits()
             .iter()
@@ -193,10 +203,21 @@ impl PaimonSource {
         })
     }
 
-    /// The changes committed by one snapshot (delta files for `changelog-producer=none`,
-    /// changelog files otherwise), this slot's buckets only.
-    pub async fn plan_changes(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
-        self.check_snapshot(snapshot_id, true).await?;
+    /// What one snapshot changed, this slot's buckets only: its changes (delta files for
+    /// `changelog-producer=none`, changelog files otherwise), or, for an OVERWRITE, the
+    /// overwritten partitions before and after it.
+    pub async fn plan_snapshot(&self, snapshot_id: i64) -> Result<SnapshotChanges> {
+        if self.check_snapshot(snapshot_id).await? {
+            return Ok(SnapshotChanges::Overwrite(
+                self.plan_overwrite(snapshot_id).await?,
+            ));
+        }
+        Ok(SnapshotChanges::Changes(
+            self.plan_changes(snapshot_id).await?,
+        ))
+    }
+
+    async fn plan_changes(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
         let plan = self
             .table
             .new_read_builder()
@@ -232,15 +253,10 @@ impl PaimonSource {
         })
     }
 
-    /// Stops before a snapshot this worker can't apply exactly, naming it:
-    /// - an OVERWRITE (`INSERT OVERWRITE`, `TRUNCATE`, `DROP PARTITION`, a bucket rescale)
-    ///   replaces files instead of adding changes: the crate's incremental scan plans nothing
-    ///   for it, so reading on would silently keep the removed rows in MySQL;
-    /// - a schema newer than the one read at start (e.g. `ADD COLUMN`): its new columns would
-    ///   be dropped until a restart (the `fail` policy for schema changes).
-    ///
-    /// `as_changes: false` is a full read, where an OVERWRITE is just another snapshot.
-    async fn check_snapshot(&self, snapshot_id: i64, as_changes: bool) -> Result<()> {
+    /// Stops before a snapshot whose schema is newer than the one read at start (e.g. `ADD
+    /// COLUMN`): its new columns would be dropped until a restart (the `fail` policy for schema
+    /// changes). Returns whether the snapshot is an OVERWRITE.
+    async fn check_snapshot(&self, snapshot_id: i64) -> Result<bool> {
         let snapshot = self
             .table
             .snapshot_manager()
@@ -251,14 +267,6 @@ impl PaimonSource {
             table: self.name.clone(),
             message,
         };
-        if as_changes && *snapshot.commit_kind() == paimon::spec::CommitKind::OVERWRITE {
-            return Err(refuse(format!(
-                "snapshot {snapshot_id} is an OVERWRITE commit (INSERT OVERWRITE, TRUNCATE, DROP PARTITION or a \
-                 bucket rescale); its removed rows can't be read as changes, so the sync stops before applying it. \
-                 Rebuild the target from a full read of the latest snapshot (delete the checkpoint and run with \
-                 scanMode latest-full into an emptied table)"
-            )));
-        }
         let read_with = self.table.schema().id();
         if snapshot.schema_id() > read_with {
             return Err(refuse(format!(
@@ -269,7 +277,7 @@ impl PaimonSource {
                 snapshot.schema_id()
             )));
         }
-        Ok(())
+        Ok(*snapshot.commit_kind() == paimon::spec::CommitKind::OVERWRITE)
     }
 
     /// The rows of split `index` of a plan.

@@ -47,6 +47,22 @@ impl SnapshotPlan {
         }
     }
 
+    /// A full read's splits (none for a changes plan).
+    pub(super) fn full_splits(&self) -> &[DataSplit] {
+        match &self.splits {
+            Splits::Full(splits) => splits,
+            Splits::Changes(..) => &[],
+        }
+    }
+
+    /// Keeps the splits of a full read whose partition is in `partitions`.
+    pub(super) fn retain_partitions(&mut self, partitions: &std::collections::HashSet<Vec<u8>>) {
+        if let Splits::Full(splits) = &mut self.splits {
+            splits.retain(|s| partitions.contains(s.partition().data()));
+            self.expected_rows = splits.iter().map(|s| s.row_count().max(0) as u64).sum();
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
