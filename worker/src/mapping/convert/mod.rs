@@ -84,7 +84,8 @@ fn unsupported(array: &dyn Array, why: &'static str) -> ConvertError {
     }
 }
 
-/// Like `push_primitive`, for conversions that can refuse a value (naming its row).
+/// Pushes `f(value)` for each element of a primitive array, NULL for nulls; a value `f`
+/// refuses is an error naming its row.
 macro_rules! push_checked {
     ($array:expr, $out:expr, $ty:ty, $f:expr) => {{
         let a = $array.as_primitive::<$ty>();
@@ -98,17 +99,11 @@ macro_rules! push_checked {
     }};
 }
 
+/// Pushes `f(value)` for each element of a primitive array, NULL for nulls.
 macro_rules! push_primitive {
-    ($array:expr, $out:expr, $ty:ty, $f:expr) => {{
-        let a = $array.as_primitive::<$ty>();
-        for i in 0..a.len() {
-            $out.push(if a.is_null(i) {
-                Value::NULL
-            } else {
-                $f(a.value(i))
-            });
-        }
-    }};
+    ($array:expr, $out:expr, $ty:ty, $f:expr) => {
+        push_checked!($array, $out, $ty, |v| Ok::<Value, String>($f(v)))
+    };
 }
 
 /// Pushes `value(i)` for each non-null element, NULL for the others.
