@@ -155,6 +155,29 @@ async fn an_overwrite_of_the_table_deletes_what_it_dropped() {
     cfg.sync_once(&[]);
     assert_synced(&t, &db, "orders", None).await;
     assert_eq!(db.count("orders").await, 2);
+    // Exactly-once can't promise it applies no part twice: it stops before, naming it.
+    let db2 = TestDb::new("overwrite_exactly_once").await;
+    db2.exec(ORDERS_DDL).await;
+    let cfg2 = SyncConfig::builder(&t, &db2)
+        .from_snapshot(1)
+        .delivery(Delivery::ExactlyOnce)
+        .consumer_id("exactly")
+        .build();
+    let out = cfg2.run_once(&[]);
+    assert!(!out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("snapshot 2 is an OVERWRITE commit; with delivery exactly-once"),
+        "{}",
+        stderr(&out)
+    );
+    let applied = db2
+        .query_strings("SELECT COUNT(*) FROM orders WHERE id = 70 OR status = 'ONLY'")
+        .await;
+    assert_eq!(
+        applied,
+        [vec![Some("0".to_string())]],
+        "nothing of the OVERWRITE was written"
+    );
 }
 
 /// A slot whose buckets never change (3 slots, 2 buckets: slot 2 owns none) still follows the

@@ -3,7 +3,8 @@
 //! as changes of that snapshot, so they win over every earlier change of the same key.
 //!
 //! The read point stays at the snapshot's start until it is done: a flush in the middle
-//! commits part of it, and a restart applies it again from the start (idempotent).
+//! commits part of it, and a restart applies it again from the start (idempotent, which is
+//! why exactly-once delivery refuses it).
 
 use std::collections::HashSet;
 
@@ -17,6 +18,18 @@ use crate::source::{OverwritePlan, SnapshotPlan};
 
 impl Pipeline {
     pub(super) async fn apply_overwrite(&mut self, plan: &OverwritePlan) -> Result<()> {
+        if self.checkpointer.joins_transactions() {
+            // Parts of it committed before a crash would be applied again from the start.
+            return Err(WorkerError::Source {
+                table: self.source.name().to_string(),
+                message: format!(
+                    "snapshot {} is an OVERWRITE commit; with delivery exactly-once it can't be applied without a \
+                     part of it possibly applied twice after a crash, so the sync stops before applying it. \
+                     Rebuild the target from a full read of the latest snapshot, or sync with at-least-once",
+                    plan.snapshot_id
+                ),
+            });
+        }
         info!(
             snapshot_id = plan.snapshot_id,
             partitions = plan.partitions,
@@ -43,13 +56,9 @@ impl Pipeline {
         for split in 0..plan.len() {
             let mut batches = self.source.read_split(plan, split)?;
             while let Some(batch) = batches.next().await {
-                let batch = batch.map_err(|source| WorkerError::Paimon {
-                    table: self.source.name().to_string(),
-                    source: Box::new(source),
-                })?;
+                let batch = batch?;
                 for mut d in decode_batch(&batch, &self.layout, snapshot_id, self.source.name())? {
-                    self.records_read[d.kind.index()].inc();
-                    self.summary.records_read += 1;
+                    self.count_read(d.kind);
                     match &mut pass {
                         Pass::Upsert(kept) => {
                             kept.insert(d.key.clone());
@@ -57,14 +66,9 @@ impl Pipeline {
                         Pass::DeleteAbsent(kept) if kept.contains(&d.key) => continue,
                         Pass::DeleteAbsent(_) => d.change.kind = ChangeKind::Delete,
                     }
-                    self.policy.buffered();
-                    if let Some(bound) = self.buffer.push(d.key, d.change) {
-                        self.bound_reached(bound).await?;
-                    }
+                    self.buffer_change(d.key, d.change).await?;
                 }
-                if let Some(reason) = self.policy.after_batch() {
-                    self.flush(reason).await?;
-                }
+                self.batch_consumed().await?;
                 if self.stopping() {
                     return Ok(());
                 }

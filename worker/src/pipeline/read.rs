@@ -8,9 +8,9 @@ use tracing::warn;
 
 use super::flush_policy::OnBound;
 use super::Pipeline;
-use crate::error::{Result, WorkerError};
+use crate::error::Result;
 use crate::eta::EtaLine;
-use crate::mapping::{decode_batch, RowKind};
+use crate::mapping::{decode_batch, Change, RowKind};
 use crate::source::SnapshotPlan;
 
 impl Pipeline {
@@ -35,10 +35,7 @@ impl Pipeline {
             self.read_to = Some(plan.point_at(position));
             let mut batches = self.source.read_split(plan, split)?;
             while let Some(batch) = batches.next().await {
-                let mut batch = batch.map_err(|source| WorkerError::Paimon {
-                    table: self.source.name().to_string(),
-                    source: Box::new(source),
-                })?;
+                let mut batch = batch?;
                 if skip > 0 {
                     let n = (skip as usize).min(batch.num_rows());
                     batch = batch.slice(n, batch.num_rows() - n);
@@ -67,17 +64,31 @@ impl Pipeline {
         for d in decoded {
             position.row += 1;
             self.read_to = Some(plan.point_at(*position));
-            self.records_read[d.kind.index()].inc();
-            self.summary.records_read += 1;
+            self.count_read(d.kind);
             // `-U` is the before-image of an update; the `+U` that follows carries the new row.
-            if d.kind == RowKind::UpdateBefore {
-                continue;
-            }
-            self.policy.buffered();
-            if let Some(bound) = self.buffer.push(d.key, d.change) {
-                self.bound_reached(bound).await?;
+            if d.kind != RowKind::UpdateBefore {
+                self.buffer_change(d.key, d.change).await?;
             }
         }
+        self.batch_consumed().await
+    }
+
+    pub(super) fn count_read(&mut self, kind: RowKind) {
+        self.records_read[kind.index()].inc();
+        self.summary.records_read += 1;
+    }
+
+    /// Puts one change into the buffer; a bound it reaches may flush.
+    pub(super) async fn buffer_change(&mut self, key: Vec<u8>, change: Change) -> Result<()> {
+        self.policy.buffered();
+        match self.buffer.push(key, change) {
+            Some(bound) => self.bound_reached(bound).await,
+            None => Ok(()),
+        }
+    }
+
+    /// After a record batch: the flush interval may flush.
+    pub(super) async fn batch_consumed(&mut self) -> Result<()> {
         if let Some(reason) = self.policy.after_batch() {
             self.flush(reason).await?;
         }
@@ -85,7 +96,7 @@ impl Pipeline {
         Ok(())
     }
 
-    pub(super) async fn bound_reached(&mut self, bound: crate::buffer::Bound) -> Result<()> {
+    async fn bound_reached(&mut self, bound: crate::buffer::Bound) -> Result<()> {
         let reason = match self.policy.on_bound(bound, &self.buffer) {
             OnBound::Wait => return Ok(()),
             OnBound::Flush(reason) => reason,

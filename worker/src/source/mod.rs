@@ -21,7 +21,6 @@ use plan::{max_level_only, split_order, Splits};
 
 pub use column::SourceColumn;
 pub use overwrite::OverwritePlan;
-pub use paimon::table::ArrowRecordBatchStream;
 pub use plan::SnapshotPlan;
 pub use shape::TableShape;
 
@@ -79,14 +78,9 @@ impl PaimonSource {
         }
         let shape = TableShape::from_options(schema.options())
             .and_then(|shape| {
-                shape::check_shape(
-                    &shape,
-                    schema.options(),
-                    schema.primary_keys(),
-                    schema.partition_keys(),
-                )
-                .map(|()| shape)
-                .map_err(|refused| refused.join("\n  - "))
+                shape::check_shape(&shape, schema.primary_keys(), schema.partition_keys())
+                    .map(|()| shape)
+                    .map_err(|refused| refused.join("\n  - "))
             })
             .map_err(|why| WorkerError::Source {
                 table: name.clone(),
@@ -280,17 +274,28 @@ impl PaimonSource {
         Ok(*snapshot.commit_kind() == paimon::spec::CommitKind::OVERWRITE)
     }
 
-    /// The rows of split `index` of a plan.
-    pub fn read_split(&self, plan: &SnapshotPlan, index: usize) -> Result<ArrowRecordBatchStream> {
+    /// The rows of split `index` of a plan (a read error names the table).
+    pub fn read_split(
+        &self,
+        plan: &SnapshotPlan,
+        index: usize,
+    ) -> Result<impl futures::Stream<Item = Result<arrow_array::RecordBatch>> + use<>> {
         let builder = self.table.new_read_builder();
         let read = builder.new_read().map_err(|e| self.err(e))?;
-        match &plan.splits {
+        let batches = match &plan.splits {
             Splits::Full(splits) => read.to_arrow(&splits[index..=index]),
             Splits::Changes(mode, splits) => {
                 read.to_audit_log_arrow(&IncrementalPlan::new(*mode, vec![splits[index].clone()]))
             }
         }
-        .map_err(|e| self.err(e))
+        .map_err(|e| self.err(e))?;
+        let table = self.name.clone();
+        Ok(futures::StreamExt::map(batches, move |batch| {
+            batch.map_err(|source| WorkerError::Paimon {
+                table: table.clone(),
+                source: Box::new(source),
+            })
+        }))
     }
 
     /// With `changelog-producer=full-compaction`, each changelog is the difference between the

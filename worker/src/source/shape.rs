@@ -11,6 +11,8 @@ pub struct TableShape {
     pub merge_engine: String,
     pub changelog_producer: String,
     pub deletion_vectors: bool,
+    /// `sequence.field`: a user-defined order of the changes of a key.
+    pub sequence_field: Option<String>,
 }
 
 impl TableShape {
@@ -28,6 +30,7 @@ impl TableShape {
             merge_engine: get("merge-engine", "deduplicate"),
             changelog_producer: get("changelog-producer", "none"),
             deletion_vectors: get("deletion-vectors.enabled", "false") == "true",
+            sequence_field: options.get("sequence.field").cloned(),
         })
     }
 
@@ -45,7 +48,6 @@ impl TableShape {
 /// the option to change.
 pub fn check_shape(
     shape: &TableShape,
-    options: &HashMap<String, String>,
     primary_keys: &[String],
     partition_keys: &[String],
 ) -> Result<(), Vec<String>> {
@@ -95,7 +97,7 @@ pub fn check_shape(
              in level 0; set changelog-producer = lookup (or full-compaction)"
         ));
     }
-    if let Some(field) = options.get("sequence.field") {
+    if let Some(field) = &shape.sequence_field {
         refused.push(format!(
             "sequence.field = {field:?} is not supported yet: changes would have to be ordered by that field, \
              not by their position; remove the option"
@@ -119,7 +121,7 @@ mod tests {
             .collect();
         let shape = TableShape::from_options(&options).map_err(|e| vec![e])?;
         let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        check_shape(&shape, &options, &s(pk), &s(part))
+        check_shape(&shape, &s(pk), &s(part))
     }
 
     #[test]

@@ -15,16 +15,20 @@ fn sample(parallelism: u32, state: &str) -> PaimonMysqlSync {
     pms
 }
 
-fn env_of(d: &Deployment) -> BTreeMap<String, EnvVar> {
-    let c = &d
-        .spec
+/// The worker container of a slot Deployment.
+fn worker_container(d: &Deployment) -> &Container {
+    &d.spec
         .as_ref()
         .unwrap()
         .template
         .spec
         .as_ref()
         .unwrap()
-        .containers[0];
+        .containers[0]
+}
+
+fn env_of(d: &Deployment) -> BTreeMap<String, EnvVar> {
+    let c = worker_container(d);
     c.env
         .clone()
         .unwrap()
@@ -65,10 +69,7 @@ fn one_deployment_per_slot_with_slot_env_secrets_by_reference_and_recreate() {
         (owner.kind.as_str(), owner.controller),
         ("PaimonMysqlSync", Some(true))
     );
-    let sc = spec.template.spec.as_ref().unwrap().containers[0]
-        .security_context
-        .as_ref()
-        .unwrap();
+    let sc = worker_container(&d).security_context.as_ref().unwrap();
     assert_eq!(
         (sc.allow_privilege_escalation, sc.run_as_non_root),
         (Some(false), Some(true))
@@ -168,15 +169,7 @@ fn all_builds_every_object_of_one_sync() {
 #[test]
 fn the_worker_env_is_the_contracts_in_a_stable_order() {
     let d = deployment(&sample(2, "running"), 0, "abc", &Settings::default());
-    let c = &d
-        .spec
-        .as_ref()
-        .unwrap()
-        .template
-        .spec
-        .as_ref()
-        .unwrap()
-        .containers[0];
+    let c = worker_container(&d);
     let names: Vec<&str> = c
         .env
         .as_ref()

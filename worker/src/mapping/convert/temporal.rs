@@ -34,11 +34,17 @@ fn naive_date(days: i32) -> Result<NaiveDate, String> {
 /// refused), so such a value is an error for the caller to report with its key.
 const MYSQL_YEARS: std::ops::RangeInclusive<i32> = 1..=9999;
 
-pub fn datetime_value(value: i64, nanos_per: i64) -> Result<Value, String> {
-    let dt = naive_datetime(value, nanos_per)?;
-    if !MYSQL_YEARS.contains(&dt.year()) {
-        return Err(dt.to_string());
+/// `d` if MySQL can hold its year, else its text for the error.
+fn in_mysql_years<D: Datelike + std::fmt::Display>(d: D) -> Result<D, String> {
+    if MYSQL_YEARS.contains(&d.year()) {
+        Ok(d)
+    } else {
+        Err(d.to_string())
     }
+}
+
+pub fn datetime_value(value: i64, nanos_per: i64) -> Result<Value, String> {
+    let dt = in_mysql_years(naive_datetime(value, nanos_per)?)?;
     Ok(Value::Date(
         dt.year() as u16,
         dt.month() as u8,
@@ -51,10 +57,7 @@ pub fn datetime_value(value: i64, nanos_per: i64) -> Result<Value, String> {
 }
 
 pub fn date_value(days: i32) -> Result<Value, String> {
-    let d = naive_date(days)?;
-    if !MYSQL_YEARS.contains(&d.year()) {
-        return Err(d.to_string());
-    }
+    let d = in_mysql_years(naive_date(days)?)?;
     Ok(Value::Date(
         d.year() as u16,
         d.month() as u8,
