@@ -3,12 +3,18 @@
 //! As in Flink's JDBC sink, many changes to one key between two flushes cost one write. Unlike
 //! it, order is decided by the change's Paimon position `(snapshot, sequence)`, not by arrival,
 //! so files read in any order still reduce to the newest change.
+//!
+//! Where keys move between partitions (cross-partition-update tables) a change is identified by
+//! its key and partition: the move's delete (old partition) and insert (new one) come from
+//! buckets whose sequence numbers can't be compared, so both are kept; the delete then names its
+//! partition, and upserts are written in snapshot order so the newest partition's row wins.
 
 use std::collections::HashMap;
 
 use mysql_async::Value;
 
-use crate::mapping::{Change, ChangeKind};
+use crate::error::{Result, WorkerError};
+use crate::mapping::{encode_key, Change, ChangeKind};
 
 /// The rows of one flush, deletes and upserts on disjoint keys.
 #[derive(Debug, Default)]
@@ -37,6 +43,8 @@ pub struct ChangeBuffer {
     bytes: usize,
     max_rows: u64,
     max_bytes: usize,
+    /// The key columns, when keys move between partitions (see the module note).
+    moving_keys: Option<Vec<usize>>,
 }
 
 /// A bound of the buffer that was reached: the pipeline's flush policy decides what follows.
@@ -57,7 +65,14 @@ impl ChangeBuffer {
             bytes: 0,
             max_rows: max_rows as u64,
             max_bytes: max_bytes as usize,
+            moving_keys: None,
         }
+    }
+
+    /// For a table whose keys move between partitions; `key_positions` are the row's key columns.
+    pub fn with_moving_keys(mut self, key_positions: Vec<usize>) -> Self {
+        self.moving_keys = Some(key_positions);
+        self
     }
 
     /// Adds a change; returns the bound it reached, if any.
@@ -108,27 +123,56 @@ impl ChangeBuffer {
     }
 
     /// Empties the buffer into a batch.
-    pub fn drain(&mut self) -> Batch {
+    pub fn drain(&mut self) -> Result<Batch> {
         let mut batch = Batch {
             input_records: self.input_records,
             ..Default::default()
         };
+        self.input_records = 0;
+        self.bytes = 0;
+        let mut upserts = Vec::new();
         for (_, change) in self.changes.drain() {
             match change.kind {
-                ChangeKind::Upsert => {
-                    batch.upserts.push(change.row);
-                    batch.upsert_snapshots.push(change.order.0);
-                }
+                ChangeKind::Upsert => upserts.push(change),
                 ChangeKind::Delete => {
                     batch.deletes.push(change.row);
                     batch.delete_snapshots.push(change.order.0);
                 }
             }
         }
-        self.input_records = 0;
-        self.bytes = 0;
-        batch
+        if let Some(key_positions) = &self.moving_keys {
+            // A key upserted in two partitions: the newer snapshot's row is written last.
+            upserts.sort_unstable_by_key(|c| c.order);
+            one_upsert_per_key_and_snapshot(&upserts, key_positions)?;
+        }
+        for change in upserts {
+            batch.upserts.push(change.row);
+            batch.upsert_snapshots.push(change.order.0);
+        }
+        Ok(batch)
     }
+}
+
+/// Within one snapshot a key lives in one partition: two upserts of a key from one snapshot
+/// can't be ordered (their sequence numbers count in different buckets), so that is an error.
+fn one_upsert_per_key_and_snapshot(upserts: &[Change], key_positions: &[usize]) -> Result<()> {
+    let mut seen: HashMap<Vec<u8>, i64> = HashMap::with_capacity(upserts.len());
+    for change in upserts {
+        let key: Vec<&Value> = key_positions.iter().map(|&p| &change.row[p]).collect();
+        let mut encoded = Vec::new();
+        encode_key(&key, &mut encoded);
+        if seen.insert(encoded, change.order.0) == Some(change.order.0) {
+            let key: Vec<String> = key.iter().map(|v| v.as_sql(false)).collect();
+            return Err(WorkerError::Data(format!(
+                "snapshot {} upserts key ({}) in two partitions, and which one is newer can't be told from the part \
+                 of the snapshot in this flush; the sync stops before writing it. Raise sink.maxRows and \
+                 sink.maxBufferBytes so that the snapshot fits in one flush",
+                change.order.0,
+                key.join(", ")
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Cost of a hash map entry beyond its payload: the slot, the key's and the row's Vec headers.
@@ -177,7 +221,7 @@ mod tests {
         b.push(key(1), change(ChangeKind::Delete, 1, "x", (5, 0)));
         b.push(key(2), change(ChangeKind::Upsert, 2, "c", (5, 4)));
         b.push(key(2), change(ChangeKind::Delete, 2, "c", (6, 0)));
-        let batch = b.drain();
+        let batch = b.drain().unwrap();
         assert_eq!(batch.input_records, 6);
         assert_eq!(
             batch.upserts,
@@ -209,6 +253,56 @@ mod tests {
         assert_eq!(
             small.push(key(1), change(ChangeKind::Upsert, 1, &big, (1, 1))),
             Some(Bound::Bytes)
+        );
+    }
+
+    fn moved(kind: ChangeKind, id: i64, region: &str, order: (i64, i64)) -> (Vec<u8>, Change) {
+        let row = vec![Value::Int(id), Value::Bytes(region.into())];
+        let mut k = Vec::new();
+        encode_key(&[&row[0], &row[1]], &mut k);
+        (k, Change { kind, row, order })
+    }
+
+    #[test]
+    fn keys_that_move_keep_one_change_per_partition_and_the_newest_upsert_last() {
+        let mut b = ChangeBuffer::new(0, 1 << 20).with_moving_keys(vec![0]);
+        for (k, c) in [
+            moved(ChangeKind::Upsert, 1, "EU", (5, 3)),
+            // Key 1 moves to US in snapshot 6: the delete's sequence number is not comparable
+            // to the insert's, and both must survive.
+            moved(ChangeKind::Upsert, 1, "US", (6, 1)),
+            moved(ChangeKind::Delete, 1, "EU", (6, 8)),
+            moved(ChangeKind::Upsert, 2, "EU", (7, 1)),
+            moved(ChangeKind::Upsert, 2, "US", (6, 9)),
+        ] {
+            b.push(k, c);
+        }
+        let batch = b.drain().unwrap();
+        assert_eq!(
+            batch.deletes,
+            vec![vec![Value::Int(1), Value::Bytes("EU".into())]]
+        );
+        let upserts: Vec<&Value> = batch.upserts.iter().map(|r| &r[1]).collect();
+        assert_eq!(
+            upserts,
+            [
+                &Value::Bytes("US".into()),
+                &Value::Bytes("US".into()),
+                &Value::Bytes("EU".into())
+            ],
+            "in snapshot order: key 2's EU row (snapshot 7) is written after its US row"
+        );
+        assert_eq!(batch.upsert_snapshots, [6, 6, 7]);
+        for (k, c) in [
+            moved(ChangeKind::Upsert, 3, "EU", (8, 1)),
+            moved(ChangeKind::Upsert, 3, "US", (8, 2)),
+        ] {
+            b.push(k, c);
+        }
+        let err = b.drain().unwrap_err().to_string();
+        assert!(
+            err.contains("snapshot 8 upserts key (3) in two partitions"),
+            "{err}"
         );
     }
 }

@@ -22,12 +22,26 @@ pub struct ColumnPlan {
     pub is_key: bool,
 }
 
-/// The validated mapping; `key_positions` index into `columns`.
+/// The validated mapping; `key_positions` and `delete_qualifiers` index into `columns`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
     pub columns: Vec<ColumnPlan>,
     pub key_positions: Vec<usize>,
+    /// The partition columns a key can move between (cross-partition-update tables): a delete
+    /// applies only to the row still in its partition, and changes reduce per key and partition.
+    pub delete_qualifiers: Vec<usize>,
     pub warnings: Vec<String>,
+}
+
+impl Layout {
+    /// The columns that identify one change in the buffer and in a delete: the key, then the
+    /// delete qualifiers.
+    pub fn delete_positions(&self) -> impl Iterator<Item = usize> + '_ {
+        self.key_positions
+            .iter()
+            .chain(&self.delete_qualifiers)
+            .copied()
+    }
 }
 
 /// Builds the layout or lists every problem found (not just the first).
@@ -65,9 +79,15 @@ pub fn plan_layout(
         .filter(|(_, c)| c.is_key)
         .map(|(i, _)| i)
         .collect();
+    let delete_qualifiers = source
+        .iter()
+        .filter(|s| s.qualifies_deletes)
+        .filter_map(|s| columns.iter().position(|c| c.paimon == s.name))
+        .collect();
     Ok(Layout {
         columns,
         key_positions,
+        delete_qualifiers,
         warnings,
     })
 }
@@ -100,12 +120,19 @@ fn map_column(
         .is_none_or(|inc| inc.contains(&col.name))
         && !mapping.exclude.contains(&col.name);
     if !included {
-        return match col.is_key {
-            true => Err(format!(
+        return if col.is_key {
+            Err(format!(
                 "key column {:?} can't be left out by sink.columns",
                 col.name
-            )),
-            false => Ok(None),
+            ))
+        } else if col.qualifies_deletes {
+            Err(format!(
+                "partition column {:?} can't be left out by sink.columns: keys of this cross-partition-update \
+                 table move between partitions, and a delete must name the partition it comes from",
+                col.name
+            ))
+        } else {
+            Ok(None)
         };
     }
     let mysql = mapping
@@ -181,21 +208,25 @@ mod tests {
                 name: "id".into(),
                 data_type: DataType::BigInt(BigIntType::with_nullable(false)),
                 is_key: true,
+                qualifies_deletes: false,
             },
             SourceColumn {
                 name: "amount".into(),
                 data_type: DataType::Decimal(DecimalType::new(10, 2).unwrap()),
                 is_key: false,
+                qualifies_deletes: false,
             },
             SourceColumn {
                 name: "note".into(),
                 data_type: DataType::VarChar(VarCharType::new(20).unwrap()),
                 is_key: false,
+                qualifies_deletes: false,
             },
             SourceColumn {
                 name: "ts".into(),
                 data_type: DataType::Timestamp(TimestampType::new(9).unwrap()),
                 is_key: false,
+                qualifies_deletes: false,
             },
         ]
     }

@@ -71,15 +71,20 @@ pub fn decode_batch(
             })?,
             None => RowKind::Insert,
         };
-        let key_values: Vec<&Value> = layout.key_positions.iter().map(|&p| &row[p]).collect();
-        if let Some(pos) = key_values.iter().position(|v| **v == Value::NULL) {
+        if let Some(&null_key) = layout
+            .key_positions
+            .iter()
+            .find(|&&p| row[p] == Value::NULL)
+        {
             return Err(WorkerError::Data(format!(
                 "Paimon table {table}, snapshot {snapshot_id}: NULL in key column {:?}; a NULL key can't identify a MySQL row, \
                  so the sync stops here without writing this change",
-                layout.columns[layout.key_positions[pos]].paimon
+                layout.columns[null_key].paimon
             )));
         }
-        encode_key(&key_values, &mut key_buf);
+        // Changes reduce per key, and per partition where keys move between partitions.
+        let identity: Vec<&Value> = layout.delete_positions().map(|p| &row[p]).collect();
+        encode_key(&identity, &mut key_buf);
         let sequence = sequences
             .as_ref()
             .filter(|s| !s.is_null(i))
@@ -139,6 +144,7 @@ mod tests {
         Layout {
             columns: vec![col("id", true), col("v", false)],
             key_positions: vec![0],
+            delete_qualifiers: vec![],
             warnings: vec![],
         }
     }

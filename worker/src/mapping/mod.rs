@@ -25,12 +25,13 @@ use crate::source::SourceColumn;
 
 /// The validated layout of `source` onto the target, or every problem found, each with what
 /// to change. `target` is `None` when the table does not exist (then a `CREATE TABLE` that
-/// fits is suggested). `target_name` is `db.table`, for messages.
+/// fits is suggested). `target_name` is `db.table`, for messages; `slots` the sync's slot count.
 pub fn build_layout(
     source: &[SourceColumn],
     target: Option<&TargetTable>,
     sink: &SinkSpec,
     target_name: &str,
+    slots: u32,
 ) -> Result<Layout> {
     let invalid = |problems| WorkerError::Validation {
         table: target_name.to_string(),
@@ -46,6 +47,13 @@ pub fn build_layout(
         .map_err(invalid)?;
     if let Some(guard) = &sink.sequence_guard {
         keys::check_guard_column(&layout, target, &guard.column).map_err(invalid)?;
+    } else if slots > 1 && !layout.delete_qualifiers.is_empty() {
+        // A stale slot's upsert of a key that moved on would overwrite the newer row.
+        return Err(invalid(vec![format!(
+            "the Paimon table is a cross-partition-update table: its keys move between partitions, and so between \
+             the {slots} slots, which may write one key in any order; set parallelism to 1, or set \
+             sink.sequenceGuard so that the write of the newest snapshot wins"
+        )]));
     }
     Ok(layout)
 }

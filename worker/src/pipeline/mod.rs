@@ -96,12 +96,17 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
         target.as_ref(),
         &cfg.spec.sink,
         &cfg.target_name(),
+        cfg.slot.count,
     )?;
     let sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());
     let (checkpointer, resumed) = Checkpointer::open(&cfg, &sink).await?;
     let resumed_point = resumed.as_ref().map(|c| c.point);
+    let mut buffer = ChangeBuffer::new(cfg.spec.sink.max_rows, cfg.spec.sink.max_buffer_bytes);
+    if !layout.delete_qualifiers.is_empty() {
+        buffer = buffer.with_moving_keys(layout.key_positions.clone());
+    }
     let mut p = Pipeline {
-        buffer: ChangeBuffer::new(cfg.spec.sink.max_rows, cfg.spec.sink.max_buffer_bytes),
+        buffer,
         policy: FlushPolicy::new(&cfg.spec),
         writer: Writer::new(sink, resumed_point, metrics.clone()),
         write_mode: WriteMode::Upsert,
@@ -233,7 +238,7 @@ impl Pipeline {
             }
             return Ok(());
         }
-        let batch = self.buffer.drain();
+        let batch = self.buffer.drain()?;
         self.policy.flushed();
         self.metrics.buffer_bytes.set(0);
         let progress_row = self

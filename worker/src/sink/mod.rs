@@ -78,6 +78,8 @@ pub struct MysqlSink {
     pool: Pool,
     target: String,
     key_positions: Vec<usize>,
+    /// The columns a delete names: the key, then the partition of a key that can move.
+    delete_positions: Vec<usize>,
     statements: Statements,
     guarded: bool,
     /// The server refused `LOAD DATA LOCAL` once: every later bulk request uses upserts.
@@ -106,6 +108,7 @@ impl MysqlSink {
         Self {
             statements: Statements::new(&sink.table, layout, conn.server.dialect, guard),
             key_positions: layout.key_positions.clone(),
+            delete_positions: layout.delete_positions().collect(),
             guarded: guard.is_some(),
             bulk_refused: AtomicBool::new(false),
             max_rows_per_statement: sink.max_rows_per_statement as usize,

@@ -40,6 +40,8 @@ pub struct Statements {
     columns: Vec<String>,
     non_key: Vec<String>,
     key: Vec<String>,
+    /// Partition columns a delete also matches (with `<=>`: a partition value may be NULL).
+    qualifiers: Vec<String>,
     dialect: Dialect,
     /// The sequence-guard column, if any: written last, compared first.
     guard: Option<String>,
@@ -64,12 +66,18 @@ impl Statements {
             .iter()
             .map(|&i| quoted[i].clone())
             .collect();
+        let qualifiers = layout
+            .delete_qualifiers
+            .iter()
+            .map(|&i| quoted[i].clone())
+            .collect();
         let guard = guard.map(quote_ident);
         quoted.extend(guard.clone());
         Self {
             table: quote_ident(table),
             non_key,
             key,
+            qualifiers,
             columns: quoted,
             dialect,
             guard,
@@ -98,9 +106,9 @@ impl Statements {
         self.columns.len()
     }
 
-    /// Parameters per deleted row (the key, plus the guard value).
+    /// Parameters per deleted row (the key, the qualifiers, the guard value).
     pub fn delete_params(&self) -> usize {
-        self.key.len() + usize::from(self.guard.is_some())
+        self.key.len() + self.qualifiers.len() + usize::from(self.guard.is_some())
     }
 
     /// `INSERT … VALUES (?,…),… ON DUPLICATE KEY UPDATE …` for `rows` rows.
@@ -151,18 +159,18 @@ impl Statements {
         sql
     }
 
-    /// `DELETE … WHERE (k1, k2) IN ((?, ?), …)` for `rows` keys; with a guard, each key only
-    /// when the stored row is not newer than the delete.
+    /// `DELETE … WHERE (k1, k2) IN ((?, ?), …)` for `rows` keys; with qualifiers, each key only
+    /// in its partition; with a guard, only when the stored row is not newer than the delete.
     pub fn delete(&self, rows: usize) -> String {
-        if let Some(g) = &self.guard {
-            let one = format!(
-                "({} AND COALESCE({g}, -1) <= ?)",
-                self.key
-                    .iter()
-                    .map(|k| format!("{k} = ?"))
-                    .collect::<Vec<_>>()
-                    .join(" AND ")
-            );
+        if self.guard.is_some() || !self.qualifiers.is_empty() {
+            let one: Vec<String> = self
+                .key
+                .iter()
+                .map(|k| format!("{k} = ?"))
+                .chain(self.qualifiers.iter().map(|q| format!("{q} <=> ?")))
+                .chain(self.guard.iter().map(|g| format!("COALESCE({g}, -1) <= ?")))
+                .collect();
+            let one = format!("({})", one.join(" AND "));
             return format!(
                 "DELETE FROM {} WHERE {}",
                 self.table,
@@ -228,6 +236,7 @@ mod tests {
         }
         Layout {
             key_positions: (0..keys.len()).collect(),
+            delete_qualifiers: vec![],
             columns,
             warnings: vec![],
         }
@@ -267,6 +276,23 @@ mod tests {
             c.delete(2),
             "DELETE FROM `t` WHERE (`a`, `b`) IN ((?, ?), (?, ?))"
         );
+    }
+
+    #[test]
+    fn deletes_of_keys_that_move_name_their_partition() {
+        let mut l = layout(&["id"], &["amount", "region"]);
+        l.delete_qualifiers = vec![2];
+        let s = Statements::new("orders", &l, Dialect::ValuesFunction, None);
+        assert_eq!(
+            s.delete(2),
+            "DELETE FROM `orders` WHERE (`id` = ? AND `region` <=> ?) OR (`id` = ? AND `region` <=> ?)"
+        );
+        let g = Statements::new("orders", &l, Dialect::ValuesFunction, Some("seq"));
+        assert_eq!(
+            g.delete(1),
+            "DELETE FROM `orders` WHERE (`id` = ? AND `region` <=> ? AND COALESCE(`seq`, -1) <= ?)"
+        );
+        assert_eq!(g.delete_params(), 3);
     }
 
     #[test]

@@ -50,7 +50,7 @@ impl MysqlSink {
             .zip(&batch.delete_snapshots)
             .map(|(r, &s)| {
                 (
-                    self.key_positions.iter().map(|&i| &r[i]).collect(),
+                    self.delete_positions.iter().map(|&i| &r[i]).collect(),
                     guard(s),
                 )
             })

@@ -78,7 +78,7 @@ impl PaimonSource {
         }
         let shape = TableShape::from_options(schema.options())
             .and_then(|shape| {
-                shape::check_shape(&shape, schema.primary_keys(), schema.partition_keys())
+                shape::check_shape(&shape)
                     .map(|()| shape)
                     .map_err(|refused| refused.join("\n  - "))
             })
@@ -89,6 +89,7 @@ impl PaimonSource {
                 ),
             })?;
         debug!(table = %name, ?shape, "table shape");
+        let moving = shape.moving_partition_fields(&keys, schema.partition_keys());
         let columns = schema
             .fields()
             .iter()
@@ -96,6 +97,7 @@ impl PaimonSource {
                 name: f.name().to_string(),
                 data_type: f.data_type().clone(),
                 is_key: keys.iter().any(|k| k == f.name()),
+                qualifies_deletes: moving.iter().any(|p| *p == f.name()),
             })
             .collect();
         Ok(Self {

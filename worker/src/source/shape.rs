@@ -34,6 +34,24 @@ impl TableShape {
         })
     }
 
+    /// The partition fields a key can move between: those outside the primary key of a
+    /// cross-partition-update table (`bucket = -1`). A move is a delete in the old partition
+    /// and an insert in the new one, in buckets whose sequence numbers can't be compared, so
+    /// deletes are applied only to the row still in the partition they come from.
+    pub fn moving_partition_fields<'a>(
+        &self,
+        primary_keys: &[String],
+        partition_keys: &'a [String],
+    ) -> Vec<&'a String> {
+        if self.bucket != -1 {
+            return Vec::new();
+        }
+        partition_keys
+            .iter()
+            .filter(|p| !primary_keys.contains(p))
+            .collect()
+    }
+
     /// Whether the producer writes whole rows for every change (so partial or aggregated
     /// merges are already applied in what we read).
     fn full_row_changelog(&self) -> bool {
@@ -46,28 +64,12 @@ impl TableShape {
 
 /// `Ok` when the worker reproduces this table exactly; otherwise every reason, each naming
 /// the option to change.
-pub fn check_shape(
-    shape: &TableShape,
-    primary_keys: &[String],
-    partition_keys: &[String],
-) -> Result<(), Vec<String>> {
+pub fn check_shape(shape: &TableShape) -> Result<(), Vec<String>> {
     let mut refused = Vec::new();
     let producer = shape.changelog_producer.as_str();
     if !matches!(producer, "none" | "input" | "lookup" | "full-compaction") {
         refused.push(format!(
             "changelog-producer = {producer:?} is unknown to this worker"
-        ));
-    }
-    let moved_keys: Vec<&String> = partition_keys
-        .iter()
-        .filter(|p| !primary_keys.contains(p))
-        .collect();
-    if shape.bucket == -1 && !moved_keys.is_empty() {
-        refused.push(format!(
-            "cross-partition update (bucket = -1 and the primary key does not contain the partition field(s) {moved_keys:?}): \
-             a key that moves partition is a delete in one bucket and an insert in another of the same snapshot, \
-             and their order can't be told from the changes; not supported yet: add the partition field(s) to the \
-             primary key, or use a fixed bucket count"
         ));
     }
     if shape.bucket <= -2 || shape.bucket == 0 {
@@ -114,98 +116,75 @@ pub fn check_shape(
 mod tests {
     use super::*;
 
-    fn check(options: &[(&str, &str)], pk: &[&str], part: &[&str]) -> Result<(), Vec<String>> {
+    fn shape(options: &[(&str, &str)]) -> Result<TableShape, String> {
         let options: HashMap<String, String> = options
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        let shape = TableShape::from_options(&options).map_err(|e| vec![e])?;
-        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        check_shape(&shape, &s(pk), &s(part))
+        TableShape::from_options(&options)
+    }
+
+    fn check(options: &[(&str, &str)]) -> Result<(), Vec<String>> {
+        check_shape(&shape(options).map_err(|e| vec![e])?)
     }
 
     #[test]
     fn supported_shapes_pass() {
         for producer in ["none", "input", "lookup", "full-compaction"] {
-            assert!(check(
-                &[("bucket", "4"), ("changelog-producer", producer)],
-                &["id"],
-                &[]
-            )
-            .is_ok());
+            assert!(check(&[("bucket", "4"), ("changelog-producer", producer)]).is_ok());
         }
-        assert!(
-            check(&[], &["dt", "id"], &["dt"]).is_ok(),
-            "dynamic bucket, key holds the partition"
-        );
-        assert!(check(
-            &[
-                ("merge-engine", "partial-update"),
-                ("changelog-producer", "lookup"),
-                ("bucket", "2")
-            ],
-            &["id"],
-            &[]
-        )
-        .is_ok());
-        assert!(check(
-            &[
-                ("deletion-vectors.enabled", "true"),
-                ("changelog-producer", "lookup")
-            ],
-            &["id"],
-            &[]
-        )
+        assert!(check(&[]).is_ok(), "dynamic bucket");
+        for engine in ["partial-update", "first-row"] {
+            assert!(check(&[("merge-engine", engine), ("changelog-producer", "lookup")]).is_ok());
+        }
+        assert!(check(&[
+            ("deletion-vectors.enabled", "true"),
+            ("changelog-producer", "lookup")
+        ])
         .is_ok());
     }
 
     #[test]
+    fn only_cross_partition_tables_have_moving_partition_fields() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let (pk, part) = (s(&["id", "day"]), s(&["region", "day"]));
+        let dynamic = shape(&[("bucket", "-1")]).unwrap();
+        assert_eq!(dynamic.moving_partition_fields(&pk, &part), ["region"]);
+        assert!(dynamic
+            .moving_partition_fields(&s(&["id", "region", "day"]), &part)
+            .is_empty());
+        let fixed = shape(&[("bucket", "4")]).unwrap();
+        assert!(fixed.moving_partition_fields(&pk, &part).is_empty());
+    }
+
+    #[test]
     fn inexact_shapes_are_refused_naming_the_option() {
-        type Case<'a> = (
-            &'a [(&'a str, &'a str)],
-            &'a [&'a str],
-            &'a [&'a str],
-            &'a str,
-        );
-        let cases: &[Case] = &[
-            (&[], &["id"], &["dt"], "cross-partition update"),
-            (&[("bucket", "-2")], &["id"], &[], "bucket = -2"),
+        let cases: &[(&[(&str, &str)], &str)] = &[
+            (&[("bucket", "-2")], "bucket = -2"),
             (
                 &[
                     ("merge-engine", "partial-update"),
                     ("changelog-producer", "input"),
                 ],
-                &["id"],
-                &[],
                 "set changelog-producer = lookup",
             ),
-            (
-                &[("merge-engine", "first-row")],
-                &["id"],
-                &[],
-                "duplicate rows",
-            ),
+            (&[("merge-engine", "first-row")], "duplicate rows"),
             (
                 &[
                     ("merge-engine", "aggregation"),
                     ("changelog-producer", "lookup"),
                 ],
-                &["id"],
-                &[],
                 "aggregation",
             ),
-            (
-                &[("deletion-vectors.enabled", "true")],
-                &["id"],
-                &[],
-                "level 0",
-            ),
-            (&[("sequence.field", "ts")], &["id"], &[], "sequence.field"),
-            (&[("bucket", "four")], &["id"], &[], "not a number"),
+            (&[("deletion-vectors.enabled", "true")], "level 0"),
+            (&[("sequence.field", "ts")], "sequence.field"),
         ];
-        for (options, pk, part, needle) in cases {
-            let refused = check(options, pk, part).expect_err(needle).join("\n");
+        for (options, needle) in cases {
+            let refused = check(options).expect_err(needle).join("\n");
             assert!(refused.contains(needle), "{needle}: {refused}");
         }
+        assert!(shape(&[("bucket", "four")])
+            .unwrap_err()
+            .contains("not a number"));
     }
 }
