@@ -17,7 +17,7 @@ use tracing::debug;
 use pms_crds::contract::{Slot, ENV_AWS_ACCESS_KEY_ID, ENV_AWS_SECRET_ACCESS_KEY};
 
 use crate::error::{Result, WorkerError};
-use plan::{max_level_only, split_order, Splits};
+use plan::{max_level_only, split_order, upper_levels_oldest_first, Splits};
 
 pub use column::SourceColumn;
 pub use overwrite::OverwritePlan;
@@ -189,13 +189,25 @@ impl PaimonSource {
                 .collect::<paimon::Result<_>>()
                 .map_err(|e| self.err(e))?;
         }
+        let as_stored = self.shape.full_read_as_stored();
+        if as_stored {
+            splits = splits
+                .iter()
+                .map(upper_levels_oldest_first)
+                .collect::<paimon::Result<_>>()
+                .map_err(|e| self.err(e))?;
+        }
         splits.sort_by_key(split_order);
         let expected_rows = splits.iter().map(|s| s.row_count().max(0) as u64).sum();
         debug!(table = %self.name, snapshot_id, splits = splits.len(), expected_rows, "planned full read");
         Ok(SnapshotPlan {
             snapshot_id,
             expected_rows,
-            splits: Splits::Full(splits),
+            splits: if as_stored {
+                Splits::FullAsStored(splits)
+            } else {
+                Splits::Full(splits)
+            },
         })
     }
 
@@ -286,6 +298,10 @@ impl PaimonSource {
         let read = builder.new_read().map_err(|e| self.err(e))?;
         let batches = match &plan.splits {
             Splits::Full(splits) => read.to_arrow(&splits[index..=index]),
+            Splits::FullAsStored(splits) => read.to_audit_log_arrow(&IncrementalPlan::new(
+                IncrementalScanMode::Delta,
+                vec![IncrementalSplit::Data(splits[index].clone())],
+            )),
             Splits::Changes(mode, splits) => {
                 read.to_audit_log_arrow(&IncrementalPlan::new(*mode, vec![splits[index].clone()]))
             }

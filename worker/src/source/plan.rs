@@ -15,6 +15,9 @@ pub struct SnapshotPlan {
 pub(super) enum Splits {
     /// Merge-on-read splits of a full read.
     Full(Vec<DataSplit>),
+    /// A full read of the files as they are stored (see [`upper_levels_oldest_first`]), each
+    /// record with its kind and sequence number: the buffer keeps each key's newest record.
+    FullAsStored(Vec<DataSplit>),
     /// Delta or changelog splits, read as an audit log (`rowkind`, `_SEQUENCE_NUMBER`, columns).
     Changes(IncrementalScanMode, Vec<IncrementalSplit>),
 }
@@ -22,14 +25,14 @@ pub(super) enum Splits {
 impl SnapshotPlan {
     pub fn len(&self) -> usize {
         match &self.splits {
-            Splits::Full(s) => s.len(),
+            Splits::Full(s) | Splits::FullAsStored(s) => s.len(),
             Splits::Changes(_, s) => s.len(),
         }
     }
 
     /// Whether this is a full read (merge-on-read) rather than a snapshot's changes.
     pub fn is_full_read(&self) -> bool {
-        matches!(self.splits, Splits::Full(_))
+        !matches!(self.splits, Splits::Changes(..))
     }
 
     /// The read point `position` names in this plan.
@@ -50,14 +53,14 @@ impl SnapshotPlan {
     /// A full read's splits (none for a changes plan).
     pub(super) fn full_splits(&self) -> &[DataSplit] {
         match &self.splits {
-            Splits::Full(splits) => splits,
+            Splits::Full(splits) | Splits::FullAsStored(splits) => splits,
             Splits::Changes(..) => &[],
         }
     }
 
     /// Keeps the splits of a full read whose partition is in `partitions`.
     pub(super) fn retain_partitions(&mut self, partitions: &std::collections::HashSet<Vec<u8>>) {
-        if let Splits::Full(splits) = &mut self.splits {
+        if let Splits::Full(splits) | Splits::FullAsStored(splits) = &mut self.splits {
             splits.retain(|s| partitions.contains(s.partition().data()));
             self.expected_rows = splits.iter().map(|s| s.row_count().max(0) as u64).sum();
         }
@@ -89,6 +92,28 @@ pub(super) fn max_level_only(split: &DataSplit, level: i32) -> paimon::Result<Da
         .filter(|(_, f)| f.level == level)
         .map(|(i, _)| i)
         .collect();
+    with_files(split, &keep)
+}
+
+/// The same split with the files above level 0 only, highest level first. Read as stored, the
+/// records of a key come oldest first (a lower level holds newer records), so keeping each
+/// key's newest record is Paimon's lookup merge (`LookupMergeFunction`: the newest record above
+/// level 0 is already merged with everything older). Level 0 is left out: with the lookup
+/// producer its records reach the changelog of the compaction that merges them.
+pub(super) fn upper_levels_oldest_first(split: &DataSplit) -> paimon::Result<DataSplit> {
+    let files = split.data_files();
+    let mut keep: Vec<usize> = (0..files.len()).filter(|&i| files[i].level > 0).collect();
+    keep.sort_by_key(|&i| {
+        (
+            std::cmp::Reverse(files[i].level),
+            files[i].min_sequence_number,
+        )
+    });
+    with_files(split, &keep)
+}
+
+/// The same split with the files `keep` names, in that order (and their deletion vectors).
+fn with_files(split: &DataSplit, keep: &[usize]) -> paimon::Result<DataSplit> {
     let mut builder = DataSplit::builder()
         .with_snapshot(split.snapshot_id())
         .with_partition(split.partition().clone())
