@@ -57,7 +57,7 @@ async fn shapes_that_cannot_be_synced_exactly_are_refused_before_any_write() {
                 json!({"bucket": "1", "sequence.field": "updated_at"}),
                 false,
             ),
-            "sequence.field",
+            "set changelog-producer = lookup",
         ),
     ];
     for (name, table, needle) in cases {
@@ -596,4 +596,49 @@ async fn aggregation_with_a_full_compaction_changelog_is_exact() {
     let s = t.commits(commits);
     cfg.sync_once(&[]);
     assert_synced(&t, &db, "totals", Some(s)).await;
+}
+
+/// `sequence.field = updated_at` with the lookup producer: a record written later with an
+/// older `updated_at` (an update or a delete) never wins, through the full read and the changes.
+#[tokio::test]
+async fn sequence_field_with_a_lookup_changelog_is_exact() {
+    let t = orders_table(
+        json!({"bucket": "2", "sequence.field": "updated_at", "changelog-producer": "lookup"}),
+        false,
+    );
+    let at = |id: i64, status: &str, second: u32| {
+        json!([
+            id,
+            format!("{id}.00"),
+            status,
+            format!("2024-01-01 00:00:{second:02}.000")
+        ])
+    };
+    t.commit(&[
+        ("+I", at(1, "FIRST", 10)),
+        ("+I", at(2, "FIRST", 10)),
+        ("+I", at(3, "FIRST", 10)),
+    ]);
+    t.commit(&[("+I", at(1, "OLDER", 5)), ("+I", at(2, "NEWER", 20))]);
+    let db = TestDb::new("sequence_field").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db).build();
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+    for rows in [
+        vec![
+            ("+I", at(1, "LATE", 8)),
+            ("-D", at(2, "NEWER", 15)),
+            ("+I", at(3, "NEWER", 30)),
+        ],
+        vec![
+            ("-D", at(3, "GONE", 40)),
+            ("+I", at(2, "NEWEST", 25)),
+            ("+I", at(1, "NEWEST", 50)),
+        ],
+    ] {
+        let s = t.commit(&rows);
+        cfg.sync_once(&[]);
+        assert_synced(&t, &db, "orders", Some(s)).await;
+    }
 }
