@@ -91,8 +91,28 @@ pub struct SourceSpec {
     /// (e.g. `1s`, `500ms`; at least 10ms).
     #[serde(default = "default_poll_interval")]
     pub poll_interval: HumanDuration,
+    /// What a schema change of the Paimon table does while the sync runs: `fail` (stop before
+    /// the first snapshot of the new schema, naming the change; a restart checks MySQL against
+    /// it), `ignore` (go on: new columns are left out, dropped ones left as they are, with a
+    /// warning), `apply` (go on: new columns are added to MySQL first). A rename, or a drop
+    /// under `fail`/`apply`, always stops the sync: rebuild, or change MySQL to match.
+    #[serde(default)]
+    #[schemars(extend("default" = "fail"))]
+    pub schema_changes: SchemaChanges,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3: Option<S3Spec>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchemaChanges {
+    /// Stop before the first snapshot of a new schema.
+    #[default]
+    Fail,
+    /// Go on without the changed columns.
+    Ignore,
+    /// Add new columns to MySQL, then go on.
+    Apply,
 }
 
 fn default_poll_interval() -> HumanDuration {

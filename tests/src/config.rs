@@ -49,6 +49,15 @@ pub enum ScanMode {
     FromTimestamp,
 }
 
+/// `source.schemaChanges`.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum SchemaChanges {
+    Fail,
+    Ignore,
+    Apply,
+}
+
 /// `state` (operator only).
 #[derive(Serialize, Clone, Copy, Debug, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
@@ -129,6 +138,8 @@ struct Source {
     consumer_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     poll_interval: Option<Human>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    schema_changes: Option<SchemaChanges>,
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -204,6 +215,7 @@ impl SyncConfigBuilder {
                     start_snapshot: None,
                     consumer_id: None,
                     poll_interval: Some(Human(TEST_POLL_INTERVAL)),
+                    schema_changes: None,
                 },
                 sink: Sink {
                     url: url.into(),
@@ -260,6 +272,11 @@ impl SyncConfigBuilder {
 
     pub fn poll_interval(mut self, every: Duration) -> Self {
         self.spec.source.poll_interval = Some(Human(every));
+        self
+    }
+
+    pub fn schema_changes(mut self, policy: SchemaChanges) -> Self {
+        self.spec.source.schema_changes = Some(policy);
         self
     }
 

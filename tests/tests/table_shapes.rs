@@ -3,8 +3,6 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use common::*;
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
@@ -357,64 +355,6 @@ async fn consumers_of_slots_that_no_longer_exist_are_removed() {
     cfg.sync_once(&[]);
     assert_eq!(consumers(), ["consumer-moving"]);
     assert_synced(&t, &db, "orders", None).await;
-}
-
-/// `ADD COLUMN` while running: the continuous worker stops before the first snapshot of the new
-/// schema (never dropping the new column silently); restarted, it checks MySQL against the new
-/// schema and, once MySQL has the column, applies the rest, old files decoded under the new one.
-#[tokio::test]
-async fn a_schema_change_stops_the_sync_and_a_restart_applies_it() {
-    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
-    let before = t.commits(vec![generate(1, 20, "+I", 0)]);
-    let db = TestDb::new("schema_change").await;
-    db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::builder(&t, &db)
-        .poll_interval(Duration::from_millis(100))
-        .build();
-    let mut child = cfg.spawn(&[]);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while db.count("orders").await < 20 {
-        assert!(
-            Instant::now() < deadline,
-            "the continuous run did not catch up"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let mut row = order(100, "100.00", "NOTED");
-    row.as_array_mut().unwrap().push(json!("hello"));
-    let changed = t.commits(vec![
-        json!({"addColumn": {"name": "note", "type": "STRING"}}),
-        json!({"rows": [{"kind": "+I", "values": row}]}),
-    ]);
-    let status = wait_for_exit(
-        &mut child,
-        Duration::from_secs(60),
-        "the worker went on past the schema change",
-    )
-    .await;
-    let mut log = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut log).unwrap();
-    assert!(!status.success(), "{log}");
-    assert!(
-        log.contains(&format!("schema changed at snapshot {changed}")),
-        "{log}"
-    );
-    assert_synced(&t, &db, "orders", Some(before)).await;
-    // Restarted, it reads the new schema and asks for the column first.
-    let out = cfg.run_once(&[]);
-    assert!(
-        !out.status.success() && stderr(&out).contains("\"note\" has no MySQL column"),
-        "{}",
-        stderr(&out)
-    );
-    db.exec("ALTER TABLE orders ADD COLUMN note VARCHAR(64) NULL")
-        .await;
-    cfg.sync_once(&[]);
-    assert_synced(&t, &db, "orders", None).await;
-    let notes = db
-        .query_strings("SELECT note FROM orders WHERE id IN (1, 100) ORDER BY id")
-        .await;
-    assert_eq!(notes, [vec![None], vec![Some("hello".to_string())]]);
 }
 
 /// A merge engine whose changes are merged rows only with a full-row changelog: the full read,

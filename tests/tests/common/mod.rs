@@ -5,7 +5,7 @@ use pms_tests::compare::assert_same_rows;
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
 
-pub use pms_tests::config::{Columns, Delivery, ScanMode, SyncState, Visibility};
+pub use pms_tests::config::{Columns, Delivery, ScanMode, SchemaChanges, SyncState, Visibility};
 pub use pms_tests::fixtures::*;
 pub use pms_tests::worker::SyncConfig;
 

@@ -107,6 +107,22 @@ fn unknown_names(source: &[SourceColumn], mapping: &ColumnMapping) -> Vec<String
         .collect()
 }
 
+/// The MySQL name a Paimon column maps to, or `None` when `sink.columns` leaves it out.
+pub(super) fn mapped_name(col: &SourceColumn, mapping: &ColumnMapping) -> Option<String> {
+    let included = mapping
+        .include
+        .as_ref()
+        .is_none_or(|inc| inc.contains(&col.name))
+        && !mapping.exclude.contains(&col.name);
+    included.then(|| {
+        mapping
+            .rename
+            .get(&col.name)
+            .cloned()
+            .unwrap_or_else(|| col.name.clone())
+    })
+}
+
 /// One Paimon column's plan; `None` when `sink.columns` leaves it out.
 fn map_column(
     col: &SourceColumn,
@@ -114,12 +130,7 @@ fn map_column(
     target: &TargetTable,
     warnings: &mut Vec<String>,
 ) -> Result<Option<ColumnPlan>, String> {
-    let included = mapping
-        .include
-        .as_ref()
-        .is_none_or(|inc| inc.contains(&col.name))
-        && !mapping.exclude.contains(&col.name);
-    if !included {
+    let Some(mysql) = mapped_name(col, mapping) else {
         return if col.is_key {
             Err(format!(
                 "key column {:?} can't be left out by sink.columns",
@@ -134,12 +145,7 @@ fn map_column(
         } else {
             Ok(None)
         };
-    }
-    let mysql = mapping
-        .rename
-        .get(&col.name)
-        .cloned()
-        .unwrap_or_else(|| col.name.clone());
+    };
     let Some(target_col) = target.column(&mysql) else {
         let hint = if mysql == col.name {
             String::new()

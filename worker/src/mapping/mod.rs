@@ -9,6 +9,7 @@ pub mod convert;
 mod ddl;
 mod decode;
 mod keys;
+mod schema_changes;
 mod target;
 mod type_fit;
 
@@ -16,23 +17,28 @@ pub use change::{encode_key, Change, ChangeKind, RowKind};
 pub use columns::{plan_layout, ColumnPlan, Layout};
 pub use ddl::{quote_ident, suggested_create_table, suggested_mysql_type};
 pub use decode::{decode_batch, Decoded};
+pub use schema_changes::{new_columns, NewColumn};
 pub use target::{TargetColumn, TargetIndex, TargetTable};
 
-use pms_crds::SinkSpec;
+use pms_crds::{PaimonMysqlSyncSpec, SchemaChanges};
 
 use crate::error::{Result, WorkerError};
-use crate::source::SourceColumn;
+use crate::source::{SchemaHistory, SourceColumn};
 
 /// The validated layout of `source` onto the target, or every problem found, each with what
 /// to change. `target` is `None` when the table does not exist (then a `CREATE TABLE` that
-/// fits is suggested). `target_name` is `db.table`, for messages; `slots` the sync's slot count.
+/// fits is suggested). `target_name` is `db.table`, for messages; `slots` the sync's slot
+/// count; `history` the renames and drops of the Paimon table.
 pub fn build_layout(
     source: &[SourceColumn],
     target: Option<&TargetTable>,
-    sink: &SinkSpec,
+    spec: &PaimonMysqlSyncSpec,
     target_name: &str,
     slots: u32,
+    history: &SchemaHistory,
 ) -> Result<Layout> {
+    let sink = &spec.sink;
+    let policy = spec.source.schema_changes;
     let invalid = |problems| WorkerError::Validation {
         table: target_name.to_string(),
         problems,
@@ -43,8 +49,32 @@ pub fn build_layout(
             suggested_create_table(&sink.table, source, &sink.columns)
         )]));
     };
-    let layout = plan_layout(source, &sink.columns, target, sink.allow_extra_unique_keys)
-        .map_err(invalid)?;
+    let (mut problems, mut warnings) = (Vec::new(), Vec::new());
+    schema_changes::check_history(
+        source,
+        &sink.columns,
+        target,
+        history,
+        policy,
+        &mut problems,
+        &mut warnings,
+    );
+    let mut mapping = sink.columns.clone();
+    if policy == SchemaChanges::Ignore {
+        for column in new_columns(source, &sink.columns, target, history) {
+            warnings.push(format!(
+                "Paimon column {:?} has no MySQL column and is left out (source.schemaChanges: ignore)",
+                column.paimon
+            ));
+            mapping.exclude.push(column.paimon);
+        }
+    }
+    let mut layout = match plan_layout(source, &mapping, target, sink.allow_extra_unique_keys) {
+        Ok(layout) if problems.is_empty() => layout,
+        Ok(_) => return Err(invalid(problems)),
+        Err(more) => return Err(invalid(problems.into_iter().chain(more).collect())),
+    };
+    layout.warnings.extend(warnings);
     if let Some(guard) = &sink.sequence_guard {
         keys::check_guard_column(&layout, target, &guard.column).map_err(invalid)?;
     } else if slots > 1 && !layout.delete_qualifiers.is_empty() {

@@ -11,6 +11,7 @@ mod flush_policy;
 mod full_read;
 mod overwrite;
 mod read;
+mod schema;
 mod start;
 mod writer;
 
@@ -25,7 +26,7 @@ use crate::checkpoint::Checkpointer;
 use crate::config::WorkerConfig;
 use crate::error::Result;
 use crate::failpoint;
-use crate::mapping::{build_layout, Layout};
+use crate::mapping::Layout;
 use crate::metrics::Metrics;
 use crate::sink::{MysqlConnection, MysqlSink, WriteMode, WriteRequest};
 use crate::source::{PaimonSource, SnapshotChanges};
@@ -56,6 +57,7 @@ pub struct RunSummary {
     pub full_read_rows_per_sec: Option<f64>,
 }
 
+#[derive(Clone)]
 pub struct RunOptions {
     pub once: bool,
     /// Becomes `true` on SIGTERM/SIGINT: flush, checkpoint, return.
@@ -88,16 +90,36 @@ struct Pipeline {
 }
 
 pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Result<RunSummary> {
+    let mut records_read = 0;
+    loop {
+        let (mut summary, followed) =
+            run_with_one_schema(cfg.clone(), opts.clone(), metrics.clone()).await?;
+        records_read += summary.records_read;
+        if followed != Followed::NewSchema {
+            summary.records_read = records_read;
+            return Ok(summary);
+        }
+    }
+}
+
+/// How following a table's changes ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Followed {
+    /// Caught up (`--once`) or stopped.
+    Done,
+    /// The next snapshot has a newer schema: the table is to be opened again.
+    NewSchema,
+}
+
+/// One run with the table's schema as it is at its start.
+async fn run_with_one_schema(
+    cfg: WorkerConfig,
+    opts: RunOptions,
+    metrics: Metrics,
+) -> Result<(RunSummary, Followed)> {
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
     let mysql = MysqlConnection::open(&cfg).await?;
-    let target = mysql.describe_target().await?;
-    let layout = build_layout(
-        source.columns(),
-        target.as_ref(),
-        &cfg.spec.sink,
-        &cfg.target_name(),
-        cfg.slot.count,
-    )?;
+    let layout = schema::validated_layout(&source, &mysql, &cfg).await?;
     let sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());
     let (checkpointer, resumed) = Checkpointer::open(&cfg, &sink).await?;
     let resumed_point = resumed.as_ref().map(|c| c.point);
@@ -145,11 +167,13 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
         }
         Start::FullRead { pinned, from } => match p.full_read(pinned, from, opts.once).await? {
             FullRead::Done(s) => (s + 1, Position::START),
-            FullRead::NoSnapshot => return p.finish(Outcome::NoSnapshot).await,
-            FullRead::Stopped => return p.finish(Outcome::Stopped).await,
+            FullRead::NoSnapshot => {
+                return Ok((p.finish(Outcome::NoSnapshot).await?, Followed::Done))
+            }
+            FullRead::Stopped => return Ok((p.finish(Outcome::Stopped).await?, Followed::Done)),
         },
     };
-    p.follow_changes(next, from, opts.once).await?;
+    let followed = p.follow_changes(next, from, opts.once).await?;
     // Close: everything read is written, then the checkpoint covers it.
     p.flush(FlushReason::Close).await?;
     p.latest = p.source.latest_snapshot().await?.unwrap_or(0);
@@ -159,7 +183,7 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
     } else {
         Outcome::CaughtUp
     };
-    p.finish(outcome).await
+    Ok((p.finish(outcome).await?, followed))
 }
 
 impl Pipeline {
@@ -174,7 +198,7 @@ impl Pipeline {
         mut next: i64,
         mut from: Position,
         once: bool,
-    ) -> Result<()> {
+    ) -> Result<Followed> {
         loop {
             self.latest = self.source.latest_snapshot().await?.unwrap_or(0);
             if next <= self.latest {
@@ -184,9 +208,14 @@ impl Pipeline {
                 match self.source.plan_snapshot(next).await? {
                     SnapshotChanges::Changes(plan) => self.read_plan(&plan, from, None).await?,
                     SnapshotChanges::Overwrite(plan) => self.apply_overwrite(&plan).await?,
+                    SnapshotChanges::NewSchema { from, to } => {
+                        // Nothing of `next` is read: the close below commits everything before it.
+                        self.new_schema(next, from, to)?;
+                        return Ok(Followed::NewSchema);
+                    }
                 }
                 if self.stopping() {
-                    return Ok(());
+                    return Ok(Followed::Done);
                 }
                 self.read_to = Some(ReadPoint::Changes {
                     next_snapshot: next + 1,
@@ -197,7 +226,7 @@ impl Pipeline {
                 from = Position::START;
             }
             if once || self.stopping() {
-                return Ok(());
+                return Ok(Followed::Done);
             }
             // Caught up: write now, rather than make readers wait for the flush interval.
             self.flush(FlushReason::CaughtUp).await?;

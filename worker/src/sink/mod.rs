@@ -4,6 +4,7 @@
 //! attempt again (`retry.rs`). It keeps no state of the pipeline's: what to write, how, and
 //! with which progress row comes with each request.
 
+mod add_column;
 mod bulk;
 mod chunks;
 mod connect;

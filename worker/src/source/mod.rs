@@ -5,6 +5,7 @@ mod column;
 mod consumer;
 mod overwrite;
 mod plan;
+mod schema_history;
 mod shape;
 
 use std::collections::HashMap;
@@ -22,12 +23,26 @@ use plan::{max_level_only, split_order, upper_levels_oldest_first, Splits};
 pub use column::SourceColumn;
 pub use overwrite::OverwritePlan;
 pub use plan::SnapshotPlan;
+pub use schema_history::SchemaHistory;
 pub use shape::TableShape;
 
 /// What one snapshot changed, ready to read.
 pub enum SnapshotChanges {
     Changes(SnapshotPlan),
     Overwrite(OverwritePlan),
+    /// The snapshot was committed under a newer schema than this source was opened with: it
+    /// must be read by a source (and checked against MySQL) opened anew.
+    NewSchema {
+        from: i64,
+        to: i64,
+    },
+}
+
+/// What a snapshot is, before it is read.
+enum SnapshotKind {
+    Changes,
+    Overwrite,
+    NewSchema(i64),
 }
 
 /// An open Paimon table, seen by one slot.
@@ -175,7 +190,15 @@ impl PaimonSource {
             table: self.name.clone(),
             message: "the full read found no snapshot".into(),
         })?;
-        self.check_snapshot(snapshot_id).await?;
+        if let SnapshotKind::NewSchema(to) = self.snapshot_kind(snapshot_id).await? {
+            // Committed after this source was opened: open it again (a restart) to read it.
+            return Err(WorkerError::Source {
+                table: self.name.clone(),
+                message: format!(
+                    "snapshot {snapshot_id} has schema {to}, newer than the one read at start; restart the worker"
+                ),
+            });
+        }
         let mut splits: Vec<DataSplit> = plan
             .splits()
             .iter()
@@ -215,14 +238,18 @@ impl PaimonSource {
     /// `changelog-producer=none`, changelog files otherwise), or, for an OVERWRITE, the
     /// overwritten partitions before and after it.
     pub async fn plan_snapshot(&self, snapshot_id: i64) -> Result<SnapshotChanges> {
-        if self.check_snapshot(snapshot_id).await? {
-            return Ok(SnapshotChanges::Overwrite(
-                self.plan_overwrite(snapshot_id).await?,
-            ));
-        }
-        Ok(SnapshotChanges::Changes(
-            self.plan_changes(snapshot_id).await?,
-        ))
+        Ok(match self.snapshot_kind(snapshot_id).await? {
+            SnapshotKind::Overwrite => {
+                SnapshotChanges::Overwrite(self.plan_overwrite(snapshot_id).await?)
+            }
+            SnapshotKind::Changes => {
+                SnapshotChanges::Changes(self.plan_changes(snapshot_id).await?)
+            }
+            SnapshotKind::NewSchema(to) => SnapshotChanges::NewSchema {
+                from: self.table.schema().id(),
+                to,
+            },
+        })
     }
 
     async fn plan_changes(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
@@ -261,31 +288,42 @@ impl PaimonSource {
         })
     }
 
-    /// Stops before a snapshot whose schema is newer than the one read at start (e.g. `ADD
-    /// COLUMN`): its new columns would be dropped until a restart (the `fail` policy for schema
-    /// changes). Returns whether the snapshot is an OVERWRITE.
-    async fn check_snapshot(&self, snapshot_id: i64) -> Result<bool> {
+    async fn snapshot_kind(&self, snapshot_id: i64) -> Result<SnapshotKind> {
         let snapshot = self
             .table
             .snapshot_manager()
             .get_snapshot(snapshot_id)
             .await
             .map_err(|e| self.err(e))?;
-        let refuse = |message: String| WorkerError::Source {
-            table: self.name.clone(),
-            message,
+        Ok(if snapshot.schema_id() > self.table.schema().id() {
+            SnapshotKind::NewSchema(snapshot.schema_id())
+        } else if *snapshot.commit_kind() == paimon::spec::CommitKind::OVERWRITE {
+            SnapshotKind::Overwrite
+        } else {
+            SnapshotKind::Changes
+        })
+    }
+
+    /// Renames and drops of columns since the table's first schema.
+    pub async fn schema_history(&self) -> Result<SchemaHistory> {
+        let fields = |s: &paimon::spec::TableSchema| -> Vec<(i32, String)> {
+            s.fields()
+                .iter()
+                .map(|f| (f.id(), f.name().to_string()))
+                .collect()
         };
-        let read_with = self.table.schema().id();
-        if snapshot.schema_id() > read_with {
-            return Err(refuse(format!(
-                "the table's schema changed at snapshot {snapshot_id} (schema {read_with} → {}, e.g. ALTER TABLE … \
-                 ADD COLUMN); this worker read schema {read_with} at start and would drop the new columns, so it stops \
-                 before applying snapshot {snapshot_id}. Restart it: the MySQL table is checked against the new schema \
-                 (add the new columns to MySQL, or leave them out with sink.columns.exclude)",
-                snapshot.schema_id()
-            )));
-        }
-        Ok(*snapshot.commit_kind() == paimon::spec::CommitKind::OVERWRITE)
+        let current = self.table.schema();
+        let earlier: Vec<Vec<(i32, String)>> = self
+            .table
+            .schema_manager()
+            .list_all()
+            .await
+            .map_err(|e| self.err(e))?
+            .iter()
+            .filter(|s| s.id() < current.id())
+            .map(|s| fields(s))
+            .collect();
+        Ok(SchemaHistory::new(&fields(current), &earlier))
     }
 
     /// The rows of split `index` of a plan (a read error names the table).

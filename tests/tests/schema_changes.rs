@@ -1,0 +1,228 @@
+//! Schema changes of the Paimon table while a sync runs, by `source.schemaChanges`: `fail`
+//! stops before the first snapshot of a new schema, `apply` adds new columns to MySQL and goes
+//! on, `ignore` goes on without them; renames and drops MySQL has not followed are never synced
+//! silently stale.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use pms_tests::mysql::TestDb;
+use serde_json::{json, Value as Json};
+
+/// `ADD COLUMN` while running: the continuous worker stops before the first snapshot of the new
+/// schema (never dropping the new column silently); restarted, it checks MySQL against the new
+/// schema and, once MySQL has the column, applies the rest, old files decoded under the new one.
+#[tokio::test]
+async fn a_schema_change_stops_the_sync_and_a_restart_applies_it() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    let before = t.commits(vec![generate(1, 20, "+I", 0)]);
+    let db = TestDb::new("schema_change").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db)
+        .poll_interval(Duration::from_millis(100))
+        .build();
+    let mut child = cfg.spawn(&[]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while db.count("orders").await < 20 {
+        assert!(
+            Instant::now() < deadline,
+            "the continuous run did not catch up"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut row = order(100, "100.00", "NOTED");
+    row.as_array_mut().unwrap().push(json!("hello"));
+    let changed = t.commits(vec![
+        json!({"addColumn": {"name": "note", "type": "STRING"}}),
+        json!({"rows": [{"kind": "+I", "values": row}]}),
+    ]);
+    let status = wait_for_exit(
+        &mut child,
+        Duration::from_secs(60),
+        "the worker went on past the schema change",
+    )
+    .await;
+    let mut log = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut log).unwrap();
+    assert!(!status.success(), "{log}");
+    assert!(
+        log.contains(&format!("schema changed at snapshot {changed}")),
+        "{log}"
+    );
+    assert_synced(&t, &db, "orders", Some(before)).await;
+    // Restarted, it reads the new schema and asks for the column first.
+    let out = cfg.run_once(&[]);
+    assert!(
+        !out.status.success() && stderr(&out).contains("\"note\" has no MySQL column"),
+        "{}",
+        stderr(&out)
+    );
+    db.exec("ALTER TABLE orders ADD COLUMN note VARCHAR(64) NULL")
+        .await;
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+    let notes = db
+        .query_strings("SELECT note FROM orders WHERE id IN (1, 100) ORDER BY id")
+        .await;
+    assert_eq!(notes, [vec![None], vec![Some("hello".to_string())]]);
+}
+
+/// An order row with a trailing `note`.
+fn noted(kind: &str, id: i64, note: &str) -> Json {
+    let mut row = order(id, &format!("{id}.00"), "NOTED");
+    row.as_array_mut().unwrap().push(json!(note));
+    json!({"kind": kind, "values": row})
+}
+
+/// Polls until `sql` returns `expected`, failing after a minute.
+async fn wait_for(db: &TestDb, sql: &str, expected: Vec<Vec<Option<String>>>, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let got = db.query_strings(sql).await;
+        if got == expected {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{what}: {sql} gave {got:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn some(v: &[&str]) -> Vec<Vec<Option<String>>> {
+    v.iter().map(|s| vec![Some(s.to_string())]).collect()
+}
+
+/// `apply`: a new Paimon column is added to MySQL by the running worker (no restart), with
+/// its values from the first snapshot of the new schema on; a later rename stops the sync
+/// before anything of it is written, naming both names.
+#[tokio::test]
+async fn apply_adds_new_columns_and_a_rename_stops_the_sync() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 20, "+I", 0)]);
+    let db = TestDb::new("schema_apply").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db)
+        .schema_changes(SchemaChanges::Apply)
+        .build();
+    let mut child = cfg.spawn(&[]);
+    let added = t.commits(vec![
+        json!({"addColumn": {"name": "note", "type": "STRING"}}),
+        json!({"rows": [noted("+I", 100, "hello"), noted("+U", 1, "later")]}),
+    ]);
+    wait_for(
+        &db,
+        "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() \
+         AND table_name = 'orders' AND column_name = 'note'",
+        some(&["1"]),
+        "the new column",
+    )
+    .await;
+    wait_for(
+        &db,
+        "SELECT note FROM orders WHERE id IN (1, 100) ORDER BY id",
+        some(&["later", "hello"]),
+        "the new column and its values",
+    )
+    .await;
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the worker went on running"
+    );
+    assert_synced(&t, &db, "orders", Some(added)).await;
+    assert_eq!(
+        db.query_strings(
+            "SELECT column_type FROM information_schema.columns WHERE table_schema = DATABASE() \
+             AND table_name = 'orders' AND column_name = 'note'"
+        )
+        .await,
+        some(&["longtext"])
+    );
+    t.commits(vec![
+        json!({"renameColumn": {"from": "note", "to": "remark"}}),
+        json!({"rows": [noted("+I", 101, "renamed")]}),
+    ]);
+    let status = wait_for_exit(
+        &mut child,
+        Duration::from_secs(60),
+        "the worker went on past a rename",
+    )
+    .await;
+    let mut log = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut log).unwrap();
+    assert!(!status.success(), "{log}");
+    assert!(
+        log.contains(
+            "Paimon column \"note\" was renamed to \"remark\", and MySQL still has \"note\""
+        ),
+        "{log}"
+    );
+    assert_eq!(
+        db.count("orders").await,
+        21,
+        "nothing of the renamed schema was written"
+    );
+}
+
+/// `ignore`: a new column is left out and a dropped one keeps its values in MySQL, with
+/// warnings, and the sync goes on; under `fail` the same dropped column stops a restart.
+#[tokio::test]
+async fn ignore_goes_on_without_new_and_dropped_columns() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    t.commits(vec![
+        json!({"addColumn": {"name": "note", "type": "STRING"}}),
+        json!({"rows": [noted("+I", 1, "first"), noted("+I", 2, "first")]}),
+    ]);
+    let db = TestDb::new("schema_ignore").await;
+    db.exec(ORDERS_DDL).await;
+    db.exec("ALTER TABLE orders ADD COLUMN note VARCHAR(64) NULL")
+        .await;
+    let cfg = SyncConfig::builder(&t, &db)
+        .schema_changes(SchemaChanges::Ignore)
+        .build();
+    let mut child = cfg.spawn(&[]);
+    wait_for(
+        &db,
+        "SELECT COUNT(*) FROM orders",
+        some(&["2"]),
+        "the first rows",
+    )
+    .await;
+    let dropped = t.commits(vec![
+        json!({"dropColumn": "note"}),
+        json!({"addColumn": {"name": "tag", "type": "STRING"}}),
+        json!({"rows": [
+            {"kind": "+I", "values": [3, "3.00", "NEW", "2024-01-01 00:00:03.003", "t3"]},
+            {"kind": "+U", "values": [1, "9.00", "PAID", "2024-01-01 00:00:01.001", "t1"]},
+        ]}),
+    ]);
+    wait_for(
+        &db,
+        "SELECT status FROM orders WHERE id = 1",
+        some(&["PAID"]),
+        "the update after the drop",
+    )
+    .await;
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the worker went on running"
+    );
+    stop_with_sigterm(&mut child).await;
+    assert_synced(&t, &db, "orders", Some(dropped)).await;
+    assert_eq!(
+        db.query_strings("SELECT COALESCE(note, '-') FROM orders ORDER BY id")
+            .await,
+        some(&["first", "first", "-"]),
+        "the dropped column keeps what it had"
+    );
+    let fail = SyncConfig::builder(&t, &db).consumer_id("fail").build();
+    let out = fail.run_once(&[]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(
+            "Paimon column \"note\" was dropped from the table, and MySQL column \"note\" keeps"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}

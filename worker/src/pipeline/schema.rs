@@ -1,0 +1,65 @@
+//! The Paimon schema against MySQL, at each start and when it changes while the sync runs
+//! (`source.schemaChanges`): a new schema ends this source's run, and the sync either stops
+//! (`fail`) or opens the table again, checks MySQL against it (adding new columns with
+//! `apply`) and goes on from the first snapshot of that schema.
+
+use pms_crds::SchemaChanges;
+
+use super::Pipeline;
+use crate::config::WorkerConfig;
+use crate::error::{Result, WorkerError};
+use crate::mapping::{build_layout, new_columns, Layout};
+use crate::sink::MysqlConnection;
+use crate::source::PaimonSource;
+
+/// The validated layout of the source's schema onto the target; with `apply`, new Paimon
+/// columns are added to MySQL first.
+pub(super) async fn validated_layout(
+    source: &PaimonSource,
+    mysql: &MysqlConnection,
+    cfg: &WorkerConfig,
+) -> Result<Layout> {
+    let history = source.schema_history().await?;
+    let mut target = mysql.describe_target().await?;
+    if cfg.spec.source.schema_changes == SchemaChanges::Apply {
+        if let Some(t) = &target {
+            let added = new_columns(source.columns(), &cfg.spec.sink.columns, t, &history);
+            for column in &added {
+                mysql.add_column(column).await?;
+            }
+            if !added.is_empty() {
+                target = mysql.describe_target().await?;
+            }
+        }
+    }
+    build_layout(
+        source.columns(),
+        target.as_ref(),
+        &cfg.spec,
+        &cfg.target_name(),
+        cfg.slot.count,
+        &history,
+    )
+}
+
+impl Pipeline {
+    /// Snapshot `snapshot_id` has schema `to`, newer than `from` this source was opened with:
+    /// an error under `fail`; otherwise `Ok`, and the caller opens the table again.
+    pub(super) fn new_schema(&self, snapshot_id: i64, from: i64, to: i64) -> Result<()> {
+        if self.cfg.spec.source.schema_changes != SchemaChanges::Fail {
+            tracing::info!(snapshot_id, from, to, policy = ?self.cfg.spec.source.schema_changes,
+                           "the Paimon schema changed: opening the table again before reading this snapshot");
+            return Ok(());
+        }
+        Err(WorkerError::Source {
+            table: self.source.name().to_string(),
+            message: format!(
+                "the table's schema changed at snapshot {snapshot_id} (schema {from} → {to}, e.g. ALTER TABLE … \
+                 ADD COLUMN); with source.schemaChanges: fail the sync stops before applying snapshot {snapshot_id}. \
+                 Restart it: the MySQL table is checked against the new schema (add the new columns to MySQL, or \
+                 leave them out with sink.columns.exclude). Or set source.schemaChanges: apply (new columns are \
+                 added to MySQL) or ignore (they are left out)"
+            ),
+        })
+    }
+}
