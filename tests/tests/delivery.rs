@@ -411,3 +411,32 @@ async fn mariadb_restart_in_the_middle_of_a_flush() {
         .status()
         .unwrap();
 }
+
+/// A progress table made by an earlier release (no `split_plan` column) gets the column, and
+/// the exactly-once sync runs as on a new one.
+#[tokio::test]
+async fn an_older_progress_table_is_migrated() {
+    let t = orders_table(json!({"bucket": "2"}), false);
+    t.commits(vec![generate(1, 30, "+I", 0)]);
+    let db = TestDb::new("progress_migration").await;
+    db.exec(ORDERS_DDL).await;
+    db.exec(
+        "CREATE TABLE `_paimon_sync_progress` (sync_name VARCHAR(190) NOT NULL, slot INT NOT NULL, \
+         slots INT NOT NULL, snapshot_id BIGINT NOT NULL DEFAULT 0, phase VARCHAR(16) NOT NULL DEFAULT 'none', \
+         split_index INT NULL, split_row BIGINT NULL, epoch BIGINT NOT NULL, updated_at DATETIME(6) NOT NULL, \
+         PRIMARY KEY (sync_name, slot)) DEFAULT CHARSET = utf8mb4",
+    )
+    .await;
+    let cfg = SyncConfig::builder(&t, &db)
+        .delivery(Delivery::ExactlyOnce)
+        .build();
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+    let columns = db
+        .query_strings(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = DATABASE() \
+             AND table_name = '_paimon_sync_progress' AND column_name = 'split_plan'",
+        )
+        .await;
+    assert_eq!(columns, [vec![Some("split_plan".to_string())]]);
+}

@@ -215,6 +215,51 @@ async fn a_full_read_resumes_where_it_stopped() {
     assert_synced(&t, &db, "orders", None).await;
 }
 
+/// A position is taken in one split plan of a snapshot; restarted after an option change packs
+/// the snapshot's files into other splits, the worker reads the snapshot from its start instead
+/// of skipping "n rows into split k" of a different list.
+#[tokio::test]
+async fn a_position_in_another_split_plan_reads_the_snapshot_from_its_start() {
+    // Six files of disjoint keys, never compacted: with a 1 kb target each is its own split.
+    let t = orders_table(
+        json!({"bucket": "1", "write-only": "true", "source.split.target-size": "1 kb"}),
+        false,
+    );
+    t.commits((0..6).map(|i| generate(1 + 50 * i, 50, "+I", 0)).collect());
+    let db = TestDb::new("split_plan").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db)
+        .max_rows(20)
+        .checkpoint_interval(Duration::ZERO)
+        .build();
+    let crashed = cfg
+        .command(&["--once"])
+        .env("PMS_FAILPOINT", "before-transaction@9")
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success());
+    let cp: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
+    assert!(
+        cp["phase"] == "full" && cp["position"]["split"].as_u64() > Some(1),
+        "a position a few splits into the full read: {cp}"
+    );
+    assert!(cp["position"]["plan"].is_u64(), "{cp}");
+    // One split now: "split 2" of the old plan does not exist in the new one.
+    t.commits(vec![
+        json!({"setOption": {"key": "source.split.target-size", "value": "128 mb"}}),
+    ]);
+    let resumed = cfg.run_once(&[]);
+    assert!(resumed.status.success(), "{}", stderr(&resumed));
+    assert_eq!(db.count("orders").await, 300);
+    assert_synced(&t, &db, "orders", None).await;
+    assert!(
+        stderr(&resumed).contains("another split plan of this snapshot"),
+        "{}",
+        stderr(&resumed)
+    );
+}
+
 /// A stop in the middle of a full read is not a failure: the worker flushes, checkpoints the
 /// position inside the snapshot, exits 0, and the next run resumes there.
 #[tokio::test]

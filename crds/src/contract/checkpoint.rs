@@ -7,15 +7,38 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How far into one snapshot's ordered splits a slot got: `row` rows into split `split`.
+/// How far into one snapshot's ordered splits a slot got: `row` rows into split `split` of
+/// the plan whose fingerprint is `plan`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Position {
     pub split: u32,
     pub row: u64,
+    /// The fingerprint of the split list `split` indexes: another packing of the same snapshot
+    /// (an option change, a reader upgrade) names other rows, so the read starts over.
+    /// `None` at the start and in checkpoints written before fingerprints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<u32>,
 }
 
 impl Position {
-    pub const START: Position = Position { split: 0, row: 0 };
+    pub const START: Position = Position {
+        split: 0,
+        row: 0,
+        plan: None,
+    };
+
+    /// `row` rows into split `split` of the plan with fingerprint `plan`.
+    pub fn new(split: u32, row: u64, plan: u32) -> Self {
+        Position {
+            split,
+            row,
+            plan: Some(plan),
+        }
+    }
+
+    pub fn is_start(&self) -> bool {
+        self.split == 0 && self.row == 0
+    }
 }
 
 /// Where a slot stands in the table's history.
@@ -145,7 +168,7 @@ mod wire {
     pub fn split(point: ReadPoint) -> (i64, Phase, Option<Position>) {
         match point {
             ReadPoint::FullRead { snapshot_id, at } => (snapshot_id, Phase::Full, at),
-            ReadPoint::Changes { next_snapshot, at } if at == Position::START => {
+            ReadPoint::Changes { next_snapshot, at } if at.is_start() => {
                 (next_snapshot - 1, Phase::Incremental, None)
             }
             ReadPoint::Changes { next_snapshot, at } => {
@@ -281,17 +304,33 @@ mod tests {
             },
             ReadPoint::FullRead {
                 snapshot_id: 3,
-                at: Some(Position { split: 2, row: 10 }),
+                at: Some(Position::new(2, 10, 0xfeed)),
             },
             ReadPoint::Changes {
                 next_snapshot: 8,
-                at: Position { split: 1, row: 4 },
+                at: Position::new(1, 4, 7),
+            },
+            ReadPoint::Changes {
+                next_snapshot: 8,
+                at: Position {
+                    split: 1,
+                    row: 4,
+                    plan: None,
+                },
             },
         ] {
             let text = serde_json::to_string(&cp(point)).unwrap();
             let back: Checkpoint = serde_json::from_str(&text).unwrap();
             assert_eq!(back, cp(point), "{text}");
         }
+    }
+
+    #[test]
+    fn a_position_carries_its_plan_and_older_ones_read_without() {
+        let with = serde_json::to_value(Position::new(1, 4, 7)).unwrap();
+        assert_eq!(with, serde_json::json!({"split": 1, "row": 4, "plan": 7}));
+        let old: Position = serde_json::from_str(r#"{"split": 1, "row": 4}"#).unwrap();
+        assert_eq!(old.plan, None);
     }
 
     #[test]

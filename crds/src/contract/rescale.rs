@@ -86,7 +86,11 @@ mod tests {
     fn changes(next_snapshot: i64, row: u64) -> ReadPoint {
         ReadPoint::Changes {
             next_snapshot,
-            at: Position { split: 0, row },
+            at: Position {
+                split: 0,
+                row,
+                ..Position::START
+            },
         }
     }
 
@@ -117,7 +121,11 @@ mod tests {
         let two = |k| Slot::new(k, 2).unwrap();
         let full = ReadPoint::FullRead {
             snapshot_id: 4,
-            at: Some(Position { split: 1, row: 2 }),
+            at: Some(Position {
+                split: 1,
+                row: 2,
+                ..Position::START
+            }),
         };
         let base = rescale_base(
             2,

@@ -302,12 +302,20 @@ mod tests {
     fn a_slot_counts_the_snapshots_it_wrote_whole() {
         let full_read = ReadPoint::FullRead {
             snapshot_id: 6,
-            at: Some(Position { split: 1, row: 2 }),
+            at: Some(Position {
+                split: 1,
+                row: 2,
+                ..Position::START
+            }),
         };
         // Inside snapshot 8: only 7 is written whole.
         let inside = ReadPoint::Changes {
             next_snapshot: 8,
-            at: Position { split: 0, row: 5 },
+            at: Position {
+                split: 0,
+                row: 5,
+                ..Position::START
+            },
         };
         let (a, b) = (at(0, 2, full_read, 9), at(1, 2, inside, 9));
         let s = compute(

@@ -27,10 +27,11 @@ impl MysqlCheckpointStore {
             slot,
             epoch: row.epoch,
         };
+        let plan = row.split_plan;
         let position = row
             .split_index
             .zip(row.split_row)
-            .map(|(split, row)| Position { split, row });
+            .map(|(split, row)| Position { split, row, plan });
         let Some(point) = from_wire_columns(row.snapshot_id, &row.phase, position) else {
             return Ok((store, None)); // claimed, nothing committed yet
         };
@@ -68,6 +69,7 @@ impl MysqlCheckpointStore {
             phase: phase.to_string(),
             split_index: position.map(|p| p.split),
             split_row: position.map(|p| p.row),
+            split_plan: position.and_then(|p| p.plan),
             epoch: self.epoch,
             updated: String::new(),
         }

@@ -22,6 +22,7 @@ impl Pipeline {
         from: Position,
         mut eta: Option<&mut EtaLine>,
     ) -> Result<()> {
+        let from = plan.resume_at(from);
         for split in from.split as usize..plan.len() {
             let mut skip = if split == from.split as usize {
                 from.row
@@ -31,6 +32,7 @@ impl Pipeline {
             let mut position = Position {
                 split: split as u32,
                 row: skip,
+                ..Position::START
             };
             self.read_to = Some(plan.point_at(position));
             let mut batches = self.source.read_split(plan, split)?;

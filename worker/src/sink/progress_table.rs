@@ -17,6 +17,7 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS `_paimon_sync_progress` (
   phase       VARCHAR(16) NOT NULL DEFAULT 'none',
   split_index INT NULL,
   split_row   BIGINT NULL,
+  split_plan  BIGINT NULL,
   epoch       BIGINT NOT NULL,
   updated_at  DATETIME(6) NOT NULL,
   PRIMARY KEY (sync_name, slot)
@@ -32,6 +33,8 @@ pub struct ProgressRow {
     pub phase: String,
     pub split_index: Option<u32>,
     pub split_row: Option<u64>,
+    /// The fingerprint of the split plan the position is in (`Position::plan`).
+    pub split_plan: Option<u32>,
     pub epoch: u64,
     /// RFC 3339, as stored (ignored when writing: the server's clock stamps the row).
     pub updated: String,
@@ -45,22 +48,32 @@ pub async fn claim(
     slots: u32,
 ) -> Result<ProgressRow, mysql_async::Error> {
     conn.query_drop(CREATE).await?;
+    add_split_plan_column(conn).await?;
     conn.exec_drop(
         "INSERT INTO `_paimon_sync_progress` (sync_name, slot, slots, epoch, updated_at) VALUES (?, ?, ?, 1, NOW(6)) \
          ON DUPLICATE KEY UPDATE epoch = epoch + 1",
         (sync, slot, slots),
     )
     .await?;
-    type Row = (u32, i64, String, Option<u32>, Option<u64>, u64, String);
+    type Row = (
+        u32,
+        i64,
+        String,
+        Option<u32>,
+        Option<u64>,
+        Option<u32>,
+        u64,
+        String,
+    );
     let row: Option<Row> = conn
         .exec_first(
-            "SELECT slots, snapshot_id, phase, split_index, split_row, epoch, DATE_FORMAT(updated_at, '%Y-%m-%dT%H:%i:%s.%fZ') \
-             FROM `_paimon_sync_progress` WHERE sync_name = ? AND slot = ?",
+            "SELECT slots, snapshot_id, phase, split_index, split_row, split_plan, epoch, \
+             DATE_FORMAT(updated_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM `_paimon_sync_progress` WHERE sync_name = ? AND slot = ?",
             (sync, slot),
         )
         .await?;
-    let (slots, snapshot_id, phase, split_index, split_row, epoch, updated) =
-        row.unwrap_or((slots, 0, "none".into(), None, None, 1, String::new()));
+    let (slots, snapshot_id, phase, split_index, split_row, split_plan, epoch, updated) =
+        row.unwrap_or((slots, 0, "none".into(), None, None, None, 1, String::new()));
     Ok(ProgressRow {
         sync: sync.to_string(),
         slot,
@@ -69,9 +82,31 @@ pub async fn claim(
         phase,
         split_index,
         split_row,
+        split_plan,
         epoch,
         updated,
     })
+}
+
+/// Tables created before positions carried a plan fingerprint get the column.
+async fn add_split_plan_column(conn: &mut Conn) -> Result<(), mysql_async::Error> {
+    let present: Option<u32> = conn
+        .query_first(
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = DATABASE() \
+             AND table_name = '_paimon_sync_progress' AND column_name = 'split_plan'",
+        )
+        .await?;
+    if present.is_none() {
+        match conn
+            .query_drop("ALTER TABLE `_paimon_sync_progress` ADD COLUMN split_plan BIGINT NULL AFTER split_row")
+            .await
+        {
+            // Another slot added it first (ER_DUP_FIELDNAME).
+            Err(mysql_async::Error::Server(e)) if e.code == 1060 => {}
+            other => other?,
+        }
+    }
+    Ok(())
 }
 
 /// The statement and parameters that record `row` while its epoch still owns the slot.
@@ -82,13 +117,14 @@ pub fn update(row: &ProgressRow) -> (&'static str, Params) {
         row.phase.as_str().into(),
         row.split_index.into(),
         row.split_row.into(),
+        row.split_plan.into(),
         row.sync.as_str().into(),
         row.slot.into(),
         row.epoch.into(),
     ];
     (
         "UPDATE `_paimon_sync_progress` SET slots = ?, snapshot_id = ?, phase = ?, split_index = ?, split_row = ?, \
-         updated_at = NOW(6) WHERE sync_name = ? AND slot = ? AND epoch = ?",
+         split_plan = ?, updated_at = NOW(6) WHERE sync_name = ? AND slot = ? AND epoch = ?",
         Params::Positional(params),
     )
 }

@@ -223,15 +223,12 @@ impl PaimonSource {
         splits.sort_by_key(split_order);
         let expected_rows = splits.iter().map(|s| s.row_count().max(0) as u64).sum();
         debug!(table = %self.name, snapshot_id, splits = splits.len(), expected_rows, "planned full read");
-        Ok(SnapshotPlan {
-            snapshot_id,
-            expected_rows,
-            splits: if as_stored {
-                Splits::FullAsStored(splits)
-            } else {
-                Splits::Full(splits)
-            },
-        })
+        let splits = if as_stored {
+            Splits::FullAsStored(splits)
+        } else {
+            Splits::Full(splits)
+        };
+        Ok(SnapshotPlan::new(snapshot_id, expected_rows, splits))
     }
 
     /// What one snapshot changed, this slot's buckets only: its changes (delta files for
@@ -281,11 +278,11 @@ impl PaimonSource {
             })
             .sum();
         debug!(table = %self.name, snapshot_id, mode = ?plan.mode(), splits = splits.len(), "planned snapshot changes");
-        Ok(SnapshotPlan {
+        Ok(SnapshotPlan::new(
             snapshot_id,
             expected_rows,
-            splits: Splits::Changes(plan.mode(), splits),
-        })
+            Splits::Changes(plan.mode(), splits),
+        ))
     }
 
     async fn snapshot_kind(&self, snapshot_id: i64) -> Result<SnapshotKind> {
@@ -334,7 +331,7 @@ impl PaimonSource {
     ) -> Result<impl futures::Stream<Item = Result<arrow_array::RecordBatch>> + use<>> {
         let builder = self.table.new_read_builder();
         let read = builder.new_read().map_err(|e| self.err(e))?;
-        let batches = match &plan.splits {
+        let batches = match plan.splits() {
             Splits::Full(splits) => read.to_arrow(&splits[index..=index]),
             Splits::FullAsStored(splits) => read.to_audit_log_arrow(&IncrementalPlan::new(
                 IncrementalScanMode::Delta,

@@ -9,7 +9,9 @@ pub struct SnapshotPlan {
     pub snapshot_id: i64,
     /// Rows the splits hold (before merging, for a full read): for progress and ETA.
     pub expected_rows: u64,
-    pub(super) splits: Splits,
+    splits: Splits,
+    /// Names this split list in positions (see [`Position::plan`]).
+    fingerprint: u32,
 }
 
 pub(super) enum Splits {
@@ -23,6 +25,37 @@ pub(super) enum Splits {
 }
 
 impl SnapshotPlan {
+    pub(super) fn new(snapshot_id: i64, expected_rows: u64, splits: Splits) -> Self {
+        let fingerprint = fingerprint(&splits);
+        Self {
+            snapshot_id,
+            expected_rows,
+            splits,
+            fingerprint,
+        }
+    }
+
+    pub(super) fn splits(&self) -> &Splits {
+        &self.splits
+    }
+
+    /// Where a read of this plan starts, given where an earlier run stopped: there, if that
+    /// position names a split of this very list; else at the start (re-reading is idempotent),
+    /// since another packing of the snapshot's files would skip or repeat other rows.
+    pub fn resume_at(&self, from: Position) -> Position {
+        if from.is_start() || from.plan == Some(self.fingerprint) {
+            return from;
+        }
+        tracing::warn!(
+            snapshot_id = self.snapshot_id,
+            ?from,
+            plan = self.fingerprint,
+            "the checkpointed position was taken in another split plan of this snapshot \
+                        (an option or reader change): reading the snapshot from its start"
+        );
+        Position::START
+    }
+
     pub fn len(&self) -> usize {
         match &self.splits {
             Splits::Full(s) | Splits::FullAsStored(s) => s.len(),
@@ -37,6 +70,11 @@ impl SnapshotPlan {
 
     /// The read point `position` names in this plan.
     pub fn point_at(&self, position: Position) -> ReadPoint {
+        let position = if position.is_start() {
+            Position::START
+        } else {
+            Position::new(position.split, position.row, self.fingerprint)
+        };
         if self.is_full_read() {
             ReadPoint::FullRead {
                 snapshot_id: self.snapshot_id,
@@ -64,11 +102,45 @@ impl SnapshotPlan {
             splits.retain(|s| partitions.contains(s.partition().data()));
             self.expected_rows = splits.iter().map(|s| s.row_count().max(0) as u64).sum();
         }
+        self.fingerprint = fingerprint(&self.splits);
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// FNV-1a over what makes up each split in order: partition, bucket and data file names (a
+/// hash that stays the same across builds, unlike std's).
+fn fingerprint(splits: &Splits) -> u32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    let mut eat = |bytes: &[u8]| {
+        for b in bytes {
+            hash = (hash ^ u32::from(*b)).wrapping_mul(0x0100_0193);
+        }
+        hash = (hash ^ 0xff).wrapping_mul(0x0100_0193); // a separator: ("ab","c") ≠ ("a","bc")
+    };
+    let mut data_split = |s: &DataSplit| {
+        eat(s.partition().data());
+        eat(&s.bucket().to_be_bytes());
+        for f in s.data_files() {
+            eat(f.file_name.as_bytes());
+        }
+    };
+    match splits {
+        Splits::Full(s) | Splits::FullAsStored(s) => s.iter().for_each(&mut data_split),
+        Splits::Changes(_, s) => {
+            for split in s {
+                match split {
+                    IncrementalSplit::Data(d) => data_split(d),
+                    IncrementalSplit::DiffPair { before, after } => {
+                        before.iter().chain(after).for_each(&mut data_split)
+                    }
+                }
+            }
+        }
+    }
+    hash
 }
 
 /// A stable order for the splits of one plan: bucket, then the first file's name.
