@@ -269,6 +269,43 @@ async fn an_overwrite_of_the_table_deletes_what_it_dropped() {
     );
 }
 
+/// A bucket rescale (`ALTER TABLE … SET ('bucket' = '4')`, then `INSERT OVERWRITE` of the
+/// table with its own rows): an options-only schema change, which even `schemaChanges: fail`
+/// goes through, and an OVERWRITE snapshot; the sync goes on in the new buckets. With two
+/// slots keys may change slot with their bucket, so the overwrite is refused, naming it.
+#[tokio::test]
+async fn a_bucket_rescale_keeps_the_sync_going() {
+    let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 40, "+I", 0)]);
+    let db = TestDb::new("rescale").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db).build();
+    cfg.sync_once(&[]);
+    let rescaled = t.commits(vec![json!({"rescale": 4})]);
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", Some(rescaled)).await;
+    let after = t.commits(vec![
+        generate(30, 20, "+U", 1),
+        json!({"rows": [{"kind": "-D", "values": order(3, "1.00", "NEW")}]}),
+    ]);
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", Some(after)).await;
+    assert_eq!(db.count("orders").await, 48);
+    let db2 = TestDb::new("rescale_slots").await;
+    db2.exec(ORDERS_DDL).await;
+    let two = SyncConfig::builder(&t, &db2)
+        .from_snapshot(1)
+        .consumer_id("two")
+        .build();
+    let out = two.run_once(&["--slot", "0", "--slots", "2"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(&format!("snapshot {rescaled} is an OVERWRITE commit")),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// A slot whose buckets never change (3 slots, 2 buckets: slot 2 owns none) still follows the
 /// latest snapshot in its checkpoint and its Paimon consumer, so it pins no old snapshot.
 #[tokio::test]

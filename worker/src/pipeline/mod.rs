@@ -208,9 +208,13 @@ impl Pipeline {
                 match self.source.plan_snapshot(next).await? {
                     SnapshotChanges::Changes(plan) => self.read_plan(&plan, from, None).await?,
                     SnapshotChanges::Overwrite(plan) => self.apply_overwrite(&plan).await?,
-                    SnapshotChanges::NewSchema { from, to } => {
+                    SnapshotChanges::NewSchema {
+                        from,
+                        to,
+                        columns_changed,
+                    } => {
                         // Nothing of `next` is read: the close below commits everything before it.
-                        self.new_schema(next, from, to)?;
+                        self.new_schema(next, from, to, columns_changed)?;
                         return Ok(Followed::NewSchema);
                     }
                 }

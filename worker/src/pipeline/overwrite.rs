@@ -54,7 +54,7 @@ impl Pipeline {
         mut pass: Pass<'_>,
     ) -> Result<()> {
         for split in 0..plan.len() {
-            let mut batches = self.source.read_split(plan, split)?;
+            let mut batches = self.source.read_split(plan, split).await?;
             while let Some(batch) = batches.next().await {
                 let batch = batch?;
                 for mut d in decode_batch(&batch, &self.layout, snapshot_id, self.source.name())? {

@@ -35,7 +35,7 @@ impl Pipeline {
                 ..Position::START
             };
             self.read_to = Some(plan.point_at(position));
-            let mut batches = self.source.read_split(plan, split)?;
+            let mut batches = self.source.read_split(plan, split).await?;
             while let Some(batch) = batches.next().await {
                 let mut batch = batch?;
                 if skip > 0 {

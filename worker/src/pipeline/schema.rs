@@ -44,11 +44,25 @@ pub(super) async fn validated_layout(
 
 impl Pipeline {
     /// Snapshot `snapshot_id` has schema `to`, newer than `from` this source was opened with:
-    /// an error under `fail`; otherwise `Ok`, and the caller opens the table again.
-    pub(super) fn new_schema(&self, snapshot_id: i64, from: i64, to: i64) -> Result<()> {
-        if self.cfg.spec.source.schema_changes != SchemaChanges::Fail {
-            tracing::info!(snapshot_id, from, to, policy = ?self.cfg.spec.source.schema_changes,
-                           "the Paimon schema changed: opening the table again before reading this snapshot");
+    /// an error when its columns changed under `fail`; otherwise `Ok`, and the caller opens the
+    /// table again (its shape is checked again too: options may have changed).
+    pub(super) fn new_schema(
+        &self,
+        snapshot_id: i64,
+        from: i64,
+        to: i64,
+        columns_changed: bool,
+    ) -> Result<()> {
+        let policy = self.cfg.spec.source.schema_changes;
+        if !columns_changed || policy != SchemaChanges::Fail {
+            tracing::info!(
+                snapshot_id,
+                from,
+                to,
+                columns_changed,
+                ?policy,
+                "the Paimon schema changed: opening the table again before reading this snapshot"
+            );
             return Ok(());
         }
         Err(WorkerError::Source {

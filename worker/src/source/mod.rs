@@ -3,6 +3,7 @@
 
 mod column;
 mod consumer;
+mod evolve;
 mod overwrite;
 mod plan;
 mod schema_history;
@@ -26,15 +27,26 @@ pub use plan::SnapshotPlan;
 pub use schema_history::SchemaHistory;
 pub use shape::TableShape;
 
+/// Options of every read: the sequence number with every change, so the buffer can order
+/// changes of one key.
+fn read_options() -> HashMap<String, String> {
+    HashMap::from([(
+        "table-read.sequence-number.enabled".to_string(),
+        "true".to_string(),
+    )])
+}
+
 /// What one snapshot changed, ready to read.
 pub enum SnapshotChanges {
     Changes(SnapshotPlan),
     Overwrite(OverwritePlan),
     /// The snapshot was committed under a newer schema than this source was opened with: it
-    /// must be read by a source (and checked against MySQL) opened anew.
+    /// must be read by a source (and checked against MySQL) opened anew. `columns_changed` is
+    /// false when only options changed (e.g. the bucket count of a rescale).
     NewSchema {
         from: i64,
         to: i64,
+        columns_changed: bool,
     },
 }
 
@@ -76,11 +88,7 @@ impl PaimonSource {
                 table: name.clone(),
                 message: format!("can't open the table in warehouse {} ({e}); check source.warehouse, database and table", spec.warehouse),
             })?;
-        // Ask for the sequence number with every change, so the buffer can order changes of one key.
-        let table = table.copy_with_options(HashMap::from([(
-            "table-read.sequence-number.enabled".to_string(),
-            "true".to_string(),
-        )]));
+        let table = table.copy_with_options(read_options());
         let schema = table.schema();
         // The full primary key (partition fields included) is what identifies a row in MySQL.
         let keys: Vec<String> = schema.primary_keys().to_vec();
@@ -245,6 +253,7 @@ impl PaimonSource {
             SnapshotKind::NewSchema(to) => SnapshotChanges::NewSchema {
                 from: self.table.schema().id(),
                 to,
+                columns_changed: self.columns_changed(to).await?,
             },
         })
     }
@@ -301,6 +310,17 @@ impl PaimonSource {
         })
     }
 
+    /// Whether schema `to` has other columns (names, types, order) than this source's.
+    async fn columns_changed(&self, to: i64) -> Result<bool> {
+        let to = self
+            .table
+            .schema_manager()
+            .schema(to)
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(to.fields() != self.table.schema().fields())
+    }
+
     /// Renames and drops of columns since the table's first schema.
     pub async fn schema_history(&self) -> Result<SchemaHistory> {
         let fields = |s: &paimon::spec::TableSchema| -> Vec<(i32, String)> {
@@ -324,24 +344,29 @@ impl PaimonSource {
     }
 
     /// The rows of split `index` of a plan (a read error names the table).
-    pub fn read_split(
+    pub async fn read_split(
         &self,
         plan: &SnapshotPlan,
         index: usize,
     ) -> Result<impl futures::Stream<Item = Result<arrow_array::RecordBatch>> + use<>> {
-        let builder = self.table.new_read_builder();
-        let read = builder.new_read().map_err(|e| self.err(e))?;
         let batches = match plan.splits() {
-            Splits::Full(splits) => read.to_arrow(&splits[index..=index]),
-            Splits::FullAsStored(splits) => read.to_audit_log_arrow(&IncrementalPlan::new(
-                IncrementalScanMode::Delta,
-                vec![IncrementalSplit::Data(splits[index].clone())],
-            )),
-            Splits::Changes(mode, splits) => {
-                read.to_audit_log_arrow(&IncrementalPlan::new(*mode, vec![splits[index].clone()]))
+            Splits::Full(splits) => {
+                let read = self
+                    .table
+                    .new_read_builder()
+                    .new_read()
+                    .map_err(|e| self.err(e))?;
+                read.to_arrow(&splits[index..=index])
+                    .map_err(|e| self.err(e))?
             }
-        }
-        .map_err(|e| self.err(e))?;
+            Splits::FullAsStored(splits) => {
+                let split = IncrementalSplit::Data(splits[index].clone());
+                self.read_changes(IncrementalScanMode::Delta, split).await?
+            }
+            Splits::Changes(mode, splits) => {
+                self.read_changes(*mode, splits[index].clone()).await?
+            }
+        };
         let table = self.name.clone();
         Ok(futures::StreamExt::map(batches, move |batch| {
             batch.map_err(|source| WorkerError::Paimon {
@@ -349,6 +374,55 @@ impl PaimonSource {
                 source: Box::new(source),
             })
         }))
+    }
+
+    /// A split's records with their kind and sequence number, its files of an older schema
+    /// read with that schema and evolved to this source's (see `evolve.rs`).
+    async fn read_changes(
+        &self,
+        mode: IncrementalScanMode,
+        split: IncrementalSplit,
+    ) -> Result<paimon::table::ArrowRecordBatchStream> {
+        let audit = |table: &Table, split: IncrementalSplit| {
+            let read = table.new_read_builder().new_read()?;
+            read.to_audit_log_arrow(&IncrementalPlan::new(mode, vec![split]))
+        };
+        let current = self.table.schema();
+        let IncrementalSplit::Data(data) = &split else {
+            return audit(&self.table, split).map_err(|e| self.err(e));
+        };
+        let runs = evolve::schema_runs(data.data_files());
+        if runs.iter().all(|(id, _)| *id == current.id()) {
+            return audit(&self.table, split).map_err(|e| self.err(e));
+        }
+        let mut streams = Vec::new();
+        for (schema_id, files) in runs {
+            let part =
+                IncrementalSplit::Data(plan::with_files(data, &files).map_err(|e| self.err(e))?);
+            if schema_id == current.id() {
+                streams.push(audit(&self.table, part).map_err(|e| self.err(e))?);
+                continue;
+            }
+            let older = self
+                .table
+                .schema_manager()
+                .schema(schema_id)
+                .await
+                .map_err(|e| self.err(e))?;
+            let table = self
+                .table
+                .copy_with_resolved_schema((*older).clone(), "main")
+                .map_err(|e| self.err(e))?
+                .copy_with_options(read_options());
+            let (from, to) = (older.fields().to_vec(), current.fields().to_vec());
+            let batches = audit(&table, part).map_err(|e| self.err(e))?;
+            streams.push(Box::pin(futures::StreamExt::map(batches, move |batch| {
+                batch.and_then(|b| evolve::evolve(b, &from, &to))
+            })));
+        }
+        Ok(Box::pin(futures::StreamExt::flatten(
+            futures::stream::iter(streams),
+        )))
     }
 
     /// With `changelog-producer=full-compaction`, each changelog is the difference between the

@@ -185,7 +185,7 @@ pub(super) fn upper_levels_oldest_first(split: &DataSplit) -> paimon::Result<Dat
 }
 
 /// The same split with the files `keep` names, in that order (and their deletion vectors).
-fn with_files(split: &DataSplit, keep: &[usize]) -> paimon::Result<DataSplit> {
+pub(super) fn with_files(split: &DataSplit, keep: &[usize]) -> paimon::Result<DataSplit> {
     let mut builder = DataSplit::builder()
         .with_snapshot(split.snapshot_id())
         .with_partition(split.partition().clone())
