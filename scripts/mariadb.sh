@@ -3,7 +3,8 @@
 #   scripts/mariadb.sh start DIR   → starts it (data, socket, pid and port under DIR), prints the port
 #   scripts/mariadb.sh stop DIR    → stops it by pid and removes DIR
 #   scripts/mariadb.sh crash-restart DIR → kill -9, then the same server again on the same port and data
-# A user pms/pms with all privileges is created for TCP clients.
+# A user pms/pms with all privileges is created for TCP clients. PMS_MARIADB_ARGS adds server
+# options at start (e.g. "--default-time-zone=+05:00"); a crash-restart keeps them.
 set -euo pipefail
 
 cmd=${1:?usage: mariadb.sh start|stop DIR}
@@ -29,7 +30,7 @@ run_server() {
     --port="$port" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$dir/error.log" \
     --innodb-buffer-pool-size=256M --innodb-flush-log-at-trx-commit=2 --max-connections=500 \
     --max-allowed-packet=64M --character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci \
-    >>"$dir/stdout.log" 2>&1 &
+    $(cat "$dir/args" 2>/dev/null) >>"$dir/stdout.log" 2>&1 &
   echo $! >"$dir/server.pid"
   for _ in $(seq 1 300); do
     if "$client" --no-defaults -uroot --socket="$dir/mysqld.sock" -e "SELECT 1" >/dev/null 2>&1; then
@@ -52,6 +53,7 @@ start)
     --skip-test-db >"$dir/install.log" 2>&1 || { cat "$dir/install.log" >&2; exit 1; }
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
   echo "$port" >"$dir/port"
+  echo "${PMS_MARIADB_ARGS:-}" >"$dir/args"
   run_server "$port"
   "$client" --no-defaults -uroot --socket="$dir/mysqld.sock" -e \
     "CREATE USER IF NOT EXISTS 'pms'@'%' IDENTIFIED BY 'pms'; GRANT ALL ON *.* TO 'pms'@'%' WITH GRANT OPTION; FLUSH PRIVILEGES;"

@@ -32,16 +32,65 @@ fn opts(port: u16, db: Option<&str>) -> Opts {
         .user(Some("pms"))
         .pass(Some("pms"))
         .db_name(db)
-        .init(vec!["SET SESSION time_zone = '+00:00'"])
+        // `setup` runs again after the pool resets a connection; `init` would not.
+        .setup(vec![
+            "SET NAMES utf8mb4",
+            "SET SESSION time_zone = '+00:00'",
+        ])
         .into()
 }
 
 static COUNTER: AtomicU32 = AtomicU32::new(0);
 
+/// A MariaDB server of one test's own, started with server options the shared one must not
+/// have (a global time zone, an SQL mode, a charset); stopped when dropped.
+pub struct OwnServer {
+    dir: std::path::PathBuf,
+    pub port: u16,
+}
+
+impl OwnServer {
+    /// `scripts/mariadb.sh start` with `options` (e.g. `--default-time-zone=+05:00`).
+    pub fn start(options: &[&str]) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "pms-own-mariadb-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst)
+        ));
+        let out = std::process::Command::new(crate::repo_root().join("scripts/mariadb.sh"))
+            .args(["start", dir.to_str().expect("a UTF-8 temp dir")])
+            .env("PMS_MARIADB_ARGS", options.join(" "))
+            .output()
+            .expect("run scripts/mariadb.sh");
+        assert!(
+            out.status.success(),
+            "starting a MariaDB server with {options:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let port = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .expect("mariadb.sh prints the port");
+        Self { dir, port }
+    }
+}
+
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(crate::repo_root().join("scripts/mariadb.sh"))
+            .args(["stop", &self.dir.display().to_string()])
+            .status();
+    }
+}
+
 impl TestDb {
     /// Creates `pms_<test>_<pid>_<n>`, so no two tests (or runs) share a database.
     pub async fn new(test: &str) -> Self {
-        let port = server_port();
+        Self::on(server_port(), test).await
+    }
+
+    /// The same on the server at `port` (e.g. an [`OwnServer`]).
+    pub async fn on(port: u16, test: &str) -> Self {
         let name = format!(
             "pms_{}_{}_{}",
             test,

@@ -28,9 +28,7 @@ fn orders(options: Json) -> Table {
 
 /// Inserts, updates, deletes and compactions of the `orders` shape.
 fn churn() -> [Vec<Json>; 2] {
-    let deletes = |ids: &[i64]| {
-        json!({"rows": ids.iter().map(|&id| json!({"kind": "-D", "values": order(id, "1.00", "NEW")})).collect::<Vec<_>>()})
-    };
+    let deletes = |ids: &[i64]| json!({"rows": ids.iter().map(|&id| json!({"kind": "-D", "values": order(id, "1.00", "NEW")})).collect::<Vec<_>>()});
     [
         vec![
             generate(1, 60, "+I", 0),
@@ -95,13 +93,32 @@ fn moves() -> [Vec<Json>; 2] {
     let commit = |rows: Vec<Json>| json!({"rows": rows});
     [
         vec![
-            commit((1..=60).map(|id| regional("+I", id, "NEW", region(id, 0))).collect()),
-            commit((1..=20).map(|id| regional("+I", id, "MOVED", region(id, 1))).collect()),
+            commit(
+                (1..=60)
+                    .map(|id| regional("+I", id, "NEW", region(id, 0)))
+                    .collect(),
+            ),
+            commit(
+                (1..=20)
+                    .map(|id| regional("+I", id, "MOVED", region(id, 1)))
+                    .collect(),
+            ),
         ],
         vec![
-            commit((10..=30).map(|id| regional("+I", id, "AGAIN", region(id, 2))).collect()),
-            commit(vec![regional("-D", 5, "MOVED", region(5, 1)), regional("-D", 40, "NEW", region(40, 0))]),
-            commit((1..=8).map(|id| regional("+I", id, "BACK", region(id, 0))).collect()),
+            commit(
+                (10..=30)
+                    .map(|id| regional("+I", id, "AGAIN", region(id, 2)))
+                    .collect(),
+            ),
+            commit(vec![
+                regional("-D", 5, "MOVED", region(5, 1)),
+                regional("-D", 40, "NEW", region(40, 0)),
+            ]),
+            commit(
+                (1..=8)
+                    .map(|id| regional("+I", id, "BACK", region(id, 0)))
+                    .collect(),
+            ),
         ],
     ]
 }
@@ -134,40 +151,70 @@ fn shapes() -> Vec<Shape> {
         guard: false,
     };
     vec![
-        shape("fixed_input", || orders(json!({"bucket": "2", "changelog-producer": "input"})), churn()),
-        shape("fixed_lookup", || orders(json!({"bucket": "2", "changelog-producer": "lookup"})), churn()),
+        shape(
+            "fixed_input",
+            || orders(json!({"bucket": "2", "changelog-producer": "input"})),
+            churn(),
+        ),
+        shape(
+            "fixed_lookup",
+            || orders(json!({"bucket": "2", "changelog-producer": "lookup"})),
+            churn(),
+        ),
         shape(
             "fixed_full_compaction",
             || orders(json!({"bucket": "2", "changelog-producer": "full-compaction"})),
             churn(),
         ),
-        shape("dynamic_bucket", || orders(json!({"bucket": "-1", "changelog-producer": "input"})), churn()),
+        shape(
+            "dynamic_bucket",
+            || orders(json!({"bucket": "-1", "changelog-producer": "input"})),
+            churn(),
+        ),
         shape(
             "deletion_vectors_lookup",
-            || orders(json!({"bucket": "2", "changelog-producer": "lookup", "deletion-vectors.enabled": "true"})),
+            || {
+                orders(
+                    json!({"bucket": "2", "changelog-producer": "lookup", "deletion-vectors.enabled": "true"}),
+                )
+            },
             churn(),
         ),
         shape(
             "partial_update_lookup",
-            || orders(json!({"bucket": "2", "merge-engine": "partial-update", "changelog-producer": "lookup"})),
+            || {
+                orders(
+                    json!({"bucket": "2", "merge-engine": "partial-update", "changelog-producer": "lookup"}),
+                )
+            },
             upserts(),
         ),
         shape(
             "first_row_lookup",
-            || orders(json!({"bucket": "2", "merge-engine": "first-row", "changelog-producer": "lookup"})),
+            || {
+                orders(
+                    json!({"bucket": "2", "merge-engine": "first-row", "changelog-producer": "lookup"}),
+                )
+            },
             inserts(),
         ),
         shape(
             "aggregation_lookup",
             || {
-                orders(json!({"bucket": "2", "merge-engine": "aggregation", "changelog-producer": "lookup",
-                              "fields.amount.aggregate-function": "sum"}))
+                orders(
+                    json!({"bucket": "2", "merge-engine": "aggregation", "changelog-producer": "lookup",
+                              "fields.amount.aggregate-function": "sum"}),
+                )
             },
             inserts(),
         ),
         shape(
             "sequence_field_lookup",
-            || orders(json!({"bucket": "2", "sequence.field": "updated_at", "changelog-producer": "lookup"})),
+            || {
+                orders(
+                    json!({"bucket": "2", "sequence.field": "updated_at", "changelog-producer": "lookup"}),
+                )
+            },
             churn(),
         ),
         Shape {
@@ -186,7 +233,12 @@ async fn target(shape: &Shape, how: &str) -> TestDb {
     db
 }
 
-fn builder(shape: &Shape, t: &Table, db: &TestDb, consumer: &str) -> pms_tests::config::SyncConfigBuilder {
+fn builder(
+    shape: &Shape,
+    t: &Table,
+    db: &TestDb,
+    consumer: &str,
+) -> pms_tests::config::SyncConfigBuilder {
     let b = SyncConfig::builder(t, db).consumer_id(consumer);
     if shape.guard {
         b.sequence_guard("pms_snapshot")
@@ -204,12 +256,17 @@ async fn wait_caught_up(cfg: &SyncConfig, t: &Table, what: &str) {
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok());
         let done = cp.as_ref().is_some_and(|cp| {
-            cp["phase"] == "incremental" && cp["snapshotId"].as_i64() >= Some(latest) && cp.get("position").is_none()
+            cp["phase"] == "incremental"
+                && cp["snapshotId"].as_i64() >= Some(latest)
+                && cp.get("position").is_none()
         });
         if done {
             return;
         }
-        assert!(Instant::now() < deadline, "{what}: not caught up with snapshot {latest}: {cp:?}");
+        assert!(
+            Instant::now() < deadline,
+            "{what}: not caught up with snapshot {latest}: {cp:?}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -233,7 +290,10 @@ async fn run_shape(shape: Shape, crash_at: u32) {
     once.sync_once(&[]);
     assert_synced(&t, &once_db, "orders", Some(end)).await;
     wait_caught_up(&live, &t, name).await;
-    assert!(stop_with_sigterm(&mut child).await.success(), "{name}: a stop exits 0");
+    assert!(
+        stop_with_sigterm(&mut child).await.success(),
+        "{name}: a stop exits 0"
+    );
     assert_synced(&t, &live_db, "orders", Some(end)).await;
     // Three slots from the start, slot 0 crashing at its `crash_at`-th transaction first.
     let slots_db = target(&shape, "slots").await;
@@ -243,7 +303,11 @@ async fn run_shape(shape: Shape, crash_at: u32) {
         .env("PMS_FAILPOINT", format!("before-transaction@{crash_at}"))
         .output()
         .unwrap();
-    assert!(!crashed.status.success(), "{name}: the failpoint crashed slot 0: {}", stderr(&crashed));
+    assert!(
+        !crashed.status.success(),
+        "{name}: the failpoint crashed slot 0: {}",
+        stderr(&crashed)
+    );
     for slot in ["2", "1", "0"] {
         slots.sync_once(&["--slot", slot, "--slots", "3"]);
     }
@@ -252,7 +316,11 @@ async fn run_shape(shape: Shape, crash_at: u32) {
 
 /// Runs the shapes whose index is `part` modulo 2, so the matrix spreads over two test threads.
 async fn run_part(part: usize) {
-    for (i, shape) in shapes().into_iter().enumerate().filter(|(i, _)| i % 2 == part) {
+    for (i, shape) in shapes()
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % 2 == part)
+    {
         // A different crash point per shape: 2, 3, 4, …
         run_shape(shape, 2 + i as u32 % 4).await;
     }

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use pms_tests::mysql::TestDb;
+use pms_tests::mysql::{OwnServer, TestDb};
 use pms_tests::paimon::Table;
 use serde_json::json;
 
@@ -36,10 +36,55 @@ const COLUMNS: &[(&str, &str, &str)] = &[
     ("r", "ROW<x INT, y STRING>", "JSON"),
 ];
 
+/// MySQL `TIMESTAMP` columns (1970–2038 only), converted from the session time zone: the
+/// worker's session must be in UTC whatever the server's global zone is.
+const TIMESTAMP_COLUMNS: &[(&str, &str, &str)] = &[
+    ("ts_mysql", "TIMESTAMP(3)", "TIMESTAMP(3) NULL"),
+    (
+        "ltz_mysql",
+        "TIMESTAMP(3) WITH LOCAL TIME ZONE",
+        "TIMESTAMP(3) NULL",
+    ),
+];
+
 #[tokio::test]
 async fn every_type_with_nulls_and_extremes() {
+    round_trip(TestDb::new("types").await).await;
+}
+
+/// The same on a server whose globals differ from what the worker needs: a time zone five hours
+/// from UTC, a non-strict SQL mode with `NO_BACKSLASH_ESCAPES`, latin1 as the default charset.
+/// The pool resets a connection each time it is returned, so these globals come back on every
+/// reused connection unless the session settings are applied again.
+#[tokio::test]
+async fn every_type_on_a_server_with_other_global_settings() {
+    let server = OwnServer::start(&[
+        "--default-time-zone=+05:00",
+        "--sql-mode=NO_BACKSLASH_ESCAPES",
+        "--character-set-server=latin1",
+        "--collation-server=latin1_swedish_ci",
+    ]);
+    let db = TestDb::on(server.port, "odd_globals").await;
+    assert_eq!(
+        db.query_strings(
+            "SELECT @@GLOBAL.time_zone, @@GLOBAL.sql_mode, @@GLOBAL.character_set_server"
+        )
+        .await,
+        [vec![
+            Some("+05:00".to_string()),
+            Some("NO_BACKSLASH_ESCAPES".to_string()),
+            Some("latin1".to_string())
+        ]]
+    );
+    round_trip(db).await;
+}
+
+/// Every type, a max, a min and an all-NULL row: a full read (the bulk path into an empty
+/// table), then the same values as changes (upserts), each read in a far-from-UTC process zone.
+async fn round_trip(db: TestDb) {
+    let columns: Vec<&(&str, &str, &str)> = COLUMNS.iter().chain(TIMESTAMP_COLUMNS).collect();
     let table = Table::create(json!({
-        "columns": COLUMNS.iter().map(|(n, t, _)| json!({"name": n, "type": t})).collect::<Vec<_>>(),
+        "columns": columns.iter().map(|(n, t, _)| json!({"name": n, "type": t})).collect::<Vec<_>>(),
         "primaryKeys": ["id"], "partitionKeys": [],
         "options": {"bucket": "1", "changelog-producer": "input"}
     }));
@@ -55,12 +100,21 @@ async fn every_type_with_nulls_and_extremes() {
         // TIMESTAMP(7..9) is read as Arrow nanoseconds, which only span 1677..2262 (see README, limits).
         "1700-01-01 00:00:00.000000001",
         "1970-01-01 00:00:00.000001", [], {}, {"x": null, "y": null}]);
+    let mut max = max;
+    let mut min = min;
+    max.as_array_mut().unwrap().extend([
+        json!("2038-01-19 03:14:07.999"),
+        json!("2038-01-19 03:14:07.999"),
+    ]);
+    min.as_array_mut().unwrap().extend([
+        json!("1970-01-01 00:00:01.001"),
+        json!("1970-01-01 05:00:00.001"),
+    ]);
     let nulls: Vec<serde_json::Value> = std::iter::once(json!(3))
-        .chain((1..COLUMNS.len()).map(|_| serde_json::Value::Null))
+        .chain((1..columns.len()).map(|_| serde_json::Value::Null))
         .collect();
     table.commits(vec![json!({"rows": [{"kind": "+I", "values": max}, {"kind": "+I", "values": min}, {"kind": "+I", "values": nulls}]})]);
-    let db = TestDb::new("types").await;
-    let ddl: Vec<String> = COLUMNS
+    let ddl: Vec<String> = columns
         .iter()
         .map(|(n, _, m)| format!("`{n}` {m}"))
         .collect();

@@ -45,14 +45,20 @@ pub struct MysqlConnection {
 
 impl MysqlConnection {
     pub async fn open(cfg: &WorkerConfig) -> Result<Self> {
-        let pool = connect::pool(&cfg.mysql);
+        let mut pool = connect::pool(&cfg.mysql, true);
         let redacted_url = cfg.mysql.redacted_url();
-        let server = connect::server_info(&pool)
-            .await
-            .map_err(|source| WorkerError::Connect {
-                url: redacted_url.clone(),
-                source: Box::new(source),
-            })?;
+        let connect_err = |source| WorkerError::Connect {
+            url: redacted_url.clone(),
+            source: Box::new(source),
+        };
+        let server = connect::server_info(&pool).await.map_err(connect_err)?;
+        if server.statement_binlog {
+            warn!(url = %redacted_url, "the server logs statements (binlog_format = STATEMENT), which refuses writes under \
+                  READ COMMITTED: writing under its own isolation level (slots writing neighbouring keys may then deadlock \
+                  and retry)");
+            pool.disconnect().await.map_err(connect_err)?;
+            pool = connect::pool(&cfg.mysql, false);
+        }
         Ok(Self {
             pool,
             server,
