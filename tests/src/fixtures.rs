@@ -31,7 +31,7 @@ pub const ORDERS_DDL: &str =
      status VARCHAR(64), updated_at DATETIME(3)) DEFAULT CHARSET = utf8mb4";
 
 /// The MySQL table that fits a partitioned [`orders_table`].
-pub const ORDERS_PARTITIONED_DDL: &str = "CREATE TABLE orders (id BIGINT NOT NULL, region VARCHAR(16) NOT NULL, \
+pub const ORDERS_PARTITIONED_DDL: &str = "CREATE TABLE orders (id BIGINT NOT NULL, region VARCHAR(16) COLLATE utf8mb4_nopad_bin NOT NULL, \
      amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), PRIMARY KEY (id, region)) DEFAULT CHARSET = utf8mb4";
 
 /// `[id, amount, status, updated_at]` for an `+I`/`+U`/`-D` row.

@@ -173,7 +173,7 @@ async fn composite_key_and_delete_reinsert() {
     let row = |k: &str, t: &str, n: i64, note: &str| json!({"kind": k, "values": [t, n, note]});
     table.commits(vec![json!({"rows": [row("+I", "acme", 1001, "first"), row("+I", "acme", 1002, "x"), row("+I", "globex", 1001, "other tenant")]})]);
     let db = TestDb::new("composite").await;
-    db.exec("CREATE TABLE t (tenant VARCHAR(32) NOT NULL, order_no INT NOT NULL, note TEXT, PRIMARY KEY (tenant, order_no)) DEFAULT CHARSET = utf8mb4").await;
+    db.exec("CREATE TABLE t (tenant VARCHAR(32) COLLATE utf8mb4_nopad_bin NOT NULL, order_no INT NOT NULL, note TEXT, PRIMARY KEY (tenant, order_no)) DEFAULT CHARSET = utf8mb4").await;
     // maxRows 1: every record is its own flush, so the -D and +I below land in two transactions.
     let across = SyncConfig::builder(&table, &db)
         .target_table("t")
@@ -188,7 +188,7 @@ async fn composite_key_and_delete_reinsert() {
 
     // The same changes reduced inside one flush (default maxRows) on a second target.
     let db2 = TestDb::new("composite_one_flush").await;
-    db2.exec("CREATE TABLE t (tenant VARCHAR(32) NOT NULL, order_no INT NOT NULL, note TEXT, PRIMARY KEY (tenant, order_no)) DEFAULT CHARSET = utf8mb4").await;
+    db2.exec("CREATE TABLE t (tenant VARCHAR(32) COLLATE utf8mb4_nopad_bin NOT NULL, order_no INT NOT NULL, note TEXT, PRIMARY KEY (tenant, order_no)) DEFAULT CHARSET = utf8mb4").await;
     let within = SyncConfig::builder(&table, &db2)
         .target_table("t")
         .from_snapshot(1)

@@ -256,3 +256,43 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// A text key column must tell apart every two keys Paimon tells apart: a case-insensitive or
+/// PAD SPACE collation is refused (naming the collation to use), a binary NO PAD one syncs
+/// `'a'`, `'A'`, `'x'` and `'x '` as four rows.
+#[tokio::test]
+async fn text_keys_need_a_binary_no_pad_collation() {
+    let t = Table::create(json!({
+        "columns": [{"name": "code", "type": "VARCHAR(16) NOT NULL"}, {"name": "v", "type": "INT"}],
+        "primaryKeys": ["code"],
+        "options": {"bucket": "1"},
+    }));
+    t.commit(&[
+        ("+I", json!(["a", 1])),
+        ("+I", json!(["A", 2])),
+        ("+I", json!(["x", 3])),
+        ("+I", json!(["x ", 4])),
+    ]);
+    let ddl = |collation: &str| {
+        format!("CREATE TABLE orders (code VARCHAR(16) CHARACTER SET utf8mb4 {collation} NOT NULL PRIMARY KEY, v INT)")
+    };
+    refused(
+        &t,
+        "key_ci",
+        Some(&ddl("COLLATE utf8mb4_general_ci")),
+        &["collation utf8mb4_general_ci", "utf8mb4_nopad_bin"],
+    )
+    .await;
+    refused(
+        &t,
+        "key_pad",
+        Some(&ddl("COLLATE utf8mb4_bin")),
+        &["collation utf8mb4_bin", "'x' = 'x '"],
+    )
+    .await;
+    let db = TestDb::new("key_nopad").await;
+    db.exec(&ddl("COLLATE utf8mb4_nopad_bin")).await;
+    SyncConfig::builder(&t, &db).build().sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+    assert_eq!(db.count("orders").await, 4);
+}

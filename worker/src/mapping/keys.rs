@@ -1,9 +1,10 @@
-//! The key check: MySQL must have a PRIMARY KEY or UNIQUE key on exactly the Paimon key, and
-//! the sequence-guard column must be a column of its own.
+//! The key check: MySQL must have a PRIMARY KEY or UNIQUE key on exactly the Paimon key, whose
+//! text columns tell apart every two keys Paimon tells apart, and the sequence-guard column must
+//! be a column of its own.
 
 use super::columns::{ColumnPlan, Layout};
 use super::ddl::quote_ident;
-use super::target::TargetTable;
+use super::target::{TargetColumn, TargetTable};
 use crate::source::SourceColumn;
 
 /// The target needs a PRIMARY KEY or UNIQUE key on exactly the (mapped) Paimon key columns,
@@ -30,6 +31,11 @@ pub(super) fn check_keys(
         return;
     }
     key.sort();
+    for column in columns.iter().filter(|c| c.is_key) {
+        if let Some(problem) = target.column(&column.mysql).and_then(key_collation_problem) {
+            problems.push(problem);
+        }
+    }
     let same_columns = |cols: &[String]| {
         let mut c: Vec<String> = cols.iter().map(|s| s.to_lowercase()).collect();
         c.sort();
@@ -76,6 +82,35 @@ pub(super) fn check_keys(
     }
 }
 
+/// Paimon compares keys byte for byte. A case- or accent-insensitive collation on a text key
+/// column makes `'a'` and `'A'` one MySQL key, and a PAD SPACE one (every `_bin` collation of
+/// MariaDB and MySQL 5.7, and MySQL 8's `utf8mb4_bin`) `'x'` and `'x '`: one key's upsert would
+/// overwrite another's row, a delete remove it. CHAR columns drop trailing spaces anyway, so
+/// any binary collation does for them.
+fn key_collation_problem(column: &TargetColumn) -> Option<String> {
+    let collation = column.collation.as_deref()?;
+    let binary = collation == "binary" || collation.ends_with("_bin");
+    let no_pad = collation == "binary"
+        || collation.contains("nopad_bin")
+        || collation.ends_with("_0900_bin");
+    let fits = if column.data_type == "char" {
+        binary
+    } else {
+        binary && no_pad
+    };
+    (!fits).then(|| {
+        format!(
+            "key column {:?} has collation {collation}, under which distinct Paimon keys are one MySQL key \
+             ('a' = 'A'{}): one key's upsert would overwrite another's row. Give it a binary NO PAD collation: \
+             `ALTER TABLE … MODIFY {} {} COLLATE utf8mb4_nopad_bin` (MariaDB) or `utf8mb4_0900_bin` (MySQL 8)",
+            column.name,
+            if column.data_type == "char" { "" } else { ", 'x' = 'x '" },
+            quote_ident(&column.name),
+            column.column_type.to_uppercase()
+        )
+    })
+}
+
 /// The sequence-guard column must be a BIGINT of the target that no Paimon column maps to.
 pub fn check_guard_column(
     layout: &Layout,
@@ -94,4 +129,50 @@ pub fn check_guard_column(
         Some(_) => return Ok(()),
     };
     Err(vec![problem])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(data_type: &str, collation: &str) -> TargetColumn {
+        TargetColumn {
+            name: "code".into(),
+            data_type: data_type.into(),
+            column_type: format!("{data_type}(16)"),
+            collation: Some(collation.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn text_keys_need_a_binary_no_pad_collation() {
+        for ok in [
+            "utf8mb4_nopad_bin",
+            "utf8mb4_0900_bin",
+            "binary",
+            "latin1_nopad_bin",
+        ] {
+            assert_eq!(key_collation_problem(&text("varchar", ok)), None, "{ok}");
+        }
+        for refused in [
+            "utf8mb4_general_ci",
+            "utf8mb4_unicode_ci",
+            "utf8mb4_bin",
+            "utf8mb4_0900_ai_ci",
+            "utf8mb4_nopad_general_ci",
+        ] {
+            let problem = key_collation_problem(&text("varchar", refused)).expect(refused);
+            assert!(
+                problem.contains("MODIFY `code` VARCHAR(16) COLLATE utf8mb4_nopad_bin"),
+                "{problem}"
+            );
+        }
+        // CHAR drops trailing spaces whatever the collation: binary is enough.
+        assert_eq!(key_collation_problem(&text("char", "utf8mb4_bin")), None);
+        assert!(key_collation_problem(&text("char", "utf8mb4_general_ci")).is_some());
+        let mut number = text("bigint", "");
+        number.collation = None;
+        assert_eq!(key_collation_problem(&number), None);
+    }
 }

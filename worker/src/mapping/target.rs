@@ -15,6 +15,8 @@ pub struct TargetColumn {
     pub numeric_scale: Option<u64>,
     pub datetime_precision: Option<u64>,
     pub charset: Option<String>,
+    /// `COLLATION_NAME` of a text column, lower case.
+    pub collation: Option<String>,
 }
 
 impl TargetColumn {

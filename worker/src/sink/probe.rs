@@ -23,11 +23,13 @@ pub async fn describe_table(
         Option<u64>,
         Option<u64>,
         Option<String>,
+        Option<String>,
     );
     let rows: Vec<ColumnRow> = conn
         .exec(
             "SELECT COLUMN_NAME, LOWER(DATA_TYPE), LOWER(COLUMN_TYPE), IS_NULLABLE, COLUMN_DEFAULT, EXTRA, \
-             CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION, CHARACTER_SET_NAME \
+             CHARACTER_MAXIMUM_LENGTH, NUMERIC_PRECISION, NUMERIC_SCALE, DATETIME_PRECISION, CHARACTER_SET_NAME, \
+             COLLATION_NAME \
              FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? \
              ORDER BY ORDINAL_POSITION",
             (table,),
@@ -39,7 +41,20 @@ pub async fn describe_table(
     let columns = rows
         .into_iter()
         .map(
-            |(name, data_type, column_type, nullable, default, extra, clen, np, ns, dp, cs)| {
+            |(
+                name,
+                data_type,
+                column_type,
+                nullable,
+                default,
+                extra,
+                clen,
+                np,
+                ns,
+                dp,
+                cs,
+                collation,
+            )| {
                 let extra = extra.to_lowercase();
                 // MariaDB reports a missing default as NULL or the string 'NULL' for nullable columns.
                 let has_default = default.is_some();
@@ -58,6 +73,7 @@ pub async fn describe_table(
                     numeric_scale: ns,
                     datetime_precision: dp,
                     charset: cs.map(|c| c.to_lowercase()),
+                    collation: collation.map(|c| c.to_lowercase()),
                 }
             },
         )
