@@ -440,3 +440,73 @@ async fn an_older_progress_table_is_migrated() {
         .await;
     assert_eq!(columns, [vec![Some("split_plan".to_string())]]);
 }
+
+/// A commit whose acknowledgement is lost (the server committed, the client saw the connection
+/// drop) is retried; with exactly-once the retry finds the progress row already at the flush's
+/// position and writes nothing again: the audit trail equals a clean run's. At-least-once
+/// writes it again (idempotent rows, a second audit row).
+#[tokio::test]
+async fn a_lost_commit_acknowledgement_is_not_applied_twice() {
+    let table = changes_table();
+    let config = |db: &TestDb, delivery: Delivery| {
+        SyncConfig::builder(&table, db)
+            .max_rows(4)
+            .delivery(delivery)
+            .from_snapshot(1)
+            .checkpoint_interval(Duration::ZERO)
+            .build()
+    };
+    let clean_db = audited_target("ack_clean").await;
+    assert!(run_with(&config(&clean_db, Delivery::ExactlyOnce), &[])
+        .status
+        .success());
+    let expected_audit = clean_db.count("audit").await;
+    for delivery in [Delivery::ExactlyOnce, Delivery::AtLeastOnce] {
+        let db = audited_target(&format!("ack_lost_{delivery:?}").to_lowercase()).await;
+        let out = run_with(
+            &config(&db, delivery),
+            &[("PMS_FAILPOINT", "commit-ack-lost@5")],
+        );
+        let log = stderr(&out);
+        assert!(out.status.success(), "{delivery:?}: {log}");
+        assert!(log.contains("failpoint commit-ack-lost reached"), "{log}");
+        assert_synced(&table, &db, "orders", None).await;
+        let audit = db.count("audit").await;
+        if delivery == Delivery::ExactlyOnce {
+            assert!(
+                log.contains("committed although its acknowledgement was lost"),
+                "{log}"
+            );
+            assert_eq!(audit, expected_audit, "each change applied exactly once");
+        } else {
+            assert!(
+                audit > expected_audit,
+                "at-least-once wrote the flush again"
+            );
+        }
+    }
+}
+
+/// With exactly-once, a parallelism other than the one the progress rows were committed with
+/// is refused by every slot, old and new, before anything is written.
+#[tokio::test]
+async fn exactly_once_refuses_a_changed_parallelism() {
+    let table = changes_table();
+    let db = audited_target("eo_parallelism").await;
+    let cfg = SyncConfig::builder(&table, &db)
+        .delivery(Delivery::ExactlyOnce)
+        .build();
+    cfg.sync_once(&[]);
+    let audit = db.count("audit").await;
+    for slot in ["0", "1"] {
+        let out = cfg.run_once(&["--slot", slot, "--slots", "2"]);
+        assert!(!out.status.success());
+        assert!(
+            stderr(&out).contains("committed with 1 slots, and this worker is slot"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    assert_eq!(db.count("audit").await, audit, "nothing written");
+    cfg.sync_once(&[]);
+}

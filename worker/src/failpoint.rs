@@ -2,6 +2,8 @@
 //!
 //! Compiled in only with the `failpoints` feature (test builds). `PMS_FAILPOINT=name` aborts the
 //! process the first time `name` is reached, `name@N` the N-th time: like a kill -9 right there.
+//! `commit-ack-lost` instead fails the flush after its commit went through, as a connection
+//! that drops before the acknowledgement arrives.
 
 /// The points, in protocol order.
 pub const POINTS: &[&str] = &[
@@ -12,8 +14,9 @@ pub const POINTS: &[&str] = &[
     "after-checkpoint-before-consumer",
 ];
 
+/// Whether `PMS_FAILPOINT` names `name` and this is its N-th time.
 #[cfg(feature = "failpoints")]
-pub fn hit(name: &str) {
+fn reached(name: &str) -> bool {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::OnceLock;
     static TARGET: OnceLock<Option<(String, u64)>> = OnceLock::new();
@@ -25,14 +28,33 @@ pub fn hit(name: &str) {
             .map_or((v.as_str(), 1), |(n, c)| (n, c.parse().unwrap_or(1)));
         Some((n.to_string(), count))
     });
-    if let Some((target, count)) = target {
-        if target == name && HITS.fetch_add(1, Ordering::SeqCst) + 1 == *count {
-            eprintln!("failpoint {name} reached: aborting");
-            std::process::abort();
-        }
+    matches!(target, Some((target, count)) if target == name && HITS.fetch_add(1, Ordering::SeqCst) + 1 == *count)
+}
+
+#[cfg(feature = "failpoints")]
+pub fn hit(name: &str) {
+    if reached(name) {
+        eprintln!("failpoint {name} reached: aborting");
+        std::process::abort();
     }
+}
+
+/// `true` where a failing point is reached: the caller fails as if the operation had.
+#[cfg(feature = "failpoints")]
+pub fn fail(name: &str) -> bool {
+    let reached = reached(name);
+    if reached {
+        eprintln!("failpoint {name} reached: failing");
+    }
+    reached
 }
 
 #[cfg(not(feature = "failpoints"))]
 #[inline(always)]
 pub fn hit(_name: &str) {}
+
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+pub fn fail(_name: &str) -> bool {
+    false
+}

@@ -16,7 +16,7 @@ use tracing::info;
 
 use crate::config::{CheckpointTarget, WorkerConfig};
 use crate::error::{Result, WorkerError};
-use crate::sink::{MysqlSink, ProgressRow};
+use crate::sink::{MysqlSink, ProgressUpdate};
 use configmap::ConfigMapCheckpointStore;
 use file::FileCheckpointStore;
 use mysql::MysqlCheckpointStore;
@@ -94,9 +94,10 @@ impl Checkpointer {
         self.in_transaction.is_some()
     }
 
-    /// The progress row that must commit with the flush that reaches `cp`, if this slot keeps one.
-    pub fn progress_row(&self, cp: &Checkpoint) -> Option<ProgressRow> {
-        self.in_transaction.as_ref().map(|m| m.row_for(cp))
+    /// The progress update that must commit with the flush that reaches `cp`, if this slot
+    /// keeps a progress row (flushes are handed out in commit order).
+    pub fn progress_update(&mut self, cp: &Checkpoint) -> Option<ProgressUpdate> {
+        self.in_transaction.as_mut().map(|m| m.update_for(cp))
     }
 
     pub fn location(&self) -> String {

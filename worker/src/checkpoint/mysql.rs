@@ -4,21 +4,38 @@
 use pms_crds::contract::{from_wire_columns, wire_columns, Checkpoint, Position, Slot};
 
 use crate::error::{Result, WorkerError};
-use crate::sink::{progress_table, MysqlSink, ProgressRow};
+use crate::sink::{progress_table, MysqlSink, Progress, ProgressRow, ProgressUpdate};
 
 pub struct MysqlCheckpointStore {
     sync: String,
     slot: Slot,
     epoch: u64,
+    /// What the row holds once the flushes handed out so far committed: the next flush's
+    /// update starts from it (compare-and-set).
+    progress: Progress,
 }
 
 impl MysqlCheckpointStore {
     /// Takes the slot over (a new epoch) and returns the checkpoint committed by earlier runs.
+    /// Refused when the sync's rows were committed with another parallelism, by every slot,
+    /// old or new: its slots would start from points that are not one consistent snapshot.
     pub async fn claim(
         sink: &MysqlSink,
         sync: &str,
         slot: Slot,
     ) -> Result<(Self, Option<Checkpoint>)> {
+        let counts = sink.progress_slot_counts(sync).await?;
+        if let Some(other) = counts.iter().find(|&&n| n != slot.count) {
+            return Err(WorkerError::Checkpoint {
+                location: format!("MySQL table {}", progress_table::TABLE),
+                message: format!(
+                    "sync {sync} committed with {other} slots, and this worker is slot {slot}: with delivery \
+                     exactly-once a different parallelism needs a rebuild (delete the sync's rows of {} and sync \
+                     into an emptied table) or a savepoint rescale, not a restart",
+                    progress_table::TABLE
+                ),
+            });
+        }
         let row = sink
             .claim_progress_row(sync, slot.index, slot.count)
             .await?;
@@ -26,13 +43,15 @@ impl MysqlCheckpointStore {
             sync: sync.to_string(),
             slot,
             epoch: row.epoch,
+            progress: row.progress.clone(),
         };
-        let plan = row.split_plan;
-        let position = row
-            .split_index
-            .zip(row.split_row)
-            .map(|(split, row)| Position { split, row, plan });
-        let Some(point) = from_wire_columns(row.snapshot_id, &row.phase, position) else {
+        let p = &row.progress;
+        let position = p.split_index.zip(p.split_row).map(|(split, row)| Position {
+            split,
+            row,
+            plan: p.split_plan,
+        });
+        let Some(point) = from_wire_columns(p.snapshot_id, &p.phase, position) else {
             return Ok((store, None)); // claimed, nothing committed yet
         };
         let stored_slot = Slot::new(row.slot, row.slots).map_err(|e| WorkerError::Checkpoint {
@@ -58,20 +77,28 @@ impl MysqlCheckpointStore {
         self.epoch
     }
 
-    /// The row that records `cp` while this run's epoch still owns the slot.
-    pub fn row_for(&self, cp: &Checkpoint) -> ProgressRow {
+    /// The update that records `cp` while this run's epoch still owns the slot and the row
+    /// holds what the previous flush recorded.
+    pub fn update_for(&mut self, cp: &Checkpoint) -> ProgressUpdate {
         let (snapshot_id, phase, position) = wire_columns(cp.point);
-        ProgressRow {
-            sync: self.sync.clone(),
-            slot: self.slot.index,
-            slots: self.slot.count,
+        let progress = Progress {
             snapshot_id,
             phase: phase.to_string(),
             split_index: position.map(|p| p.split),
             split_row: position.map(|p| p.row),
             split_plan: position.and_then(|p| p.plan),
-            epoch: self.epoch,
-            updated: String::new(),
+        };
+        let expected = std::mem::replace(&mut self.progress, progress.clone());
+        ProgressUpdate {
+            row: ProgressRow {
+                sync: self.sync.clone(),
+                slot: self.slot.index,
+                slots: self.slot.count,
+                progress,
+                epoch: self.epoch,
+                updated: String::new(),
+            },
+            expected,
         }
     }
 }

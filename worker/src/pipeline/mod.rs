@@ -274,9 +274,8 @@ impl Pipeline {
         let batch = self.buffer.drain()?;
         self.policy.flushed();
         self.metrics.buffer_bytes.set(0);
-        let progress_row = self
-            .read_to
-            .and_then(|point| self.checkpointer.progress_row(&self.checkpoint_at(point)));
+        let checkpoint = self.read_to.map(|point| self.checkpoint_at(point));
+        let progress_row = checkpoint.and_then(|cp| self.checkpointer.progress_update(&cp));
         tracing::debug!(reason = reason.as_str(), upserts = batch.upserts.len(), deletes = batch.deletes.len(),
                         input_records = batch.input_records, read_to = ?self.read_to, "flushing");
         let request = WriteRequest {

@@ -15,7 +15,7 @@ mod retry;
 mod sql;
 mod transaction;
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use mysql_async::prelude::*;
@@ -27,7 +27,7 @@ use crate::error::{Result, WorkerError};
 use crate::mapping::{Layout, TargetTable};
 use crate::metrics::Metrics;
 pub use connect::ServerInfo;
-pub use progress_table::ProgressRow;
+pub use progress_table::{Progress, ProgressRow, ProgressUpdate};
 pub use request::{WriteMode, WriteRequest};
 use retry::Failure;
 pub use sql::Dialect;
@@ -142,6 +142,15 @@ impl MysqlSink {
 
     /// Exactly-once: creates the progress table if needed, takes this slot over (a new epoch)
     /// and returns its row.
+    /// The slot counts the sync's progress rows were committed with (creating the table).
+    pub async fn progress_slot_counts(&self, sync: &str) -> Result<Vec<u32>> {
+        let mut conn = self.conn().await?;
+        progress_table::slot_counts(&mut conn, sync)
+            .await
+            .map_err(progress_error)
+    }
+
+    /// Takes the slot over with a new epoch (see `progress_table::claim`).
     pub async fn claim_progress_row(
         &self,
         sync: &str,
@@ -151,12 +160,7 @@ impl MysqlSink {
         let mut conn = self.conn().await?;
         progress_table::claim(&mut conn, sync, slot, slots)
             .await
-            .map_err(|source| WorkerError::Sink {
-                action: "claim progress",
-                table: progress_table::TABLE.into(),
-                key: String::new(),
-                source: Box::new(source),
-            })
+            .map_err(progress_error)
     }
 
     /// Writes one flush in one transaction; a transient failure runs the whole attempt again.
@@ -165,9 +169,10 @@ impl MysqlSink {
             return Ok(());
         }
         let started = Instant::now();
+        let first = AtomicBool::new(true);
         retry::with_retries(
             self.max_retries,
-            || self.attempt(request),
+            || self.attempt(request, !first.swap(false, Ordering::Relaxed)),
             |attempt, failure, wait| {
                 self.metrics.retries.inc();
                 warn!(table = %self.target, attempt, max_retries = self.max_retries, wait_ms = wait.as_millis() as u64,
@@ -179,6 +184,22 @@ impl MysqlSink {
         self.metrics
             .observe_flush(&request.batch, started.elapsed());
         Ok(())
+    }
+
+    /// After a failed attempt of an exactly-once flush: whether its commit went through anyway
+    /// (the acknowledgement was lost), told by the progress row holding the flush's position.
+    async fn already_committed(&self, update: &ProgressUpdate) -> Result<bool, Failure> {
+        let mut conn = self
+            .pool
+            .get_conn()
+            .await
+            .map_err(|e| Failure::new("connect", e))?;
+        let stored = progress_table::read(&mut conn, &update.row.sync, update.row.slot)
+            .await
+            .map_err(|e| Failure::new("progress read", e))?;
+        Ok(stored.is_some_and(|(_, epoch, progress, _)| {
+            epoch == update.row.epoch && progress == update.row.progress
+        }))
     }
 
     fn error(&self, failure: Failure) -> WorkerError {
@@ -207,5 +228,14 @@ impl MysqlSink {
         if let Err(e) = self.pool.disconnect().await {
             warn!(error = %e, "closing the MySQL pool");
         }
+    }
+}
+
+fn progress_error(source: mysql_async::Error) -> WorkerError {
+    WorkerError::Sink {
+        action: "claim progress",
+        table: progress_table::TABLE.into(),
+        key: String::new(),
+        source: Box::new(source),
     }
 }

@@ -1,8 +1,10 @@
 //! SQL of the exactly-once progress table `_paimon_sync_progress`: one row per sync and slot,
 //! in the target database, updated inside every flush transaction, so committed rows and the
-//! position that produced them become durable together. Each start bumps the row's epoch; a
-//! flush only commits while the epoch is still its own, so a zombie worker is fenced off.
-//! What the row means is the checkpoint stage's business (`checkpoint/mysql.rs`).
+//! position that produced them become durable together. Each start bumps the row's epoch in
+//! one statement; a flush commits only while the epoch is still its own *and* the row still
+//! holds the position it started from (compare-and-set), so neither a zombie worker nor a
+//! retry of a commit that did go through applies a flush twice. What the row means is the
+//! checkpoint stage's business (`checkpoint/mysql.rs`).
 
 use mysql_async::prelude::*;
 use mysql_async::{Conn, Params, Value};
@@ -23,38 +25,99 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS `_paimon_sync_progress` (
   PRIMARY KEY (sync_name, slot)
 ) DEFAULT CHARSET = utf8mb4";
 
-/// One slot's row. `phase` is `none` until the first flush.
+/// The position columns of a row. `phase` is `none` until the first flush.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProgressRow {
-    pub sync: String,
-    pub slot: u32,
-    pub slots: u32,
+pub struct Progress {
     pub snapshot_id: i64,
     pub phase: String,
     pub split_index: Option<u32>,
     pub split_row: Option<u64>,
     /// The fingerprint of the split plan the position is in (`Position::plan`).
     pub split_plan: Option<u32>,
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self {
+            snapshot_id: 0,
+            phase: "none".into(),
+            split_index: None,
+            split_row: None,
+            split_plan: None,
+        }
+    }
+}
+
+/// One slot's row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgressRow {
+    pub sync: String,
+    pub slot: u32,
+    pub slots: u32,
+    pub progress: Progress,
     pub epoch: u64,
     /// RFC 3339, as stored (ignored when writing: the server's clock stamps the row).
     pub updated: String,
 }
 
-/// Creates the table if needed, bumps this slot's epoch and returns the row as it is now.
+/// What a flush commits: `row`, provided the stored row still holds `expected`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProgressUpdate {
+    pub row: ProgressRow,
+    pub expected: Progress,
+}
+
+/// Creates the table if needed; the slot counts of the sync's rows that have committed
+/// something (a parallelism they were written with).
+pub async fn slot_counts(conn: &mut Conn, sync: &str) -> Result<Vec<u32>, mysql_async::Error> {
+    conn.query_drop(CREATE).await?;
+    add_split_plan_column(conn).await?;
+    conn.exec(
+        "SELECT DISTINCT slots FROM `_paimon_sync_progress` WHERE sync_name = ? AND phase <> 'none'",
+        (sync,),
+    )
+    .await
+}
+
+/// Bumps this slot's epoch (creating its row) and returns the row with the epoch this claim
+/// got: one statement sets and reports it (`LAST_INSERT_ID(expr)`), so two starts racing for
+/// the slot never share an epoch.
 pub async fn claim(
     conn: &mut Conn,
     sync: &str,
     slot: u32,
     slots: u32,
 ) -> Result<ProgressRow, mysql_async::Error> {
-    conn.query_drop(CREATE).await?;
-    add_split_plan_column(conn).await?;
     conn.exec_drop(
-        "INSERT INTO `_paimon_sync_progress` (sync_name, slot, slots, epoch, updated_at) VALUES (?, ?, ?, 1, NOW(6)) \
-         ON DUPLICATE KEY UPDATE epoch = epoch + 1",
+        "INSERT INTO `_paimon_sync_progress` (sync_name, slot, slots, epoch, updated_at) \
+         VALUES (?, ?, ?, LAST_INSERT_ID(1), NOW(6)) ON DUPLICATE KEY UPDATE epoch = LAST_INSERT_ID(epoch + 1)",
         (sync, slot, slots),
     )
     .await?;
+    let epoch: u64 = conn
+        .query_first("SELECT LAST_INSERT_ID()")
+        .await?
+        .unwrap_or(1);
+    let (slots, progress, updated) = read(conn, sync, slot)
+        .await?
+        .map(|(stored_slots, _, progress, updated)| (stored_slots, progress, updated))
+        .unwrap_or((slots, Progress::default(), String::new()));
+    Ok(ProgressRow {
+        sync: sync.to_string(),
+        slot,
+        slots,
+        progress,
+        epoch,
+        updated,
+    })
+}
+
+/// The stored row of a slot: `(slots, epoch, progress, updated)`.
+pub async fn read(
+    conn: &mut Conn,
+    sync: &str,
+    slot: u32,
+) -> Result<Option<(u32, u64, Progress, String)>, mysql_async::Error> {
     type Row = (
         u32,
         i64,
@@ -72,20 +135,18 @@ pub async fn claim(
             (sync, slot),
         )
         .await?;
-    let (slots, snapshot_id, phase, split_index, split_row, split_plan, epoch, updated) =
-        row.unwrap_or((slots, 0, "none".into(), None, None, None, 1, String::new()));
-    Ok(ProgressRow {
-        sync: sync.to_string(),
-        slot,
-        slots,
-        snapshot_id,
-        phase,
-        split_index,
-        split_row,
-        split_plan,
-        epoch,
-        updated,
-    })
+    Ok(row.map(
+        |(slots, snapshot_id, phase, split_index, split_row, split_plan, epoch, updated)| {
+            let progress = Progress {
+                snapshot_id,
+                phase,
+                split_index,
+                split_row,
+                split_plan,
+            };
+            (slots, epoch, progress, updated)
+        },
+    ))
 }
 
 /// Tables created before positions carried a plan fingerprint get the column.
@@ -109,22 +170,30 @@ async fn add_split_plan_column(conn: &mut Conn) -> Result<(), mysql_async::Error
     Ok(())
 }
 
-/// The statement and parameters that record `row` while its epoch still owns the slot.
-pub fn update(row: &ProgressRow) -> (&'static str, Params) {
+/// The statement and parameters that record `update.row` while its epoch still owns the slot
+/// and the row still holds `update.expected` (`<=>`: the split columns may be NULL).
+pub fn update(update: &ProgressUpdate) -> (&'static str, Params) {
+    let (row, expected) = (&update.row, &update.expected);
     let params: Vec<Value> = vec![
         row.slots.into(),
-        row.snapshot_id.into(),
-        row.phase.as_str().into(),
-        row.split_index.into(),
-        row.split_row.into(),
-        row.split_plan.into(),
+        row.progress.snapshot_id.into(),
+        row.progress.phase.as_str().into(),
+        row.progress.split_index.into(),
+        row.progress.split_row.into(),
+        row.progress.split_plan.into(),
         row.sync.as_str().into(),
         row.slot.into(),
         row.epoch.into(),
+        expected.snapshot_id.into(),
+        expected.phase.as_str().into(),
+        expected.split_index.into(),
+        expected.split_row.into(),
+        expected.split_plan.into(),
     ];
     (
         "UPDATE `_paimon_sync_progress` SET slots = ?, snapshot_id = ?, phase = ?, split_index = ?, split_row = ?, \
-         split_plan = ?, updated_at = NOW(6) WHERE sync_name = ? AND slot = ? AND epoch = ?",
+         split_plan = ?, updated_at = NOW(6) WHERE sync_name = ? AND slot = ? AND epoch = ? AND snapshot_id = ? \
+         AND phase = ? AND split_index <=> ? AND split_row <=> ? AND split_plan <=> ?",
         Params::Positional(params),
     )
 }

@@ -1,7 +1,7 @@
 //! What the pipeline hands the sink for one flush: the reduced rows, how to write them, and
 //! (exactly-once) the progress row that must commit with them.
 
-use super::progress_table::ProgressRow;
+use super::progress_table::ProgressUpdate;
 use crate::buffer::Batch;
 
 /// How a flush's upserts reach the table.
@@ -19,7 +19,7 @@ pub struct WriteRequest {
     pub batch: Batch,
     pub mode: WriteMode,
     /// Committed in the same transaction; the flush fails (fenced) if it matches no row.
-    pub progress_row: Option<ProgressRow>,
+    pub progress_row: Option<ProgressUpdate>,
 }
 
 impl WriteRequest {

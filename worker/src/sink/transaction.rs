@@ -14,7 +14,15 @@ use super::{bulk, progress_table, MysqlSink, WriteMode, WriteRequest};
 use crate::failpoint;
 
 impl MysqlSink {
-    pub(super) async fn attempt(&self, request: &WriteRequest) -> Result<(), Failure> {
+    /// One attempt; a `retry` of an exactly-once flush first checks whether the previous
+    /// attempt's commit went through (its acknowledgement lost), and then writes nothing.
+    pub(super) async fn attempt(&self, request: &WriteRequest, retry: bool) -> Result<(), Failure> {
+        if let Some(update) = request.progress_row.as_ref().filter(|_| retry) {
+            if self.already_committed(update).await? {
+                warn!(table = %self.target, "the previous attempt committed although its acknowledgement was lost: not writing it again");
+                return Ok(());
+            }
+        }
         failpoint::hit("before-transaction");
         let batch = &request.batch;
         let bulk_applies = request.mode == WriteMode::Bulk
@@ -63,15 +71,17 @@ impl MysqlSink {
             .map(|(r, &s)| (r.iter().collect(), guard(s)))
             .collect();
         self.run_chunks(&mut tx, Statement::Upsert, &rows).await?;
-        if let Some(row) = &request.progress_row {
-            let (sql, params) = progress_table::update(row);
+        if let Some(update) = &request.progress_row {
+            let (sql, params) = progress_table::update(update);
             tx.exec_drop(sql, params)
                 .await
                 .map_err(|e| Failure::new("progress update", e))?;
             if tx.affected_rows() == 0 {
                 // Dropping the transaction rolls it back: nothing of this flush is written.
+                let row = &update.row;
                 let fenced = format!(
-                    "fenced: slot {} of sync {} was taken over by a newer worker (epoch > {}); this one stops without committing",
+                    "fenced: the progress row of slot {} of sync {} is no longer at epoch {} and the position this \
+                     flush started from: another worker took the slot over, so this one stops without committing",
                     row.slot, row.sync, row.epoch
                 );
                 return Err(Failure::new(
@@ -81,7 +91,16 @@ impl MysqlSink {
             }
         }
         failpoint::hit("after-batch-before-commit");
-        tx.commit().await.map_err(|e| Failure::new("commit", e))
+        tx.commit().await.map_err(|e| Failure::new("commit", e))?;
+        if failpoint::fail("commit-ack-lost") {
+            // The server committed; the client never hears of it, as when the connection drops.
+            let lost = std::io::Error::new(
+                std::io::ErrorKind::ConnectionReset,
+                "failpoint commit-ack-lost",
+            );
+            return Err(Failure::new("commit", mysql_async::Error::Io(lost.into())));
+        }
+        Ok(())
     }
 
     async fn bulk_load(&self, request: &WriteRequest) -> Result<(), Failure> {
