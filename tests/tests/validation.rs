@@ -296,3 +296,27 @@ async fn text_keys_need_a_binary_no_pad_collation() {
     assert_synced(&t, &db, "orders", None).await;
     assert_eq!(db.count("orders").await, 4);
 }
+
+/// `LOAD DATA LOCAL` turns data errors into warnings even in strict mode (a NULL into a NOT
+/// NULL column becomes `''`). The bulk load runs in a transaction that a warning rolls back;
+/// the upserts then refuse the row, naming its key, and nothing of the batch is written.
+#[tokio::test]
+async fn a_bulk_load_with_warnings_is_rolled_back_not_kept() {
+    let t = orders_table(json!({"bucket": "1"}), false);
+    t.commit(&[
+        ("+I", order(1, "1.00", "NEW")),
+        ("+I", json!([2, "2.00", null, null])),
+    ]);
+    let db = TestDb::new("bulk_warnings").await;
+    db.exec("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64) NOT NULL, updated_at DATETIME(3))")
+        .await;
+    let out = SyncConfig::builder(&t, &db).build().run_once(&[]);
+    let log = stderr(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(
+        log.contains("the bulk load failed: writing this batch with upserts"),
+        "{log}"
+    );
+    assert!(log.contains("for key (2)"), "{log}");
+    assert_eq!(db.count("orders").await, 0, "nothing of the batch is kept");
+}

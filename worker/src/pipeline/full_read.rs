@@ -56,11 +56,15 @@ impl Pipeline {
             });
             self.checkpoint().await?;
         }
-        // Into an empty table (or resuming our own full read) rows only ever get inserted:
-        // the bulk path applies, unless every write must be a transaction of its own.
+        // Into an empty table rows only ever get inserted, and `LOAD DATA … REPLACE` equals the
+        // upserts: the bulk path applies, unless every write must be a transaction of its own.
+        // Not on a resume into rows already there: REPLACE deletes a colliding row first
+        // (DELETE triggers, ON DELETE CASCADE, unmapped columns reset), and not when other
+        // unique keys are allowed (REPLACE deletes the row colliding on them).
         let bulk = !self.checkpointer.joins_transactions()
             && self.policy.allows_bulk()
-            && (resuming || self.writer.sink().target_is_empty().await?);
+            && !self.cfg.spec.sink.allow_extra_unique_keys
+            && self.writer.sink().target_is_empty().await?;
         self.write_mode = if bulk {
             WriteMode::Bulk
         } else {

@@ -38,8 +38,10 @@ impl MysqlSink {
                     self.bulk_refused.store(true, Ordering::Relaxed);
                 }
                 Err(f) if is_transient(&f.error) => return Err(f),
-                // A row the server refuses: the upserts below find it and name its key.
-                Err(_) => {}
+                // A row the server refuses (or warns about): the upserts below find it and name its key.
+                Err(f) => {
+                    warn!(table = %self.target, error = %f.error, "the bulk load failed: writing this batch with upserts")
+                }
             }
         }
         let mut conn = self
@@ -117,9 +119,31 @@ impl MysqlSink {
         conn.set_infile_handler(async move {
             Ok(futures::stream::once(async move { Ok(data) }).boxed())
         });
+        // LOCAL turns data errors into warnings even in strict mode: the load runs in a
+        // transaction that any warning rolls back, and the upserts (strict) then name the row.
+        let failed = |e| Failure::new("bulk load", e);
+        conn.query_drop("START TRANSACTION").await.map_err(failed)?;
         conn.query_drop(self.statements.load_data())
             .await
-            .map_err(|e| Failure::new("bulk load", e))
+            .map_err(failed)?;
+        if conn.get_warnings() > 0 {
+            let first: Option<(String, u32, String)> = conn
+                .query_first("SHOW WARNINGS LIMIT 1")
+                .await
+                .map_err(failed)?;
+            conn.query_drop("ROLLBACK").await.map_err(failed)?;
+            let (_, code, message) = first.unwrap_or_default();
+            return Err(failed(mysql_async::Error::Server(
+                mysql_async::ServerError {
+                    code: code as u16,
+                    message: format!(
+                        "the bulk load raised warnings and was rolled back: {message}"
+                    ),
+                    state: "01000".into(),
+                },
+            )));
+        }
+        conn.query_drop("COMMIT").await.map_err(failed)
     }
 
     /// Runs statements of up to `sink.maxRowsPerStatement` rows; each row is its values and,
