@@ -510,3 +510,57 @@ async fn exactly_once_refuses_a_changed_parallelism() {
     assert_eq!(db.count("audit").await, audit, "nothing written");
     cfg.sync_once(&[]);
 }
+
+/// Two workers of one slot with at-least-once delivery (a restarted pod whose old pod has not
+/// died yet): the newer one takes the slot's lock over; the older one stops at its next
+/// commit without committing it, and the newer one syncs on.
+#[tokio::test]
+async fn a_newer_worker_of_the_same_slot_fences_the_older_one() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 20, "+I", 0)]);
+    let db = TestDb::new("fencing").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db).build();
+    let holder_sql = format!(
+        "SELECT IS_USED_LOCK('pms:{}.orders:{}.{}:0')",
+        db.name, t.database, t.name
+    );
+    let holder = || async { db.query_strings(&holder_sql).await[0][0].clone() };
+    let wait_until = |what: &'static str| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        move |done: bool| {
+            assert!(Instant::now() < deadline, "{what}");
+            done
+        }
+    };
+    let mut older = cfg.spawn(&[]);
+    let waiting = wait_until("the older worker never took the slot and synced");
+    while !waiting(holder().await.is_some() && db.count("orders").await == 20) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let older_holder = holder().await;
+    let mut newer = cfg.spawn(&[]);
+    let waiting = wait_until("the newer worker never took the slot over");
+    while !waiting(holder().await.is_some_and(|h| Some(h) != older_holder)) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let end = t.commits(vec![generate(21, 10, "+I", 0)]);
+    let status = wait_for_exit(
+        &mut older,
+        Duration::from_secs(60),
+        "the older worker went on",
+    )
+    .await;
+    let mut log = String::new();
+    std::io::Read::read_to_string(older.stderr.as_mut().unwrap(), &mut log).unwrap();
+    assert!(
+        !status.success() && log.contains("fenced: slot lock"),
+        "{log}"
+    );
+    let waiting = wait_until("the newer worker did not sync the new snapshot");
+    while !waiting(db.count("orders").await == 30) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(stop_with_sigterm(&mut newer).await.success());
+    assert_synced(&t, &db, "orders", Some(end)).await;
+}

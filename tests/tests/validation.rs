@@ -320,3 +320,48 @@ async fn a_bulk_load_with_warnings_is_rolled_back_not_kept() {
     assert!(log.contains("for key (2)"), "{log}");
     assert_eq!(db.count("orders").await, 0, "nothing of the batch is kept");
 }
+
+/// A least-privilege user: each privilege the sync needs on its table is checked before the
+/// first write and the missing ones are named; exactly-once also needs the progress table.
+#[tokio::test]
+async fn missing_privileges_are_named_before_any_write() {
+    let t = orders();
+    let db = TestDb::new("privileges").await;
+    db.exec(ORDERS_DDL).await;
+    let user = format!("least{}", std::process::id());
+    db.exec(&format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'"))
+        .await;
+    let grant =
+        |what: &str, on: &str| format!("GRANT {what} ON `{}`.{on} TO '{user}'@'%'", db.name);
+    db.exec(&grant("SELECT, INSERT", "`orders`")).await;
+    let url = format!("mysql://{user}:pw@127.0.0.1:{}/{}", db.port, db.name);
+    let cfg = SyncConfig::builder_for_url(&t, &url).build();
+    let out = cfg.run_once(&[]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("the MySQL user lacks UPDATE, DELETE on it"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(db.count("orders").await, 0, "nothing written");
+    db.exec(&grant("UPDATE, DELETE", "`orders`")).await;
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+    let exactly_once = SyncConfig::builder_for_url(&t, &url)
+        .delivery(Delivery::ExactlyOnce)
+        .consumer_id("eo")
+        .build();
+    let out = exactly_once.run_once(&[]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(
+            "GRANT CREATE, SELECT, INSERT, UPDATE, ALTER ON <database>._paimon_sync_progress"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    db.exec(&grant("CREATE, SELECT, INSERT, UPDATE, ALTER", "*"))
+        .await;
+    exactly_once.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+}

@@ -120,7 +120,12 @@ async fn run_with_one_schema(
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
     let mysql = MysqlConnection::open(&cfg).await?;
     let layout = schema::validated_layout(&source, &mysql, &cfg).await?;
-    let sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());
+    let mut sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());
+    sink.check_privileges().await?;
+    if cfg.spec.sink.delivery != pms_crds::Delivery::ExactlyOnce {
+        // Exactly-once fences with the progress row's epoch instead.
+        sink.take_slot(&cfg.sync_name, cfg.slot.index).await?;
+    }
     let (checkpointer, resumed) = Checkpointer::open(&cfg, &sink).await?;
     let resumed_point = resumed.as_ref().map(|c| c.point);
     let mut buffer = ChangeBuffer::new(cfg.spec.sink.max_rows, cfg.spec.sink.max_buffer_bytes);

@@ -1,7 +1,7 @@
 //! The connection pool to the target, with the session settings every write relies on.
 
 use mysql_async::prelude::*;
-use mysql_async::{OptsBuilder, Pool, PoolConstraints, PoolOpts};
+use mysql_async::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
 
 use super::sql::Dialect;
 use crate::config::MysqlTarget;
@@ -32,8 +32,9 @@ const SESSION_SETTINGS: [&str; 2] = [
 ];
 const READ_COMMITTED: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
-/// The pool; `read_committed` false keeps the server's isolation level (statement binlogs).
-pub fn pool(m: &MysqlTarget, read_committed: bool) -> Pool {
+/// The connection options; `read_committed` false keeps the server's isolation level
+/// (statement binlogs).
+pub fn opts(m: &MysqlTarget, read_committed: bool) -> Opts {
     let mut setup = SESSION_SETTINGS.to_vec();
     if read_committed {
         setup.push(READ_COMMITTED);
@@ -52,7 +53,7 @@ pub fn pool(m: &MysqlTarget, read_committed: bool) -> Pool {
         .pool_opts(
             PoolOpts::default().with_constraints(PoolConstraints::new(1, 2).unwrap_or_default()),
         );
-    Pool::new(opts)
+    opts.into()
 }
 
 pub async fn server_info(pool: &Pool) -> Result<ServerInfo, mysql_async::Error> {

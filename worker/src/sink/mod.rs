@@ -8,10 +8,12 @@ mod add_column;
 mod bulk;
 mod chunks;
 mod connect;
+mod privileges;
 mod probe;
 pub mod progress_table;
 mod request;
 mod retry;
+mod slot_lock;
 mod sql;
 mod transaction;
 
@@ -30,12 +32,14 @@ pub use connect::ServerInfo;
 pub use progress_table::{Progress, ProgressRow, ProgressUpdate};
 pub use request::{WriteMode, WriteRequest};
 use retry::Failure;
+use slot_lock::SlotLock;
 pub use sql::Dialect;
 use sql::Statements;
 
 /// A connection to the target database, before the layout is known.
 pub struct MysqlConnection {
     pool: Pool,
+    opts: mysql_async::Opts,
     server: ServerInfo,
     /// `db.table`, for messages.
     target: String,
@@ -45,7 +49,8 @@ pub struct MysqlConnection {
 
 impl MysqlConnection {
     pub async fn open(cfg: &WorkerConfig) -> Result<Self> {
-        let mut pool = connect::pool(&cfg.mysql, true);
+        let mut opts = connect::opts(&cfg.mysql, true);
+        let mut pool = Pool::new(opts.clone());
         let redacted_url = cfg.mysql.redacted_url();
         let connect_err = |source| WorkerError::Connect {
             url: redacted_url.clone(),
@@ -57,10 +62,12 @@ impl MysqlConnection {
                   READ COMMITTED: writing under its own isolation level (slots writing neighbouring keys may then deadlock \
                   and retry)");
             pool.disconnect().await.map_err(connect_err)?;
-            pool = connect::pool(&cfg.mysql, false);
+            opts = connect::opts(&cfg.mysql, false);
+            pool = Pool::new(opts.clone());
         }
         Ok(Self {
             pool,
+            opts,
             server,
             target: cfg.target_name(),
             table: cfg.spec.sink.table.clone(),
@@ -83,6 +90,9 @@ impl MysqlConnection {
 
 pub struct MysqlSink {
     pool: Pool,
+    opts: mysql_async::Opts,
+    /// At-least-once: the named lock that says this run owns its slot (see `slot_lock.rs`).
+    slot_lock: Option<SlotLock>,
     target: String,
     key_positions: Vec<usize>,
     /// The columns a delete names: the key, then the partition of a key that can move.
@@ -126,6 +136,8 @@ impl MysqlSink {
             max_retries: sink.max_retries,
             metrics,
             pool: conn.pool,
+            opts: conn.opts,
+            slot_lock: None,
             target: conn.target,
         }
     }
@@ -140,9 +152,8 @@ impl MysqlSink {
         Ok(row.is_none())
     }
 
-    /// Exactly-once: creates the progress table if needed, takes this slot over (a new epoch)
-    /// and returns its row.
-    /// The slot counts the sync's progress rows were committed with (creating the table).
+    /// Exactly-once: the slot counts the sync's progress rows were committed with (creating
+    /// the progress table if needed).
     pub async fn progress_slot_counts(&self, sync: &str) -> Result<Vec<u32>> {
         let mut conn = self.conn().await?;
         progress_table::slot_counts(&mut conn, sync)
@@ -232,6 +243,16 @@ impl MysqlSink {
 }
 
 fn progress_error(source: mysql_async::Error) -> WorkerError {
+    if matches!(&source, mysql_async::Error::Server(e) if matches!(e.code, 1142 | 1143 | 1044)) {
+        return WorkerError::Validation {
+            table: progress_table::TABLE.into(),
+            problems: vec![format!(
+                "{source}: with delivery exactly-once the MySQL user also needs `GRANT CREATE, SELECT, INSERT, \
+                 UPDATE, ALTER ON <database>.{} TO …` (or create the table first: see the README)",
+                progress_table::TABLE
+            )],
+        };
+    }
     WorkerError::Sink {
         action: "claim progress",
         table: progress_table::TABLE.into(),

@@ -96,6 +96,39 @@ impl Statements {
         )
     }
 
+    /// The quoted table name.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// For each privilege the sink needs on the table, a statement that needs just it and
+    /// changes nothing (for `EXPLAIN`): the mapped columns, so column grants count too.
+    pub fn privilege_probes(&self) -> [(&'static str, String); 4] {
+        let updated = if self.non_key.is_empty() {
+            &self.key
+        } else {
+            &self.non_key
+        };
+        let sets: Vec<String> = updated.iter().map(|c| format!("{c} = {c}")).collect();
+        [
+            ("SELECT", self.any_row()),
+            (
+                "INSERT",
+                format!(
+                    "INSERT INTO {} ({}) VALUES ({})",
+                    self.table,
+                    self.columns.join(", "),
+                    vec!["NULL"; self.columns.len()].join(", ")
+                ),
+            ),
+            (
+                "UPDATE",
+                format!("UPDATE {} SET {} WHERE 1 = 0", self.table, sets.join(", ")),
+            ),
+            ("DELETE", format!("DELETE FROM {} WHERE 1 = 0", self.table)),
+        ]
+    }
+
     /// One row if the table has any.
     pub fn any_row(&self) -> String {
         format!("SELECT 1 FROM {} LIMIT 1", self.table)

@@ -92,6 +92,7 @@ impl MysqlSink {
                 ));
             }
         }
+        self.check_slot(&mut tx).await?;
         failpoint::hit("after-batch-before-commit");
         tx.commit().await.map_err(|e| Failure::new("commit", e))?;
         if failpoint::fail("commit-ack-lost") {
@@ -142,6 +143,10 @@ impl MysqlSink {
                     state: "01000".into(),
                 },
             )));
+        }
+        if let Err(fenced) = self.check_slot(&mut conn).await {
+            conn.query_drop("ROLLBACK").await.map_err(failed)?;
+            return Err(fenced);
         }
         conn.query_drop("COMMIT").await.map_err(failed)
     }
