@@ -23,7 +23,8 @@ bench: bench-bin fixtures
 
 ## The random kill -9 loop, many iterations (PMS_SOAK_SEED=… reproduces a run).
 soak: build fixtures
-	PMS_SOAK_ITERATIONS=$${PMS_SOAK_ITERATIONS:-40} scripts/with-mariadb.sh cargo test -p pms-tests --test delivery $(TEST_FEATURES) -- random_kill --nocapture
+	PMS_SOAK_ITERATIONS=$${PMS_SOAK_ITERATIONS:-40} PMS_SOAK_RESTARTS=$${PMS_SOAK_RESTARTS:-20} \
+	  scripts/with-mariadb.sh cargo test -p pms-tests --test delivery $(TEST_FEATURES) -- random_kill restarts --nocapture
 
 ## Unit tests only (no servers needed).
 unit:

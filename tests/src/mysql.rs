@@ -75,6 +75,22 @@ impl OwnServer {
     }
 }
 
+impl OwnServer {
+    /// kill -9 the server, then start it again on the same port and data `downtime_secs` later.
+    pub fn crash_restart(&self, downtime_secs: u32) {
+        let out = std::process::Command::new(crate::repo_root().join("scripts/mariadb.sh"))
+            .args(["crash-restart", &self.dir.display().to_string()])
+            .env("PMS_RESTART_DOWNTIME", downtime_secs.to_string())
+            .output()
+            .expect("run scripts/mariadb.sh");
+        assert!(
+            out.status.success(),
+            "restarting MariaDB failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 impl Drop for OwnServer {
     fn drop(&mut self) {
         let _ = std::process::Command::new(crate::repo_root().join("scripts/mariadb.sh"))
@@ -111,6 +127,16 @@ impl TestDb {
             pool: Pool::new(opts(port, Some(&name))),
             name,
             port,
+        }
+    }
+
+    /// A new pool on the same database (after its server restarted, the old pool's
+    /// connections are dead).
+    pub fn reopen(&self) -> TestDb {
+        TestDb {
+            pool: Pool::new(opts(self.port, Some(&self.name))),
+            name: self.name.clone(),
+            port: self.port,
         }
     }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use mysql_async::prelude::*;
-use pms_tests::mysql::TestDb;
+use pms_tests::mysql::{OwnServer, TestDb};
 use pms_tests::paimon::Table;
 use serde_json::json;
 
@@ -317,99 +317,127 @@ async fn random_kill_9_loop_exactly_once() {
     );
 }
 
-/// MariaDB killed and restarted in the middle of a flush: the worker retries and converges.
+/// MariaDB killed (kill -9) and restarted at random moments while a continuous worker syncs
+/// snapshot after snapshot, in each delivery mode: the worker waits, reconnects and goes on (it
+/// never exits), MySQL ends equal to the reference, and with exactly-once no write was applied
+/// twice (an audit trigger records every row version written). `PMS_SOAK_RESTARTS` restarts per
+/// mode (default 1; `make soak` runs 20), `PMS_SOAK_SEED` reproduces the timing.
 #[tokio::test]
-async fn mariadb_restart_in_the_middle_of_a_flush() {
-    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
-    t.commits(vec![generate(1, 20000, "+I", 0)]);
-    // A server of its own: restarting the shared one would disturb the other tests.
-    let dir = tempfile::tempdir().unwrap();
-    let script = pms_tests::repo_root().join("scripts/mariadb.sh");
-    let out = Command::new(&script)
-        .args(["start", dir.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let port = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let url = format!("mysql://pms:pms@127.0.0.1:{port}/restart");
-    let admin = format!("mysql://pms:pms@127.0.0.1:{port}/mysql");
-    let pool = mysql_async::Pool::new(mysql_async::Opts::from_url(&admin).unwrap());
-    pool.get_conn()
-        .await
-        .unwrap()
-        .query_drop(format!(
-            "CREATE DATABASE restart; USE restart; {ORDERS_DDL}"
-        ))
-        .await
-        .unwrap();
-    let cfg = SyncConfig::builder_for_url(&t, &url)
-        .max_rows(200)
-        .max_retries(10)
-        .build();
-    let mut child = cfg.spawn(&[]);
-    let count = || async {
-        let p = mysql_async::Pool::new(mysql_async::Opts::from_url(&url).unwrap());
-        let n: Option<i64> = match p.get_conn().await {
-            Ok(mut c) => c
-                .query_first("SELECT COUNT(*) FROM orders")
-                .await
-                .ok()
-                .flatten(),
-            Err(_) => None,
-        };
-        p.disconnect().await.ok();
-        n.unwrap_or(0)
+async fn mariadb_restarts_while_syncing() {
+    let restarts: u32 = std::env::var("PMS_SOAK_RESTARTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    let seed: u64 = std::env::var("PMS_SOAK_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::process::id() as u64);
+    eprintln!("mariadb_restarts_while_syncing: {restarts} restarts per mode, PMS_SOAK_SEED={seed}");
+    let mut state = seed;
+    let mut pause = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        Duration::from_millis((state >> 33) % 600)
     };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while count().await == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the worker never started writing"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let restart = Command::new(&script)
-        .args(["crash-restart", dir.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        restart.status.success(),
-        "{}",
-        String::from_utf8_lossy(&restart.stderr)
-    );
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while count().await < 20000 {
-        assert!(
-            Instant::now() < deadline,
-            "the worker did not recover from the restart"
-        );
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("the worker exited ({status}) instead of retrying");
+    let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 20000, "+I", 0)]);
+    for delivery in [Delivery::AtLeastOnce, Delivery::ExactlyOnce] {
+        // A server of its own: restarting the shared one would disturb the other tests.
+        let server = OwnServer::start(&[]);
+        let db = TestDb::on(server.port, "restarts").await;
+        db.exec(ORDERS_DDL).await;
+        db.exec(
+            "CREATE TABLE writes (op CHAR(1), id BIGINT, amount DECIMAL(10,2), status VARCHAR(64))",
+        )
+        .await;
+        for (name, op) in [("writes_i", "INSERT"), ("writes_u", "UPDATE")] {
+            db.exec(&format!(
+                "CREATE TRIGGER {name} AFTER {op} ON orders FOR EACH ROW \
+                 INSERT INTO writes VALUES ('{}', NEW.id, NEW.amount, NEW.status)",
+                &op[..1]
+            ))
+            .await;
         }
+        let cfg = SyncConfig::builder(&t, &db)
+            .max_rows(100)
+            .delivery(delivery)
+            .checkpoint_interval(Duration::from_secs(1))
+            .build();
+        // Its log goes to a file: a pipe nobody reads would fill up and stall the worker.
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let mut child = cfg
+            .command(&[])
+            .stdout(std::process::Stdio::null())
+            .stderr(log.reopen().unwrap())
+            .spawn()
+            .unwrap();
+        // Running (past its start, which fails fast on an unreachable server) before the first kill.
+        wait_caught_up(&cfg, t.latest(), &mut child).await;
+        for i in 0..restarts as i64 {
+            tokio::time::sleep(pause()).await;
+            // Down for 3 s, while a new snapshot (2 s to commit) waits to be written.
+            std::thread::scope(|s| {
+                s.spawn(|| server.crash_restart(3));
+                t.commits(vec![generate(1 + 700 * (i % 20), 3000, "+U", i + 1)]);
+            });
+            if let Some(status) = child.try_wait().unwrap() {
+                let log = std::fs::read_to_string(log.path()).unwrap();
+                panic!("{delivery:?}: the worker exited ({status}) at restart {i} instead of waiting:\n{log}");
+            }
+        }
+        let end = t.latest();
+        wait_caught_up(&cfg, end, &mut child).await;
+        let db = db.reopen();
+        let stopped = stop_with_sigterm(&mut child).await;
+        let log = std::fs::read_to_string(log.path()).unwrap();
+        assert!(stopped.success(), "{delivery:?}: {log}");
+        if restarts > 0 {
+            assert!(
+                log.contains("transient MySQL failure, retrying"),
+                "{delivery:?}: no outage was seen:\n{log}"
+            );
+        }
+        assert_synced(&t, &db, "orders", Some(end)).await;
+        if delivery == Delivery::ExactlyOnce {
+            let twice = db
+                .query_strings(
+                    "SELECT COUNT(*) FROM (SELECT COUNT(*) AS n FROM writes GROUP BY op, id, amount, status \
+                     HAVING n > 1) AS d",
+                )
+                .await;
+            assert_eq!(
+                twice,
+                [vec![Some("0".to_string())]],
+                "no write applied twice"
+            );
+        }
+    }
+}
+
+/// Waits until a continuous worker's checkpoint covers snapshot `end`, failing if it exits.
+async fn wait_caught_up(cfg: &SyncConfig, end: i64, child: &mut std::process::Child) {
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let cp: Option<serde_json::Value> = std::fs::read(cfg.checkpoint_path(0, 1))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        if cp.as_ref().is_some_and(|cp| {
+            cp["phase"] == "incremental"
+                && cp["snapshotId"].as_i64() >= Some(end)
+                && cp.get("position").is_none()
+        }) {
+            return;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the worker exited ({status}) instead of catching up");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "not caught up with snapshot {end}: {cp:?}"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let log = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{log}");
-    assert!(
-        log.contains("retrying the flush"),
-        "the restart was survived by retrying:\n{log}"
-    );
-    let reference = t.read(None);
-    assert_eq!(count().await as usize, reference.len());
-    pool.disconnect().await.ok();
-    Command::new(&script)
-        .args(["stop", dir.path().to_str().unwrap()])
-        .status()
-        .unwrap();
 }
 
 /// A progress table made by an earlier release (no `split_plan` column) gets the column, and

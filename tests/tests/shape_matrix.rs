@@ -26,59 +26,47 @@ fn orders(options: Json) -> Table {
     orders_table(options, false)
 }
 
-/// Inserts, updates, deletes and compactions of the `orders` shape.
-fn churn() -> [Vec<Json>; 2] {
-    let deletes = |ids: &[i64]| json!({"rows": ids.iter().map(|&id| json!({"kind": "-D", "values": order(id, "1.00", "NEW")})).collect::<Vec<_>>()});
+/// Two phases of commits of the `orders` shape: inserts, then changes of some of them (rows of
+/// kind `change`: `+U`, or `+I` for engines that merge inserts), the deletes of phase 2, and
+/// minor and full compactions in between.
+fn phases(change: &str, deletes: &[i64]) -> [Vec<Json>; 2] {
+    let mut second = vec![generate(50, 30, change, 2)];
+    if !deletes.is_empty() {
+        let rows: Vec<Json> = deletes
+            .iter()
+            .map(|&id| json!({"kind": "-D", "values": order(id, "1.00", "NEW")}))
+            .collect();
+        second.push(json!({"rows": rows}));
+    }
+    second.extend([
+        generate(100, 10, "+I", 3),
+        json!({"compact": "minor"}),
+        generate(1, 5, change, 4),
+        json!({"compact": "full"}),
+    ]);
     [
         vec![
             generate(1, 60, "+I", 0),
-            generate(20, 20, "+U", 1),
+            generate(20, 20, change, 1),
             json!({"compact": "full"}),
         ],
-        vec![
-            generate(50, 30, "+U", 2),
-            deletes(&[3, 4, 55]),
-            generate(100, 10, "+I", 3),
-            json!({"compact": "minor"}),
-            generate(1, 5, "+U", 4),
-            json!({"compact": "full"}),
-        ],
+        second,
     ]
 }
 
-/// Inserts and updates, no deletes (partial-update refuses deletes by default).
+/// Inserts, updates, deletes and compactions.
+fn churn() -> [Vec<Json>; 2] {
+    phases("+U", &[3, 4, 55])
+}
+
+/// No deletes (partial-update refuses them by default).
 fn upserts() -> [Vec<Json>; 2] {
-    [
-        vec![
-            generate(1, 60, "+I", 0),
-            generate(20, 20, "+U", 1),
-            json!({"compact": "full"}),
-        ],
-        vec![
-            generate(50, 30, "+U", 2),
-            generate(100, 10, "+I", 3),
-            json!({"compact": "minor"}),
-            generate(1, 5, "+U", 4),
-            json!({"compact": "full"}),
-        ],
-    ]
+    phases("+U", &[])
 }
 
 /// Only inserts (an aggregation sums them; first-row keeps the first).
 fn inserts() -> [Vec<Json>; 2] {
-    [
-        vec![
-            generate(1, 60, "+I", 0),
-            generate(20, 20, "+I", 1),
-            json!({"compact": "full"}),
-        ],
-        vec![
-            generate(50, 30, "+I", 2),
-            json!({"compact": "minor"}),
-            generate(1, 5, "+I", 4),
-            json!({"compact": "full"}),
-        ],
-    ]
+    phases("+I", &[])
 }
 
 fn regional(kind: &str, id: i64, status: &str, region: &str) -> Json {

@@ -23,8 +23,13 @@ impl Failure {
     }
 }
 
-/// Runs `attempt` until it succeeds, fails permanently, or `max_retries` retries of transient
-/// failures are used up. `on_retry(attempt, failure, wait)` is told before each wait.
+/// How long a lost server is waited for (reconnecting with backoff) before the flush fails: a
+/// restart or failover takes seconds to minutes, and exiting would only restart the worker.
+pub const MAX_OUTAGE: Duration = Duration::from_secs(300);
+
+/// Runs `attempt` until it succeeds or fails permanently. Lock conflicts are retried
+/// `max_retries` times; a lost connection is retried (reconnecting) for up to [`MAX_OUTAGE`].
+/// `on_retry(attempt, failure, wait)` is told before each wait.
 pub async fn with_retries<T, Fut>(
     max_retries: u32,
     mut attempt: impl FnMut() -> Fut,
@@ -33,31 +38,63 @@ pub async fn with_retries<T, Fut>(
 where
     Fut: Future<Output = Result<T, Failure>>,
 {
-    let mut retries = 0;
+    let (mut lock_retries, mut attempts) = (0, 0);
+    let mut outage: Option<std::time::Instant> = None;
     loop {
-        match attempt().await {
-            Err(failure) if is_transient(&failure.error) && retries < max_retries => {
-                retries += 1;
-                let wait = backoff(retries);
-                on_retry(retries, &failure, wait);
-                tokio::time::sleep(wait).await;
+        let failure = match attempt().await {
+            Ok(v) => return Ok(v),
+            Err(failure) => failure,
+        };
+        let retry = match transient_kind(&failure.error) {
+            Some(Transient::ConnectionLost) => {
+                outage.get_or_insert_with(std::time::Instant::now).elapsed() < MAX_OUTAGE
             }
-            result => return result,
+            Some(Transient::Conflict) => {
+                lock_retries += 1;
+                lock_retries <= max_retries
+            }
+            None => false,
+        };
+        if !retry {
+            return Err(failure);
         }
+        attempts += 1;
+        let wait = backoff(attempts);
+        on_retry(attempts, &failure, wait);
+        tokio::time::sleep(wait).await;
     }
 }
 
-/// Deadlock (1213), lock wait timeout (1205) and a lost or gone connection (2006, 2013, I/O)
-/// pass with a retry; everything else (bad data, missing privileges, …) fails fast.
+/// Why a failure may pass with a retry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transient {
+    /// Deadlock, lock wait timeout: another transaction was in the way.
+    Conflict,
+    /// The server went away or is restarting.
+    ConnectionLost,
+}
+
+/// Deadlock (1213), lock wait timeout (1205), a server shutting down or killing the connection
+/// (1053, 1927) and a lost connection pass with a retry; everything else (bad data, missing
+/// privileges, …) fails fast. "Gone away" and "lost connection during query" (2006, 2013) are
+/// client-side codes that `mysql_async` never reports as server errors: they arrive as I/O
+/// errors or a closed connection.
 pub fn is_transient(err: &mysql_async::Error) -> bool {
+    transient_kind(err).is_some()
+}
+
+pub fn transient_kind(err: &mysql_async::Error) -> Option<Transient> {
     match err {
-        mysql_async::Error::Server(e) => matches!(e.code, 1205 | 1213 | 2006 | 2013 | 1927 | 1053),
-        mysql_async::Error::Io(_) => true,
-        mysql_async::Error::Driver(d) => matches!(
-            d,
-            mysql_async::DriverError::ConnectionClosed | mysql_async::DriverError::PoolDisconnected
-        ),
-        _ => false,
+        mysql_async::Error::Server(e) => match e.code {
+            1205 | 1213 => Some(Transient::Conflict),
+            1927 | 1053 => Some(Transient::ConnectionLost),
+            _ => None,
+        },
+        mysql_async::Error::Io(_) => Some(Transient::ConnectionLost),
+        mysql_async::Error::Driver(
+            mysql_async::DriverError::ConnectionClosed | mysql_async::DriverError::PoolDisconnected,
+        ) => Some(Transient::ConnectionLost),
+        _ => None,
     }
 }
 
@@ -84,6 +121,14 @@ mod tests {
         assert!(is_transient(&server(1205)));
         assert!(!is_transient(&server(1264)), "out of range is a data error");
         assert!(!is_transient(&server(1045)), "access denied is permanent");
+        let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+        assert!(
+            is_transient(&mysql_async::Error::Io(reset.into())),
+            "a lost connection"
+        );
+        assert!(is_transient(&mysql_async::Error::Driver(
+            mysql_async::DriverError::ConnectionClosed
+        )));
         assert!(backoff(0) < backoff(1) && backoff(20) == Duration::from_secs(5));
     }
 }

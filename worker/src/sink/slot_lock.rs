@@ -18,7 +18,13 @@ use crate::error::{Result, WorkerError};
 /// would release it, each time it goes back).
 pub struct SlotLock {
     name: String,
+    held: tokio::sync::Mutex<Held>,
+}
+
+struct Held {
     connection_id: u32,
+    /// When the server started (Unix seconds), to tell a restart from a takeover.
+    server_started: i64,
     _conn: Conn,
 }
 
@@ -33,6 +39,14 @@ fn lock_name(target: &str, sync: &str, slot: u32) -> String {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     });
     format!("pms:{hash:016x}:{slot}")
+}
+
+/// When the server started, in Unix seconds (a restart releases every named lock).
+async fn server_started(conn: &mut impl Queryable) -> Result<i64, mysql_async::Error> {
+    let now: Option<i64> = conn.query_first("SELECT UNIX_TIMESTAMP()").await?;
+    let uptime: Option<(String, i64)> =
+        conn.query_first("SHOW GLOBAL STATUS LIKE 'Uptime'").await?;
+    Ok(now.unwrap_or(0) - uptime.map_or(0, |(_, u)| u))
 }
 
 impl MysqlSink {
@@ -58,40 +72,47 @@ impl MysqlSink {
                 });
             }
         }
-        let got: Option<i64> = conn
-            .exec_first("SELECT GET_LOCK(?, 30)", (name.as_str(),))
-            .await
-            .map_err(failed)?;
-        if got != Some(1) {
+        let Some(held) = get_lock(conn, &name, 30).await.map_err(failed)? else {
             return Err(WorkerError::Validation {
                 table: self.target.clone(),
                 problems: vec![format!(
                     "slot {slot} of sync {sync}: the lock {name:?} was not free within 30 s (another worker took it)"
                 )],
             });
-        }
-        let connection_id = conn.id();
-        info!(lock = %name, connection = connection_id, "took the slot");
+        };
+        info!(lock = %name, connection = held.connection_id, "took the slot");
         self.slot_lock = Some(SlotLock {
             name,
-            connection_id,
-            _conn: conn,
+            held: tokio::sync::Mutex::new(held),
         });
         Ok(())
     }
 
-    /// Fails the open transaction on `conn` unless this run still holds its slot lock.
+    /// Fails the open transaction on `conn` unless this run still holds its slot lock. A lock
+    /// lost to a server restart (nobody holds it, the server started after it was taken) is
+    /// taken again; one another worker holds means this run was taken over.
     pub(super) async fn check_slot(&self, conn: &mut impl Queryable) -> Result<(), Failure> {
         let Some(lock) = &self.slot_lock else {
             return Ok(());
         };
+        let failed = |e| Failure::new("slot check", e);
+        let mut held = lock.held.lock().await;
         let holder: Option<u32> = conn
             .exec_first("SELECT IS_USED_LOCK(?)", (lock.name.as_str(),))
             .await
-            .map_err(|e| Failure::new("slot check", e))?
+            .map_err(failed)?
             .flatten();
-        if holder == Some(lock.connection_id) {
+        if holder == Some(held.connection_id) {
             return Ok(());
+        }
+        if holder.is_none() && server_started(conn).await.map_err(failed)? > held.server_started + 1
+        {
+            let fresh = Conn::new(self.opts.clone()).await.map_err(failed)?;
+            if let Some(again) = get_lock(fresh, &lock.name, 0).await.map_err(failed)? {
+                warn!(lock = %lock.name, "the server restarted and released the slot lock: took it again");
+                *held = again;
+                return Ok(());
+            }
         }
         let fenced = format!(
             "fenced: slot lock {:?} is no longer this worker's (a newer worker of the slot took it over), so this \
@@ -103,6 +124,25 @@ impl MysqlSink {
             mysql_async::Error::Other(fenced.into()),
         ))
     }
+}
+
+/// `GET_LOCK(name, timeout)` on `conn`, which then holds it; `None` when it was not free.
+async fn get_lock(
+    mut conn: Conn,
+    name: &str,
+    timeout_secs: u32,
+) -> Result<Option<Held>, mysql_async::Error> {
+    let got: Option<i64> = conn
+        .exec_first("SELECT GET_LOCK(?, ?)", (name, timeout_secs))
+        .await?;
+    if got != Some(1) {
+        return Ok(None);
+    }
+    Ok(Some(Held {
+        connection_id: conn.id(),
+        server_started: server_started(&mut conn).await?,
+        _conn: conn,
+    }))
 }
 
 #[cfg(test)]
