@@ -4,6 +4,7 @@
 use paimon::spec::DataType;
 use pms_crds::ColumnMapping;
 
+use super::columns::mapped_name;
 use super::type_fit::is_nested;
 use crate::source::SourceColumn;
 
@@ -52,11 +53,7 @@ pub fn suggested_create_table(
 ) -> String {
     let cols: Vec<&SourceColumn> = source
         .iter()
-        .filter(|c| {
-            c.is_key
-                || (mapping.include.as_ref().is_none_or(|i| i.contains(&c.name))
-                    && !mapping.exclude.contains(&c.name))
-        })
+        .filter(|c| c.is_key || mapped_name(c, mapping).is_some())
         .collect();
     let name = |c: &SourceColumn| quote_ident(mapping.rename.get(&c.name).unwrap_or(&c.name));
     // Text keys compare byte for byte, as Paimon's do (see `keys.rs`; MySQL 8: utf8mb4_0900_bin).
