@@ -302,3 +302,37 @@ async fn a_full_read_over_files_of_two_schemas() {
         ]
     );
 }
+
+/// `apply` adds a column only where the running worker saw it appear (every row written before
+/// predates it). At a cold start the rows already in MySQL may lack values Paimon has for a
+/// column MySQL lacks (left out before, or added while the sync was down), so that column is
+/// refused as under `fail`, not added empty.
+#[tokio::test]
+async fn apply_does_not_add_a_column_at_a_cold_start() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    t.commits(vec![
+        json!({"addColumn": {"name": "note", "type": "STRING"}}),
+        json!({"rows": [noted("+I", 1, "kept")]}),
+    ]);
+    let db = TestDb::new("apply_cold").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db)
+        .schema_changes(SchemaChanges::Apply)
+        .build();
+    let out = cfg.run_once(&[]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("\"note\" has no MySQL column"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        db.query_strings(
+            "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = DATABASE() \
+             AND table_name = 'orders' AND column_name = 'note'"
+        )
+        .await,
+        some(&["0"])
+    );
+    assert_eq!(db.count("orders").await, 0);
+}

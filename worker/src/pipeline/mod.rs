@@ -91,13 +91,22 @@ struct Pipeline {
 
 pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Result<RunSummary> {
     let mut records_read = 0;
+    let mut read_before: Option<Vec<i32>> = None;
     loop {
-        let (mut summary, followed) =
-            run_with_one_schema(cfg.clone(), opts.clone(), metrics.clone()).await?;
+        let (mut summary, reopen) = run_with_one_schema(
+            cfg.clone(),
+            opts.clone(),
+            metrics.clone(),
+            read_before.as_deref(),
+        )
+        .await?;
         records_read += summary.records_read;
-        if followed != Followed::NewSchema {
-            summary.records_read = records_read;
-            return Ok(summary);
+        match reopen {
+            Some(fields) => read_before = Some(fields),
+            None => {
+                summary.records_read = records_read;
+                return Ok(summary);
+            }
         }
     }
 }
@@ -111,15 +120,18 @@ enum Followed {
     NewSchema,
 }
 
-/// One run with the table's schema as it is at its start.
+/// One run with the table's schema as it is at its start; `read_before` holds the field ids the
+/// previous run of this process read with, when a new schema ended it. Returns, when a new
+/// schema ends this run too, the field ids it read with.
 async fn run_with_one_schema(
     cfg: WorkerConfig,
     opts: RunOptions,
     metrics: Metrics,
-) -> Result<(RunSummary, Followed)> {
+    read_before: Option<&[i32]>,
+) -> Result<(RunSummary, Option<Vec<i32>>)> {
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
     let mysql = MysqlConnection::open(&cfg).await?;
-    let layout = schema::validated_layout(&source, &mysql, &cfg).await?;
+    let layout = schema::validated_layout(&source, &mysql, &cfg, read_before).await?;
     let mut sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());
     sink.check_privileges().await?;
     if cfg.spec.sink.delivery != pms_crds::Delivery::ExactlyOnce {
@@ -172,10 +184,8 @@ async fn run_with_one_schema(
         }
         Start::FullRead { pinned, from } => match p.full_read(pinned, from, opts.once).await? {
             FullRead::Done(s) => (s + 1, Position::START),
-            FullRead::NoSnapshot => {
-                return Ok((p.finish(Outcome::NoSnapshot).await?, Followed::Done))
-            }
-            FullRead::Stopped => return Ok((p.finish(Outcome::Stopped).await?, Followed::Done)),
+            FullRead::NoSnapshot => return Ok((p.finish(Outcome::NoSnapshot).await?, None)),
+            FullRead::Stopped => return Ok((p.finish(Outcome::Stopped).await?, None)),
         },
     };
     let followed = p.follow_changes(next, from, opts.once).await?;
@@ -188,7 +198,8 @@ async fn run_with_one_schema(
     } else {
         Outcome::CaughtUp
     };
-    Ok((p.finish(outcome).await?, followed))
+    let reopen = (followed == Followed::NewSchema).then(|| p.source.field_ids());
+    Ok((p.finish(outcome).await?, reopen))
 }
 
 impl Pipeline {

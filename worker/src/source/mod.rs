@@ -36,6 +36,15 @@ fn read_options() -> HashMap<String, String> {
     )])
 }
 
+/// A schema's fields as `(field id, name)`.
+fn fields(schema: &paimon::spec::TableSchema) -> Vec<(i32, String)> {
+    schema
+        .fields()
+        .iter()
+        .map(|f| (f.id(), f.name().to_string()))
+        .collect()
+}
+
 /// What one snapshot changed, ready to read.
 pub enum SnapshotChanges {
     Changes(SnapshotPlan),
@@ -323,12 +332,6 @@ impl PaimonSource {
 
     /// Renames and drops of columns since the table's first schema.
     pub async fn schema_history(&self) -> Result<SchemaHistory> {
-        let fields = |s: &paimon::spec::TableSchema| -> Vec<(i32, String)> {
-            s.fields()
-                .iter()
-                .map(|f| (f.id(), f.name().to_string()))
-                .collect()
-        };
         let current = self.table.schema();
         let earlier: Vec<Vec<(i32, String)>> = self
             .table
@@ -341,6 +344,23 @@ impl PaimonSource {
             .map(|s| fields(s))
             .collect();
         Ok(SchemaHistory::new(&fields(current), &earlier))
+    }
+
+    /// The field ids of the schema this source reads with.
+    pub fn field_ids(&self) -> Vec<i32> {
+        self.table
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.id())
+            .collect()
+    }
+
+    /// The field id of column `name` in the schema this source reads with.
+    pub fn field_id(&self, name: &str) -> Option<i32> {
+        fields(self.table.schema())
+            .into_iter()
+            .find_map(|(id, n)| (n == name).then_some(id))
     }
 
     /// The rows of split `index` of a plan (a read error names the table).
