@@ -10,6 +10,7 @@ use crate::{HumanDuration, PaimonMysqlSyncStatus};
 
 /// Keeps one MySQL table continuously equal to one Apache Paimon primary-key table.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
 #[kube(
     group = "paimonsync.io",
     version = "v1alpha1",
@@ -50,6 +51,7 @@ fn default_parallelism() -> u32 {
 
 /// Where to read: one Paimon primary-key table.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-validations" = [
     {"rule": "!has(self.scanMode) || self.scanMode != 'from-snapshot' || has(self.startSnapshot)", "message": "scanMode from-snapshot needs startSnapshot"},
@@ -134,6 +136,7 @@ pub enum ScanMode {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct S3Spec {
     /// S3 endpoint URL, for S3-compatible stores (MinIO, …); default: AWS.
@@ -151,6 +154,7 @@ pub struct S3Spec {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SecretRef {
     #[schemars(length(min = 1))]
     pub name: String,
@@ -158,6 +162,7 @@ pub struct SecretRef {
 
 /// Where to write: one MySQL/MariaDB table with the same primary key.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct SinkSpec {
     /// `mysql://host:port/database` (port default 3306). It may carry `user:password@`
@@ -214,6 +219,79 @@ pub struct SinkSpec {
     /// that wrote it: a replay can't regress a row a newer run or another writer updated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence_guard: Option<SequenceGuard>,
+    /// TLS to MySQL. Default `preferred`, as in the mysql client.
+    #[serde(default)]
+    pub tls: TlsSpec,
+}
+
+/// How the connection to MySQL is secured. The certificate files are PEM.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!(has(self.caFile) && has(self.caSecretRef))", "message": "give caFile or caSecretRef, not both"},
+    {"rule": "!has(self.caFile) && !has(self.caSecretRef) || has(self.mode) && (self.mode == 'verify-ca' || self.mode == 'verify-identity')", "message": "a CA is only used by mode verify-ca or verify-identity"},
+    {"rule": "!has(self.serverName) || has(self.mode) && self.mode == 'verify-identity'", "message": "serverName is only used by mode verify-identity"},
+    {"rule": "has(self.clientCertFile) == has(self.clientKeyFile)", "message": "clientCertFile and clientKeyFile go together"},
+    {"rule": "!(has(self.clientCertFile) && has(self.clientCertSecretRef))", "message": "give clientCertFile/clientKeyFile or clientCertSecretRef, not both"}
+]))]
+pub struct TlsSpec {
+    #[serde(default)]
+    pub mode: TlsMode,
+    /// CA bundle the server's certificate must chain to (`verify-ca`, `verify-identity`).
+    /// Without one, those modes trust the built-in Mozilla roots (not the system's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<String>,
+    /// The same from a Secret (key `ca.crt` unless `key` says otherwise), mounted into the
+    /// workers by the operator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_secret_ref: Option<SecretKeyRef>,
+    /// Client certificate (chain) and its key, for a user created `REQUIRE X509` or `SUBJECT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cert_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_key_file: Option<String>,
+    /// The same from a `kubernetes.io/tls` Secret (keys `tls.crt`, `tls.key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cert_secret_ref: Option<SecretRef>,
+    /// With `verify-identity`: the name the certificate must carry, when it is not the URL's host
+    /// (e.g. connecting by IP or through a proxy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub server_name: Option<String>,
+}
+
+/// The mysql client's `--ssl-mode`, lower-case.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TlsMode {
+    /// Plaintext.
+    Disabled,
+    /// TLS when the server offers it (certificate not checked), else plaintext with a warning.
+    #[default]
+    Preferred,
+    /// TLS or no connection; the certificate is not checked (encryption against eavesdroppers,
+    /// not against an impostor).
+    Required,
+    /// TLS, and the certificate must chain to the CA; its names are not checked.
+    VerifyCa,
+    /// TLS, the certificate must chain to the CA and name the host (or `serverName`).
+    VerifyIdentity,
+}
+
+/// One key of a Secret.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SecretKeyRef {
+    #[schemars(length(min = 1))]
+    pub name: String,
+    #[serde(default = "default_ca_key")]
+    #[schemars(length(min = 1))]
+    pub key: String,
+}
+
+fn default_ca_key() -> String {
+    "ca.crt".into()
 }
 
 fn default_max_transaction_rows() -> u64 {
@@ -221,6 +299,7 @@ fn default_max_transaction_rows() -> u64 {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct SequenceGuard {
     /// A BIGINT column of the MySQL table (not a Paimon column) holding the Paimon snapshot
@@ -248,6 +327,7 @@ fn default_max_retries() -> u32 {
 /// Which Paimon columns go to which MySQL columns. Default: all, by the same name. Key
 /// columns can't be left out: excluding one, or an `include` without it, is refused.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct ColumnMapping {
     /// Only these Paimon columns; the key columns must be among them.
@@ -278,6 +358,7 @@ pub enum Visibility {
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointSpec {
     /// A checkpoint is written after a flush once this much time passed since the last one

@@ -169,6 +169,9 @@ struct Sink {
     max_transaction_rows: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     sequence_guard: Option<SequenceGuard>,
+    /// `sink.tls` as written (its fields' combinations are what the TLS tests try).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tls: Option<serde_json::Value>,
 }
 
 #[derive(Serialize, Clone, Debug, Default)]
@@ -231,6 +234,7 @@ impl SyncConfigBuilder {
                     visibility: None,
                     max_transaction_rows: None,
                     sequence_guard: None,
+                    tls: None,
                 },
                 parallelism: None,
                 checkpoint: Checkpoint::default(),
@@ -354,6 +358,12 @@ impl SyncConfigBuilder {
         self.spec.sink.sequence_guard = Some(SequenceGuard {
             column: column.into(),
         });
+        self
+    }
+
+    /// `sink.tls`, e.g. `{"mode": "verify-ca", "caFile": "/tmp/ca.pem"}`.
+    pub fn tls(mut self, tls: serde_json::Value) -> Self {
+        self.spec.sink.tls = Some(tls);
         self
     }
 

@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use mysql_async::prelude::*;
-use mysql_async::{Opts, OptsBuilder, Pool, Row};
+use mysql_async::{Opts, OptsBuilder, Pool, Row, SslOpts};
 use serde_json::Value as Json;
 
 use crate::compare::ColumnType;
@@ -11,6 +11,8 @@ use crate::compare::ColumnType;
 pub struct TestDb {
     pub name: String,
     pub port: u16,
+    /// The server takes TCP clients over TLS only (`require_secure_transport`).
+    tls: bool,
     pool: Pool,
 }
 
@@ -25,8 +27,15 @@ pub fn server_port() -> u16 {
     port.parse().expect("PMS_TEST_MYSQL_PORT is a port number")
 }
 
-fn opts(port: u16, db: Option<&str>) -> Opts {
+/// `tls`: encrypted, the certificate not checked (the harness only needs a connection).
+fn opts(port: u16, db: Option<&str>, tls: bool) -> Opts {
+    if tls {
+        pms_runtime::install_tls_provider();
+    }
+    let ssl = tls.then(|| SslOpts::default().with_danger_accept_invalid_certs(true));
     OptsBuilder::default()
+        .prefer_socket(!tls)
+        .ssl_opts(ssl)
         .ip_or_hostname("127.0.0.1")
         .tcp_port(port)
         .user(Some("pms"))
@@ -107,13 +116,22 @@ impl TestDb {
 
     /// The same on the server at `port` (e.g. an [`OwnServer`]).
     pub async fn on(port: u16, test: &str) -> Self {
+        Self::create(port, test, false).await
+    }
+
+    /// The same on a server that requires TLS.
+    pub async fn on_tls(port: u16, test: &str) -> Self {
+        Self::create(port, test, true).await
+    }
+
+    async fn create(port: u16, test: &str, tls: bool) -> Self {
         let name = format!(
             "pms_{}_{}_{}",
             test,
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::SeqCst)
         );
-        let admin = Pool::new(opts(port, None));
+        let admin = Pool::new(opts(port, None, tls));
         let mut conn = admin
             .get_conn()
             .await
@@ -124,9 +142,10 @@ impl TestDb {
         drop(conn);
         admin.disconnect().await.ok();
         Self {
-            pool: Pool::new(opts(port, Some(&name))),
+            pool: Pool::new(opts(port, Some(&name), tls)),
             name,
             port,
+            tls,
         }
     }
 
@@ -134,9 +153,10 @@ impl TestDb {
     /// connections are dead).
     pub fn reopen(&self) -> TestDb {
         TestDb {
-            pool: Pool::new(opts(self.port, Some(&self.name))),
+            pool: Pool::new(opts(self.port, Some(&self.name), self.tls)),
             name: self.name.clone(),
             port: self.port,
+            tls: self.tls,
         }
     }
 

@@ -228,7 +228,8 @@ fn install_chart() {
 }
 
 /// An invalid resource is rejected by the API server with a readable message: parallelism 0,
-/// `from-snapshot` without `startSnapshot` (a CEL rule), a sink URL that is not `mysql://`.
+/// `from-snapshot` without `startSnapshot` (a CEL rule), a sink URL that is not `mysql://`,
+/// TLS settings that contradict the mode (CEL rules).
 fn invalid_resources_are_rejected(db: &TestDb) {
     let bad = SyncConfigBuilder::new(
         "/nowhere",
@@ -241,6 +242,7 @@ fn invalid_resources_are_rejected(db: &TestDb) {
     .credentials_secret("mysql-writer")
     .max_rows(200)
     .parallelism(0)
+    .tls(json!({"mode": "required", "caFile": "/ca.pem", "serverName": "db"}))
     .checkpoint_interval(Duration::from_secs(1))
     .state(SyncState::Running);
     let out = apply(&sync_resource(&bad));
@@ -258,6 +260,12 @@ fn invalid_resources_are_rejected(db: &TestDb) {
         "{err}"
     );
     assert!(err.contains("spec.sink.url"), "{err}");
+    for tls_rule in [
+        "a CA is only used by mode verify-ca or verify-identity",
+        "serverName is only used by mode verify-identity",
+    ] {
+        assert!(err.contains(tls_rule), "{err}");
+    }
 }
 
 /// A Paimon table with 4 buckets, the MySQL table, and a Secret with a dedicated MySQL writer.

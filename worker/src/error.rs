@@ -65,6 +65,14 @@ pub enum WorkerError {
         source: Box<mysql_async::Error>,
     },
 
+    #[error("MySQL connection to {url}: {advice} ({source})")]
+    ConnectAdvice {
+        url: String,
+        advice: String,
+        #[source]
+        source: Box<mysql_async::Error>,
+    },
+
     #[error("checkpoint {location}: {message}")]
     Checkpoint { location: String, message: String },
 

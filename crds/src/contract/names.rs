@@ -109,3 +109,11 @@ pub fn component_selector(sync: &str, component: Component) -> String {
         component.as_str()
     )
 }
+
+/// Where the workers find the Secrets of `sink.tls`: the operator mounts them here and writes
+/// these paths into the worker's config in place of the Secret refs.
+pub const MYSQL_TLS_CA_DIR: &str = "/etc/pms-mysql-tls/ca";
+pub const MYSQL_TLS_CA_FILE: &str = "ca.crt";
+pub const MYSQL_TLS_CLIENT_DIR: &str = "/etc/pms-mysql-tls/client";
+/// The keys of a `kubernetes.io/tls` Secret: certificate chain, then key.
+pub const TLS_SECRET_KEYS: [&str; 2] = ["tls.crt", "tls.key"];

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::core::v1::{
     Capabilities, ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EnvVar, EnvVarSource,
-    HTTPGetAction, ObjectFieldSelector, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
-    SeccompProfile, SecretKeySelector, SecurityContext, Service, ServiceAccount, ServicePort,
-    ServiceSpec, Volume, VolumeMount,
+    HTTPGetAction, KeyToPath, ObjectFieldSelector, PodSecurityContext, PodSpec, PodTemplateSpec,
+    Probe, SeccompProfile, SecretKeySelector, SecretVolumeSource, SecurityContext, Service,
+    ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -17,7 +17,8 @@ use kube::api::ObjectMeta;
 use kube::{Resource, ResourceExt};
 use pms_crds::contract::{
     self, Component, CONFIG_KEY, ENV_ADMIN_ADDR, ENV_CONFIG, ENV_LOG_JSON, ENV_NAMESPACE, ENV_SLOT,
-    ENV_SLOTS, ENV_SYNC_NAME, MYSQL_SECRET_KEYS, S3_SECRET_KEYS,
+    ENV_SLOTS, ENV_SYNC_NAME, MYSQL_SECRET_KEYS, MYSQL_TLS_CA_DIR, MYSQL_TLS_CA_FILE,
+    MYSQL_TLS_CLIENT_DIR, S3_SECRET_KEYS, TLS_SECRET_KEYS,
 };
 use pms_crds::{CheckpointStorage, PaimonMysqlSync, SyncState};
 
@@ -77,6 +78,16 @@ pub fn worker_config(pms: &PaimonMysqlSync) -> Result<ConfigMap> {
     spec.checkpoint
         .storage
         .get_or_insert(CheckpointStorage::Configmap);
+    // The workers read TLS files: the Secrets are mounted there (see `tls_volumes`).
+    let tls = &mut spec.sink.tls;
+    if tls.ca_secret_ref.take().is_some() {
+        tls.ca_file = Some(format!("{MYSQL_TLS_CA_DIR}/{MYSQL_TLS_CA_FILE}"));
+    }
+    if tls.client_cert_secret_ref.take().is_some() {
+        let [cert, key] = TLS_SECRET_KEYS;
+        tls.client_cert_file = Some(format!("{MYSQL_TLS_CLIENT_DIR}/{cert}"));
+        tls.client_key_file = Some(format!("{MYSQL_TLS_CLIENT_DIR}/{key}"));
+    }
     let sync = pms.name_any();
     let yaml = serde_yaml::to_string(&spec).map_err(|source| Error::Yaml {
         sync: sync.clone(),
@@ -240,12 +251,17 @@ fn worker_container(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Co
         }]),
         liveness_probe: Some(probe("/healthz", 10)),
         readiness_probe: Some(probe("/readyz", 5)),
-        volume_mounts: Some(vec![VolumeMount {
-            name: "config".into(),
-            mount_path: CONFIG_DIR.into(),
-            read_only: Some(true),
-            ..Default::default()
-        }]),
+        volume_mounts: Some(
+            std::iter::once(("config".to_string(), CONFIG_DIR))
+                .chain(tls_volumes(pms).into_iter().map(|(v, dir)| (v.name, dir)))
+                .map(|(name, dir)| VolumeMount {
+                    name,
+                    mount_path: dir.into(),
+                    read_only: Some(true),
+                    ..Default::default()
+                })
+                .collect(),
+        ),
         security_context: Some(SecurityContext {
             allow_privilege_escalation: Some(false),
             read_only_root_filesystem: Some(true),
@@ -282,16 +298,65 @@ fn pod_spec(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> PodSpec {
             ..Default::default()
         }),
         containers: vec![worker_container(pms, slot, settings)],
-        volumes: Some(vec![Volume {
-            name: "config".into(),
-            config_map: Some(ConfigMapVolumeSource {
-                name: contract::config_map_name(&sync),
+        volumes: Some(
+            std::iter::once(Volume {
+                name: "config".into(),
+                config_map: Some(ConfigMapVolumeSource {
+                    name: contract::config_map_name(&sync),
+                    ..Default::default()
+                }),
                 ..Default::default()
-            }),
-            ..Default::default()
-        }]),
+            })
+            .chain(tls_volumes(pms).into_iter().map(|(v, _dir)| v))
+            .collect(),
+        ),
         ..Default::default()
     }
+}
+
+/// The Secrets of `sink.tls` as volumes, each with where it is mounted.
+fn tls_volumes(pms: &PaimonMysqlSync) -> Vec<(Volume, &'static str)> {
+    let tls = &pms.spec.sink.tls;
+    let secret = |name: &str, items: Vec<(String, String)>| SecretVolumeSource {
+        secret_name: Some(name.into()),
+        items: Some(
+            items
+                .into_iter()
+                .map(|(key, path)| KeyToPath {
+                    key,
+                    path,
+                    mode: None,
+                })
+                .collect(),
+        ),
+        ..Default::default()
+    };
+    let mut volumes = Vec::new();
+    if let Some(ca) = &tls.ca_secret_ref {
+        let items = vec![(ca.key.clone(), MYSQL_TLS_CA_FILE.to_string())];
+        volumes.push((
+            Volume {
+                name: "mysql-tls-ca".into(),
+                secret: Some(secret(&ca.name, items)),
+                ..Default::default()
+            },
+            MYSQL_TLS_CA_DIR,
+        ));
+    }
+    if let Some(client) = &tls.client_cert_secret_ref {
+        let items = TLS_SECRET_KEYS
+            .map(|k| (k.to_string(), k.to_string()))
+            .to_vec();
+        volumes.push((
+            Volume {
+                name: "mysql-tls-client".into(),
+                secret: Some(secret(&client.name, items)),
+                ..Default::default()
+            },
+            MYSQL_TLS_CLIENT_DIR,
+        ));
+    }
+    volumes
 }
 
 /// One Service over all slots, for Prometheus.

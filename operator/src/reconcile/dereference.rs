@@ -30,6 +30,9 @@ pub struct Dereferenced {
     pub mysql_secret: Option<SecretKeys>,
     /// `source.s3.credentialsSecretRef`, when set.
     pub s3_secret: Option<SecretKeys>,
+    /// `sink.tls.caSecretRef` and `sink.tls.clientCertSecretRef`, when set.
+    pub tls_ca_secret: Option<SecretKeys>,
+    pub tls_client_secret: Option<SecretKeys>,
     /// The workers' checkpoints of this sync (any parallelism), by ConfigMap name.
     /// A ConfigMap without a readable checkpoint is left out.
     pub checkpoints: BTreeMap<String, Checkpoint>,
@@ -53,10 +56,21 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
         Some(r) => Some(secret_keys(&secrets, ns, &r.name).await?),
         None => None,
     };
+    let tls = &pms.spec.sink.tls;
+    let tls_ca_secret = match &tls.ca_secret_ref {
+        Some(r) => Some(secret_keys(&secrets, ns, &r.name).await?),
+        None => None,
+    };
+    let tls_client_secret = match &tls.client_cert_secret_ref {
+        Some(r) => Some(secret_keys(&secrets, ns, &r.name).await?),
+        None => None,
+    };
     let checkpoints = checkpoints(client, ns, &pms.name_any()).await?;
     Ok(Dereferenced {
         mysql_secret,
         s3_secret,
+        tls_ca_secret,
+        tls_client_secret,
         checkpoints,
     })
 }

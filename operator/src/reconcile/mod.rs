@@ -83,7 +83,7 @@ pub fn error_policy(pms: Arc<PaimonMysqlSync>, error: &Error, _ctx: Arc<Context>
 #[derive(Debug)]
 pub enum Next<'a> {
     /// Valid: build, apply, status.
-    Apply(Validated<'a>, Dereferenced),
+    Apply(Validated<'a>, Box<Dereferenced>),
     /// Invalid: the sync is `Failed` with these reasons; nothing is applied.
     Fail(Invalid),
     /// The cluster could not be read: a Warning event, then a retry (`error_policy`).
@@ -94,7 +94,7 @@ pub fn next_step<'a>(pms: &'a PaimonMysqlSync, ns: &str, found: Result<Dereferen
     match found {
         Err(e) => Next::Retry(e),
         Ok(found) => match validate::validate(pms, ns, &found) {
-            Ok(valid) => Next::Apply(valid, found),
+            Ok(valid) => Next::Apply(valid, Box::new(found)),
             Err(invalid) => Next::Fail(invalid),
         },
     }

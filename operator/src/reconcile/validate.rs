@@ -2,7 +2,7 @@
 //! fetched. Every problem is reported at once, so one edit can fix them all.
 
 use kube::ResourceExt;
-use pms_crds::contract::{MYSQL_SECRET_KEYS, S3_SECRET_KEYS};
+use pms_crds::contract::{MYSQL_SECRET_KEYS, S3_SECRET_KEYS, TLS_SECRET_KEYS};
 use pms_crds::PaimonMysqlSync;
 
 use super::dereference::{Dereferenced, SecretKeys};
@@ -29,16 +29,28 @@ pub fn validate<'a>(
     found: &Dereferenced,
 ) -> Result<Validated<'a>, Invalid> {
     let mut problems = Vec::new();
-    let secrets = [
+    let key_names = |keys: &[(&str, &str)]| keys.iter().map(|(k, _env)| k.to_string()).collect();
+    let tls = &pms.spec.sink.tls;
+    let secrets: [(&str, &Option<SecretKeys>, Vec<String>); 4] = [
         (
             "sink.credentialsSecretRef",
             &found.mysql_secret,
-            MYSQL_SECRET_KEYS,
+            key_names(&MYSQL_SECRET_KEYS),
         ),
         (
             "source.s3.credentialsSecretRef",
             &found.s3_secret,
-            S3_SECRET_KEYS,
+            key_names(&S3_SECRET_KEYS),
+        ),
+        (
+            "sink.tls.caSecretRef",
+            &found.tls_ca_secret,
+            tls.ca_secret_ref.iter().map(|r| r.key.clone()).collect(),
+        ),
+        (
+            "sink.tls.clientCertSecretRef",
+            &found.tls_client_secret,
+            TLS_SECRET_KEYS.map(String::from).to_vec(),
         ),
     ];
     for (field, secret, keys) in secrets {
@@ -61,7 +73,7 @@ fn secret_problem(
     field: &str,
     namespace: &str,
     secret: &SecretKeys,
-    wanted: &[(&str, &str)],
+    wanted: &[String],
 ) -> Option<String> {
     let name = &secret.name;
     let Some(present) = &secret.keys else {
@@ -69,8 +81,8 @@ fn secret_problem(
     };
     let missing: Vec<&str> = wanted
         .iter()
-        .map(|(key, _env)| *key)
         .filter(|k| !present.contains(*k))
+        .map(String::as_str)
         .collect();
     (!missing.is_empty())
         .then(|| format!("{field}: Secret {name} has no key {}", missing.join(", ")))
@@ -162,6 +174,7 @@ mod tests {
                 "s-checkpoint-4".to_string(),
                 cp(Slot::new(4, 5).unwrap()),
             )]),
+            ..Default::default()
         };
         let pms = sample();
         let ok = validate(&pms, "data", &found).unwrap();
@@ -176,5 +189,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.slots_known, 2);
+    }
+
+    #[test]
+    fn tls_secrets_need_their_keys() {
+        let mut pms = sample();
+        pms.spec.sink.tls = serde_yaml::from_str(
+            "{mode: verify-ca, caSecretRef: {name: ca}, clientCertSecretRef: {name: client}}",
+        )
+        .unwrap();
+        let found = Dereferenced {
+            mysql_secret: keys("writer", Some(&["username", "password"])),
+            s3_secret: keys("lake", Some(&["accessKeyId", "secretAccessKey"])),
+            tls_ca_secret: keys("ca", Some(&["root.pem"])),
+            tls_client_secret: keys("client", Some(&["tls.crt"])),
+            ..Default::default()
+        };
+        let err = validate(&pms, "data", &found).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "sink.tls.caSecretRef: Secret ca has no key ca.crt; \
+             sink.tls.clientCertSecretRef: Secret client has no key tls.key"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! one run on one server, reported side by side.
 
 pub mod freshness;
+pub mod isolation;
 pub mod raw;
 pub mod report;
 pub mod run;

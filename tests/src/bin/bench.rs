@@ -2,6 +2,7 @@
 //!
 //!   bench --size quick|full|huge     200k / 2M / 10M rows
 //!   bench --smoke                    the CI subset: fails only on a gross regression
+//!   bench --isolation                deadlocks between two slots, REPEATABLE READ vs READ COMMITTED
 //!
 //! Needs a MariaDB from `scripts/with-mariadb.sh` and the release worker. The runs themselves
 //! are in `pms_tests::bench` (tables, configs and DDL from the test harness).
@@ -9,7 +10,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
-use pms_tests::bench::{freshness, orders, raw, report, scenarios, Measurement};
+use pms_tests::bench::{freshness, isolation, orders, raw, report, scenarios, Measurement};
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Size {
@@ -43,6 +44,9 @@ struct Args {
     /// The CI smoke subset: fails when the full read is below 0.3× the raw multi-row limit.
     #[arg(long)]
     smoke: bool,
+    /// Only the isolation-level measurement (10 s per level).
+    #[arg(long)]
+    isolation: bool,
     /// Where the markdown report and the CSV go.
     #[arg(long, default_value = "bench/results")]
     out: PathBuf,
@@ -51,6 +55,21 @@ struct Args {
 #[tokio::main]
 async fn main() {
     let args = Args::parse();
+    if args.isolation {
+        println!("| isolation | transactions committed | deadlocks | row lock waits | lock wait timeouts | seconds |\n|---|---|---|---|---|---|");
+        for o in isolation::measure(std::time::Duration::from_secs(10)).await {
+            println!(
+                "| {} | {} | {} | {} | {} | {:.1} |",
+                o.level,
+                o.committed,
+                o.deadlocks,
+                o.lock_waits,
+                o.lock_wait_timeouts,
+                o.elapsed.as_secs_f64()
+            );
+        }
+        return;
+    }
     let rows = args.size.rows();
     let port = pms_tests::mysql::server_port();
     let work = tempfile::tempdir().unwrap();

@@ -1,10 +1,14 @@
-//! The connection pool to the target, with the session settings every write relies on.
+//! The connection pool to the target, with the session settings every write relies on and
+//! the transport (`tls.rs`) decided at the first connection.
 
 use mysql_async::prelude::*;
 use mysql_async::{Opts, OptsBuilder, Pool, PoolConstraints, PoolOpts};
+use tracing::{info, warn};
 
 use super::sql::Dialect;
+use super::tls::{self, Transport};
 use crate::config::MysqlTarget;
+use crate::error::WorkerError;
 
 /// What the server told us at connect time.
 #[derive(Clone, Debug)]
@@ -32,13 +36,64 @@ const SESSION_SETTINGS: [&str; 2] = [
 ];
 const READ_COMMITTED: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
+/// A pool whose connections all run in [`SESSION_SETTINGS`] over the transport the first
+/// connection settled on, with what the server said.
+pub async fn connect(m: &MysqlTarget) -> Result<(Pool, Opts, ServerInfo), WorkerError> {
+    let failed = |transport: &Transport, source: mysql_async::Error| match tls::advice(
+        &m.tls, transport, &m.host, &source,
+    ) {
+        Some(advice) => WorkerError::ConnectAdvice {
+            url: m.redacted_url(),
+            advice,
+            source: Box::new(source),
+        },
+        None => WorkerError::Connect {
+            url: m.redacted_url(),
+            source: Box::new(source),
+        },
+    };
+    let mut transport = Transport::initial(&m.tls);
+    let (pool, server) = loop {
+        let pool = Pool::new(opts(m, &transport, true));
+        match server_info(&pool).await {
+            Ok(server) => break (pool, server),
+            Err(e) => {
+                pool.disconnect().await.ok();
+                let Some(next) = transport.fallback(&m.tls, &e) else {
+                    return Err(failed(&transport, e));
+                };
+                match &next {
+                    Transport::Plain => warn!(url = %m.redacted_url(),
+                        "the server offers no TLS: connecting in plaintext (sink.tls.mode preferred; set required to refuse)"),
+                    Transport::Tls { name } => {
+                        info!(url = %m.redacted_url(), name = name.as_deref().unwrap_or_default(),
+                        "verify-ca: checking the certificate's chain under a name it carries")
+                    }
+                }
+                transport = next;
+            }
+        }
+    };
+    info!(url = %m.redacted_url(), tls = matches!(transport, Transport::Tls { .. }), server = %server.version, "connected to MySQL");
+    if !server.statement_binlog {
+        return Ok((pool, opts(m, &transport, true), server));
+    }
+    warn!(url = %m.redacted_url(), "the server logs statements (binlog_format = STATEMENT), which refuses writes under \
+          READ COMMITTED: writing under its own isolation level (slots writing neighbouring keys may then deadlock \
+          and retry)");
+    pool.disconnect().await.map_err(|e| failed(&transport, e))?;
+    let opts = opts(m, &transport, false);
+    Ok((Pool::new(opts.clone()), opts, server))
+}
+
 /// The connection options; `read_committed` false keeps the server's isolation level
 /// (statement binlogs).
-pub fn opts(m: &MysqlTarget, read_committed: bool) -> Opts {
+fn opts(m: &MysqlTarget, transport: &Transport, read_committed: bool) -> Opts {
     let mut setup = SESSION_SETTINGS.to_vec();
     if read_committed {
         setup.push(READ_COMMITTED);
     }
+    let ssl = transport.ssl_opts(&m.tls);
     let opts = OptsBuilder::default()
         .ip_or_hostname(m.host.clone())
         .tcp_port(m.port)
@@ -46,6 +101,10 @@ pub fn opts(m: &MysqlTarget, read_committed: bool) -> Opts {
         .pass(m.password.clone())
         .db_name(Some(m.database.clone()))
         .stmt_cache_size(64)
+        // On a local server the driver would otherwise move to its Unix socket, never
+        // encrypted: TLS asked for is TLS used.
+        .prefer_socket(ssl.is_none())
+        .ssl_opts(ssl)
         // `setup`, not `init`: the pool resets a connection (COM_RESET_CONNECTION) each time
         // it comes back, which restores the server's global settings; `setup` runs again after
         // every reset, `init` only once per connection.
@@ -56,7 +115,7 @@ pub fn opts(m: &MysqlTarget, read_committed: bool) -> Opts {
     opts.into()
 }
 
-pub async fn server_info(pool: &Pool) -> Result<ServerInfo, mysql_async::Error> {
+async fn server_info(pool: &Pool) -> Result<ServerInfo, mysql_async::Error> {
     let mut conn = pool.get_conn().await?;
     let (version, max_allowed_packet, log_bin, binlog_format): (String, u64, bool, String) = conn
         .query_first("SELECT VERSION(), @@max_allowed_packet, @@log_bin, @@binlog_format")

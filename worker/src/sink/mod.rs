@@ -15,6 +15,7 @@ mod request;
 mod retry;
 mod slot_lock;
 mod sql;
+mod tls;
 mod transaction;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,22 +50,8 @@ pub struct MysqlConnection {
 
 impl MysqlConnection {
     pub async fn open(cfg: &WorkerConfig) -> Result<Self> {
-        let mut opts = connect::opts(&cfg.mysql, true);
-        let mut pool = Pool::new(opts.clone());
+        let (pool, opts, server) = connect::connect(&cfg.mysql).await?;
         let redacted_url = cfg.mysql.redacted_url();
-        let connect_err = |source| WorkerError::Connect {
-            url: redacted_url.clone(),
-            source: Box::new(source),
-        };
-        let server = connect::server_info(&pool).await.map_err(connect_err)?;
-        if server.statement_binlog {
-            warn!(url = %redacted_url, "the server logs statements (binlog_format = STATEMENT), which refuses writes under \
-                  READ COMMITTED: writing under its own isolation level (slots writing neighbouring keys may then deadlock \
-                  and retry)");
-            pool.disconnect().await.map_err(connect_err)?;
-            opts = connect::opts(&cfg.mysql, false);
-            pool = Pool::new(opts.clone());
-        }
         Ok(Self {
             pool,
             opts,

@@ -198,3 +198,47 @@ fn the_worker_env_is_the_contracts_in_a_stable_order() {
     assert_eq!(labels["paimonsync.io/slot"], "0");
     assert_eq!(labels["app.kubernetes.io/managed-by"], "pms-operator");
 }
+
+#[test]
+fn tls_secrets_are_mounted_and_the_worker_config_names_their_files() {
+    let mut pms = sample(1, "running");
+    pms.spec.sink.tls = serde_yaml::from_str(
+        "{mode: verify-identity, caSecretRef: {name: mysql-ca, key: root.pem}, clientCertSecretRef: {name: writer-cert}}",
+    )
+    .unwrap();
+    let config = worker_config(&pms).unwrap();
+    let yaml = &config.data.as_ref().unwrap()[CONFIG_KEY];
+    let spec: pms_crds::PaimonMysqlSyncSpec = serde_yaml::from_str(yaml).unwrap();
+    let tls = spec.sink.tls;
+    assert_eq!(tls.ca_file.as_deref(), Some("/etc/pms-mysql-tls/ca/ca.crt"));
+    assert_eq!(
+        tls.client_cert_file.as_deref(),
+        Some("/etc/pms-mysql-tls/client/tls.crt")
+    );
+    assert_eq!(
+        tls.client_key_file.as_deref(),
+        Some("/etc/pms-mysql-tls/client/tls.key")
+    );
+    assert!(tls.ca_secret_ref.is_none() && tls.client_cert_secret_ref.is_none());
+
+    let d = deployment(&pms, 0, "abc", &Settings::default());
+    let pod = d.spec.as_ref().unwrap().template.spec.as_ref().unwrap();
+    let volumes = pod.volumes.as_ref().unwrap();
+    let ca = volumes.iter().find(|v| v.name == "mysql-tls-ca").unwrap();
+    let ca = ca.secret.as_ref().unwrap();
+    assert_eq!(ca.secret_name.as_deref(), Some("mysql-ca"));
+    let item = &ca.items.as_ref().unwrap()[0];
+    assert_eq!(
+        (item.key.as_str(), item.path.as_str()),
+        ("root.pem", "ca.crt")
+    );
+    let mounts: BTreeMap<_, _> = worker_container(&d)
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|m| (m.name.as_str(), m.mount_path.as_str()))
+        .collect();
+    assert_eq!(mounts["mysql-tls-ca"], "/etc/pms-mysql-tls/ca");
+    assert_eq!(mounts["mysql-tls-client"], "/etc/pms-mysql-tls/client");
+    assert_eq!(mounts["config"], "/etc/pms");
+}

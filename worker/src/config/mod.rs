@@ -11,6 +11,9 @@ use serde::Deserialize;
 
 use crate::error::{Result, WorkerError};
 
+mod tls;
+pub use tls::MysqlTls;
+
 /// Everything the worker needs, resolved once at start.
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
@@ -41,6 +44,7 @@ pub struct MysqlTarget {
     pub database: String,
     pub user: String,
     pub password: Option<String>,
+    pub tls: MysqlTls,
 }
 
 impl std::fmt::Debug for MysqlTarget {
@@ -60,7 +64,11 @@ impl MysqlTarget {
 
     /// Parses `mysql://[user[:password]@]host[:port]/database`; `MYSQL_USER` and
     /// `MYSQL_PASSWORD` (e.g. from a Kubernetes Secret) win over the URL's.
-    pub fn from_url(url: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Self> {
+    pub fn from_url(
+        url: &str,
+        tls: MysqlTls,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self> {
         let parsed = url::Url::parse(url).map_err(|e| {
             WorkerError::Config(format!(
                 "sink.url is not a URL ({e}); write mysql://host:3306/database"
@@ -79,6 +87,12 @@ impl MysqlTarget {
                 WorkerError::Config("sink.url has no host: write mysql://host:3306/database".into())
             })?
             .to_string();
+        if let Some(query) = parsed.query() {
+            // A driver option here (`?ssl-mode=REQUIRED`) would be silently ignored.
+            return Err(WorkerError::Config(format!(
+                "sink.url takes no parameters (found ?{query}): TLS is set with sink.tls, the rest in sink"
+            )));
+        }
         let database = parsed.path().trim_start_matches('/').to_string();
         if database.is_empty() || database.contains('/') {
             return Err(WorkerError::Config(
@@ -104,6 +118,7 @@ impl MysqlTarget {
             database,
             user,
             password,
+            tls,
         })
     }
 }
@@ -165,14 +180,22 @@ impl WorkerConfig {
                 .ok()
                 .ok_or(())
                 .or_else(|_| {
-                    let spec: PaimonMysqlSyncSpec =
-                        serde_yaml::from_value(value["spec"].clone())
-                            .map_err(|e| WorkerError::Config(format!("spec: {e}")))?;
-                    Ok::<_, WorkerError>(ConfigFile::Spec(Box::new(spec)))
+                    // Again for the error alone, from the text: it names the path and line.
+                    #[derive(Deserialize)]
+                    struct SpecOnly {
+                        #[allow(dead_code)]
+                        spec: PaimonMysqlSyncSpec,
+                    }
+                    let err = match serde_yaml::from_str::<SpecOnly>(text) {
+                        Err(e) => e.to_string(),
+                        Ok(_) => "not a PaimonMysqlSync resource".into(),
+                    };
+                    Err::<ConfigFile, _>(WorkerError::Config(err))
                 })?
         } else {
+            // From the text, not the value: the error then names the field's path and line.
             ConfigFile::Spec(Box::new(
-                serde_yaml::from_value(value).map_err(|e| WorkerError::Config(e.to_string()))?,
+                serde_yaml::from_str(text).map_err(|e| WorkerError::Config(e.to_string()))?,
             ))
         };
         let (name, spec) = match file {
@@ -204,7 +227,8 @@ impl WorkerConfig {
             }
             _ => {}
         }
-        let mysql = MysqlTarget::from_url(&spec.sink.url, env)?;
+        let tls = MysqlTls::resolve(&spec.sink.tls, base_dir)?;
+        let mysql = MysqlTarget::from_url(&spec.sink.url, tls, env)?;
         let checkpoint = match spec.checkpoint.storage {
             None | Some(CheckpointStorage::File) => {
                 let suffix = if slot.count > 1 { format!(".slot{}-of-{}", slot.index, slot.count) } else { String::new() };
@@ -297,6 +321,27 @@ sink: {url: 'mysql://app:s%40cret@127.0.0.1:3307/serving', table: orders_rt}
             WorkerConfig::from_yaml(&bad, Slot::new(0, 1).unwrap(), &no_env, None).unwrap_err();
         assert!(err.to_string().contains("newest"), "{err}");
         assert!(Slot::new(3, 3).is_err());
+    }
+
+    #[test]
+    fn a_misspelt_field_is_refused_with_its_path_and_line() {
+        let slot = Slot::new(0, 1).unwrap();
+        let bare = MINIMAL.replace("table: orders_rt}", "table: orders_rt, maxRow: 5}");
+        let err = WorkerConfig::from_yaml(&bare, slot, &no_env, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("sink: unknown field `maxRow`") && err.contains("line 3"),
+            "{err}"
+        );
+        let resource = format!(
+            "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSync\nmetadata: {{name: s}}\nspec:\n{}",
+            MINIMAL.replace("sink: {", "sink: {tsl: {}, ").lines().map(|l| format!("  {l}\n")).collect::<String>()
+        );
+        let err = WorkerConfig::from_yaml(&resource, slot, &no_env, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("spec.sink: unknown field `tsl`"), "{err}");
     }
 
     #[test]
