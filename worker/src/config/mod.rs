@@ -141,15 +141,11 @@ fn percent_decode(s: &str) -> std::result::Result<String, ()> {
     String::from_utf8(out).map_err(|_| ())
 }
 
-/// The config file holds either a bare spec or a whole `PaimonMysqlSync` resource.
+/// A whole `PaimonMysqlSync` resource in the config file (`apiVersion` and `kind` ignored).
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum ConfigFile {
-    Resource {
-        metadata: Option<Metadata>,
-        spec: Box<PaimonMysqlSyncSpec>,
-    },
-    Spec(Box<PaimonMysqlSyncSpec>),
+struct ResourceFile {
+    metadata: Option<Metadata>,
+    spec: PaimonMysqlSyncSpec,
 }
 
 #[derive(Deserialize)]
@@ -172,35 +168,16 @@ impl WorkerConfig {
         env: &dyn Fn(&str) -> Option<String>,
         base_dir: Option<&Path>,
     ) -> Result<Self> {
-        // Parse as a bare spec first when there is no `spec:` key, so the error names the bad field.
+        // A bare spec, or a whole resource when there is a `spec:` key. Parsed from the text:
+        // an error then names the field's path and line.
         let value: serde_yaml::Value = serde_yaml::from_str(text)
             .map_err(|e| WorkerError::Config(format!("the config file is not YAML: {e}")))?;
-        let file = if value.get("spec").is_some() {
-            serde_yaml::from_value::<ConfigFile>(value.clone())
-                .ok()
-                .ok_or(())
-                .or_else(|_| {
-                    // Again for the error alone, from the text: it names the path and line.
-                    #[derive(Deserialize)]
-                    struct SpecOnly {
-                        #[allow(dead_code)]
-                        spec: PaimonMysqlSyncSpec,
-                    }
-                    let err = match serde_yaml::from_str::<SpecOnly>(text) {
-                        Err(e) => e.to_string(),
-                        Ok(_) => "not a PaimonMysqlSync resource".into(),
-                    };
-                    Err::<ConfigFile, _>(WorkerError::Config(err))
-                })?
+        let config_err = |e: serde_yaml::Error| WorkerError::Config(e.to_string());
+        let (name, spec) = if value.get("spec").is_some() {
+            let file: ResourceFile = serde_yaml::from_str(text).map_err(config_err)?;
+            (file.metadata.and_then(|m| m.name), file.spec)
         } else {
-            // From the text, not the value: the error then names the field's path and line.
-            ConfigFile::Spec(Box::new(
-                serde_yaml::from_str(text).map_err(|e| WorkerError::Config(e.to_string()))?,
-            ))
-        };
-        let (name, spec) = match file {
-            ConfigFile::Resource { metadata, spec } => (metadata.and_then(|m| m.name), *spec),
-            ConfigFile::Spec(spec) => (None, *spec),
+            (None, serde_yaml::from_str(text).map_err(config_err)?)
         };
         let sync_name = env(ENV_SYNC_NAME)
             .or(name)
