@@ -43,6 +43,32 @@ pub struct PaimonMysqlSyncSpec {
     /// worker flushes and checkpoints first); the checkpoints stay, a resume continues there.
     #[serde(default)]
     pub state: SyncState,
+    /// The shadow-table rebuild (`pms-worker rebuild`).
+    #[serde(default)]
+    pub rebuild: RebuildSpec,
+}
+
+/// How a rebuild treats the table it replaces.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct RebuildSpec {
+    /// How long the replaced table is kept as `<table>__pms_old` (for a look back or a swap
+    /// back by hand) before a later run of the sync drops it.
+    #[serde(default = "default_retain_old")]
+    pub retain_old: HumanDuration,
+}
+
+impl Default for RebuildSpec {
+    fn default() -> Self {
+        Self {
+            retain_old: default_retain_old(),
+        }
+    }
+}
+
+fn default_retain_old() -> HumanDuration {
+    HumanDuration::from_secs(3600)
 }
 
 fn default_parallelism() -> u32 {

@@ -193,6 +193,8 @@ struct Spec {
     checkpoint: Checkpoint,
     #[serde(skip_serializing_if = "Option::is_none")]
     state: Option<SyncState>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rebuild: Option<serde_json::Value>,
 }
 
 /// Builds a [`SyncConfig`] (a standalone config file) or the `spec` of a resource.
@@ -239,6 +241,7 @@ impl SyncConfigBuilder {
                 parallelism: None,
                 checkpoint: Checkpoint::default(),
                 state: None,
+                rebuild: None,
             },
         }
     }
@@ -384,6 +387,12 @@ impl SyncConfigBuilder {
 
     pub fn state(mut self, state: SyncState) -> Self {
         self.spec.state = Some(state);
+        self
+    }
+
+    /// `rebuild.retainOld`: how long a rebuild keeps the table it replaced.
+    pub fn retain_old(mut self, retain: Duration) -> Self {
+        self.spec.rebuild = Some(serde_json::json!({"retainOld": format!("{}ms", retain.as_millis())}));
         self
     }
 

@@ -69,6 +69,39 @@ impl SyncConfig {
         );
     }
 
+    /// `verify` with `args` (e.g. `--snapshot 3`, `--repair`), to completion.
+    pub fn verify_with(&self, args: &[&str]) -> Output {
+        Command::new(worker_bin())
+            .args(["verify", "--config"])
+            .arg(&self.path)
+            .args(args)
+            .output()
+            .expect("run pms-worker verify")
+    }
+
+    /// `rebuild`, to completion; with `failpoint`, aborted there (kill -9 at that step).
+    pub fn rebuild(&self, failpoint: Option<&str>) -> Output {
+        let mut cmd = Command::new(worker_bin());
+        cmd.args(["rebuild", "--config"])
+            .arg(&self.path)
+            .env("RUST_LOG", "info,pms_worker=debug");
+        if let Some(point) = failpoint {
+            cmd.env("PMS_FAILPOINT", point);
+        }
+        cmd.output().expect("run pms-worker rebuild")
+    }
+
+    /// `verify` that must find MySQL equal to the latest snapshot.
+    pub fn assert_verified(&self) {
+        let out = self.verify_with(&[]);
+        assert!(
+            out.status.success(),
+            "pms-worker verify found differences or failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     /// A continuous run in the background.
     pub fn spawn(&self, args: &[&str]) -> Child {
         self.command(args)

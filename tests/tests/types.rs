@@ -132,6 +132,8 @@ async fn round_trip(db: TestDb) {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_synced(&table, &db, "t", None).await;
+    // verify agrees: every type's stored form counts as the value written.
+    cfg.assert_verified();
 
     // The same values arriving as changes (+U of every row, from the changelog).
     let mut updated = table.read(None);
@@ -146,4 +148,11 @@ async fn round_trip(db: TestDb) {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert_synced(&table, &db, "t", None).await;
+    cfg.assert_verified();
+    // ...and is not blind to a small change of a float or a time.
+    db.exec("UPDATE t SET f = f / 2, ts6 = ts6 + INTERVAL 1 MICROSECOND WHERE id = 2").await;
+    let out = cfg.verify_with(&[]);
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{report}{}", stderr(&out));
+    assert!(report.contains("different: id=2 (columns f, ts6)"), "{report}");
 }

@@ -28,9 +28,11 @@ pub enum WorkerError {
 
     #[error(
         "Paimon snapshot {needed} of {table} has expired (the earliest kept is {earliest}); \
-         the changes between them are gone, so this slot can't resume. Recover with a rebuild: \
-         delete the checkpoint ({checkpoint}) and start again with scanMode latest-full, \
-         and set a consumerId so Paimon keeps the snapshots a running sync still needs"
+         the changes between them are gone, so this slot can't resume from its checkpoint ({checkpoint}). \
+         Recover with `pms-worker rebuild` (a full read into a shadow table, verified and swapped in, so rows \
+         deleted meanwhile do not stay behind, as they would after deleting the checkpoint); the sync's \
+         consumer file keeps Paimon from expiring snapshots it still needs unless consumer.expiration-time \
+         is shorter than the sync was down"
     )]
     SnapshotExpired {
         table: String,

@@ -14,6 +14,14 @@ pub const POINTS: &[&str] = &[
     "after-checkpoint-before-consumer",
 ];
 
+/// The points of a rebuild, in its order.
+pub const REBUILD_POINTS: &[&str] = &[
+    "rebuild-after-create",
+    "rebuild-before-swap",
+    "rebuild-after-swap",
+    "rebuild-mid-install",
+];
+
 /// Whether `PMS_FAILPOINT` names `name` and this is its N-th time.
 #[cfg(feature = "failpoints")]
 fn reached(name: &str) -> bool {

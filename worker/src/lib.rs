@@ -2,7 +2,9 @@
 //!
 //! The stages, each handing its product forward and never reaching back:
 //! source (Paimon reads) → mapping (layout, decode) → buffer (reduce by key) → sink (MySQL
-//! transactions) → checkpoint; `pipeline` runs them for one slot.
+//! transactions) → checkpoint; `pipeline` runs them for one slot. `verify` compares the
+//! target with a snapshot, and `rebuild` loads a new generation beside it and swaps it in,
+//! both with the same stages.
 
 pub mod buffer;
 pub mod checkpoint;
@@ -13,5 +15,7 @@ pub mod failpoint;
 pub mod mapping;
 pub mod metrics;
 pub mod pipeline;
+pub mod rebuild;
 pub mod sink;
 pub mod source;
+pub mod verify;

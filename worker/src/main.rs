@@ -1,14 +1,17 @@
 //! `pms-worker run --config sync.yaml [--once] [--slot K --slots N] [--admin-addr ADDR]`
+//! `pms-worker verify --config sync.yaml [--snapshot S] [--show N] [--repair]`
+//! `pms-worker rebuild --config sync.yaml`
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use pms_crds::contract::{Slot, ENV_ADMIN_ADDR, ENV_CONFIG, ENV_LOG_JSON, ENV_SLOT, ENV_SLOTS};
 use pms_runtime::Readiness;
 use pms_worker::config::WorkerConfig;
 use pms_worker::metrics::Metrics;
 use pms_worker::pipeline::{self, Outcome, RunOptions};
+use pms_worker::verify::VerifyOptions;
 use tokio::sync::watch;
 use tracing::{error, info};
 
@@ -29,26 +32,63 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Sync continuously (or catch up once with --once).
-    Run {
-        /// YAML file with the PaimonMysqlSync spec (or a whole resource).
-        #[arg(long, short, env = ENV_CONFIG)]
-        config: PathBuf,
-        /// Catch up to the latest snapshot, flush, checkpoint and exit 0.
-        #[arg(long)]
-        once: bool,
-        /// This process's slot: it owns the buckets b with b mod slots == slot.
-        #[arg(long, env = ENV_SLOT, default_value_t = 0)]
-        slot: u32,
-        #[arg(long, env = ENV_SLOTS, default_value_t = 1)]
-        slots: u32,
-        /// Serve /metrics, /healthz and /readyz here (e.g. 0.0.0.0:9464). Off by default.
-        #[arg(long, env = ENV_ADMIN_ADDR)]
-        admin_addr: Option<String>,
-        /// Write the final metrics (Prometheus text) to this file on exit (for batch runs and benchmarks).
-        #[arg(long)]
-        metrics_file: Option<PathBuf>,
-    },
+    Run(RunArgs),
+    /// Compare the MySQL table with a Paimon snapshot; exit 3 when they differ (after
+    /// --repair: when they still differ).
+    Verify(VerifyArgs),
+    /// Start the sync over into a shadow table, verify it, and swap it in atomically
+    /// (stop the sync first; run it again after an interruption to finish).
+    Rebuild(RebuildArgs),
 }
+
+#[derive(Args)]
+struct RebuildArgs {
+    /// YAML file with the PaimonMysqlSync spec (or a whole resource).
+    #[arg(long, short, env = ENV_CONFIG)]
+    config: PathBuf,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// YAML file with the PaimonMysqlSync spec (or a whole resource).
+    #[arg(long, short, env = ENV_CONFIG)]
+    config: PathBuf,
+    /// Catch up to the latest snapshot, flush, checkpoint and exit 0.
+    #[arg(long)]
+    once: bool,
+    /// This process's slot: it owns the buckets b with b mod slots == slot.
+    #[arg(long, env = ENV_SLOT, default_value_t = 0)]
+    slot: u32,
+    #[arg(long, env = ENV_SLOTS, default_value_t = 1)]
+    slots: u32,
+    /// Serve /metrics, /healthz and /readyz here (e.g. 0.0.0.0:9464). Off by default.
+    #[arg(long, env = ENV_ADMIN_ADDR)]
+    admin_addr: Option<String>,
+    /// Write the final metrics (Prometheus text) to this file on exit (for batch runs and benchmarks).
+    #[arg(long)]
+    metrics_file: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// YAML file with the PaimonMysqlSync spec (or a whole resource).
+    #[arg(long, short, env = ENV_CONFIG)]
+    config: PathBuf,
+    /// The snapshot MySQL should hold (default: the latest; give the one a stopped or lagging
+    /// sync is at, or changes it has not applied yet count as differences).
+    #[arg(long)]
+    snapshot: Option<i64>,
+    /// How many keys of each kind of difference to name.
+    #[arg(long, default_value_t = 10)]
+    show: usize,
+    /// Make MySQL equal to the latest snapshot where it differs (upsert missing and different
+    /// rows, delete extra ones), then verify again. Stop the sync first.
+    #[arg(long, conflicts_with = "snapshot")]
+    repair: bool,
+}
+
+/// Exit status of a `verify` that found differences (1 is an error).
+const EXIT_DIVERGENT: u8 = 3;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -64,8 +104,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(cli.command)) {
-        Ok(()) => ExitCode::SUCCESS,
+    let result = match cli.command {
+        Command::Run(args) => runtime.block_on(run(args)).map(|()| ExitCode::SUCCESS),
+        Command::Verify(args) => runtime.block_on(verify(args)),
+        Command::Rebuild(args) => runtime.block_on(rebuild(args)).map(|()| ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
         Err(e) => {
             error!("{e}");
             ExitCode::FAILURE
@@ -73,15 +118,52 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(command: Command) -> Result<(), pms_worker::error::WorkerError> {
-    let Command::Run {
+async fn verify(args: VerifyArgs) -> Result<ExitCode, pms_worker::error::WorkerError> {
+    let env = |k: &str| std::env::var(k).ok();
+    let cfg = WorkerConfig::load(&args.config, Slot::SINGLE, &env)?;
+    let opts = VerifyOptions {
+        snapshot: args.snapshot,
+        show: args.show,
+        repair: args.repair,
+    };
+    let report = pms_worker::verify::verify(&cfg, &opts).await?;
+    print!("{report}");
+    if report.divergent_rows() == 0 {
+        info!(snapshot = report.snapshot_id, rows = report.paimon_rows, target = %cfg.target_name(), "MySQL equals Paimon");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        error!(snapshot = report.snapshot_id, divergent_rows = report.divergent_rows(), target = %cfg.target_name(),
+               "MySQL differs from Paimon");
+        Ok(ExitCode::from(EXIT_DIVERGENT))
+    }
+}
+
+async fn rebuild(args: RebuildArgs) -> Result<(), pms_worker::error::WorkerError> {
+    let env = |k: &str| std::env::var(k).ok();
+    let first = WorkerConfig::load(&args.config, Slot::SINGLE, &env)?;
+    let slots = first.spec.parallelism;
+    let configs = (0..slots)
+        .map(|k| WorkerConfig::load(&args.config, Slot::new(k, slots)?, &env))
+        .collect::<Result<Vec<_>, _>>()?;
+    let done = pms_worker::rebuild::rebuild(&configs).await?;
+    println!(
+        "rebuilt {}: {} rows at snapshot {}",
+        first.target_name(),
+        done.rows,
+        done.snapshot_id
+    );
+    Ok(())
+}
+
+async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
+    let RunArgs {
         config,
         once,
         slot,
         slots,
         admin_addr,
         metrics_file,
-    } = command;
+    } = args;
     let env = |k: &str| std::env::var(k).ok();
     let cfg = WorkerConfig::load(&config, Slot::new(slot, slots)?, &env)?;
     let metrics = Metrics::new(&cfg.sync_name, cfg.slot.index);

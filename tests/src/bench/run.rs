@@ -49,18 +49,33 @@ pub fn terminate(pid: u32) {
 }
 
 /// Runs `pms-worker run --config … --once ARGS` to completion.
-// The child is reaped by `wait4` (for its resource usage), not by `Child::wait`.
-#[allow(clippy::zombie_processes)]
 pub fn run_once(config: &Path, args: &[&str]) -> ProcessCost {
     let metrics = config.with_extension(format!("metrics-{}.txt", std::process::id()));
-    let stderr_path = config.with_extension("stderr.log");
+    let mut all = vec!["--once", "--metrics-file", metrics.to_str().expect("a UTF-8 path")];
+    all.extend_from_slice(args);
+    let mut cost = measure("run", config, &all);
+    let text = std::fs::read_to_string(&metrics).unwrap_or_default();
+    cost.flush_p50_ms =
+        histogram_quantile(&text, "pms_flush_duration_seconds", 0.5).map(|s| s * 1000.0);
+    cost.flush_p99_ms =
+        histogram_quantile(&text, "pms_flush_duration_seconds", 0.99).map(|s| s * 1000.0);
+    cost
+}
+
+/// Runs `pms-worker verify --config …`, which must find the table equal.
+pub fn verify(config: &Path) -> ProcessCost {
+    measure("verify", config, &[])
+}
+
+/// Runs `pms-worker COMMAND --config … ARGS`, which must exit 0.
+// The child is reaped by `wait4` (for its resource usage), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn measure(command: &str, config: &Path, args: &[&str]) -> ProcessCost {
+    let stderr_path = config.with_extension(format!("{command}.stderr.log"));
     let started = Instant::now();
     let child = Command::new(release_worker())
-        .args(["run", "--config"])
+        .args([command, "--config"])
         .arg(config)
-        .arg("--once")
-        .arg("--metrics-file")
-        .arg(&metrics)
         .args(args)
         .env("RUST_LOG", "warn")
         .stdout(std::process::Stdio::null())
@@ -72,17 +87,14 @@ pub fn run_once(config: &Path, args: &[&str]) -> ProcessCost {
     let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
     assert!(
         status == 0,
-        "pms-worker failed (status {status}):\n{stderr}"
+        "pms-worker {command} failed (status {status}):\n{stderr}"
     );
-    let text = std::fs::read_to_string(&metrics).unwrap_or_default();
     ProcessCost {
         elapsed,
         peak_rss_mib: usage.ru_maxrss as f64 / 1024.0,
         cpu_seconds: tv(usage.ru_utime) + tv(usage.ru_stime),
-        flush_p50_ms: histogram_quantile(&text, "pms_flush_duration_seconds", 0.5)
-            .map(|s| s * 1000.0),
-        flush_p99_ms: histogram_quantile(&text, "pms_flush_duration_seconds", 0.99)
-            .map(|s| s * 1000.0),
+        flush_p50_ms: None,
+        flush_p99_ms: None,
         stderr,
     }
 }

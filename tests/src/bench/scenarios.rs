@@ -56,6 +56,19 @@ pub async fn full_reads(
         } else {
             results.push(m);
         }
+        if max_rows == *full_sizes.last().unwrap_or(&0) {
+            // The table just synced, compared with the snapshot: the cost of proving it.
+            let cost = run::verify(&cfg.path);
+            let load = limits.load_rps.map(|l| ("LOAD DATA", l));
+            results.push(Measurement::worker(
+                "verify (the synced table against its snapshot)",
+                "pms-worker verify, equal table: one pass".into(),
+                rows as u64,
+                0,
+                &cost,
+                load.or(Some(("ODKU insert", limits.odku_insert_rps))),
+            ));
+        }
     }
     ratio
 }

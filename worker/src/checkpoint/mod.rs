@@ -40,13 +40,7 @@ impl Checkpointer {
     /// anything is written, so an older worker of the same slot is fenced off (its next
     /// ConfigMap write conflicts, or its progress row update matches nothing).
     pub async fn open(cfg: &WorkerConfig, sink: &MysqlSink) -> Result<(Self, Option<Checkpoint>)> {
-        let mut store = match &cfg.checkpoint {
-            CheckpointTarget::File(path) => Store::File(FileCheckpointStore::new(path)),
-            CheckpointTarget::ConfigMap { namespace } => Store::ConfigMap(Box::new(
-                ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace.clone())
-                    .await?,
-            )),
-        };
+        let mut store = Store::of(cfg).await?;
         let mut resumed = store.load().await?;
         let mut epoch = resumed.as_ref().map_or(0, |c| c.epoch) + 1;
         let in_transaction = if cfg.spec.sink.delivery == Delivery::ExactlyOnce {
@@ -116,18 +110,45 @@ impl Checkpointer {
 
     /// Records `cp` (callers flush first: a checkpoint never covers unwritten changes).
     pub async fn save(&mut self, cp: &Checkpoint) -> Result<()> {
-        match &mut self.store {
-            Store::File(s) => s.save(cp),
-            Store::ConfigMap(s) => s.save(cp).await,
-        }
+        self.store.save(cp).await
+    }
+
+    /// The slot's stored checkpoint (file or ConfigMap), without taking the slot over.
+    pub async fn peek(cfg: &WorkerConfig) -> Result<Option<Checkpoint>> {
+        Store::of(cfg).await?.load().await
+    }
+
+    /// Replaces the slot's stored checkpoint (a rebuild installing its new generation).
+    pub async fn replace(cfg: &WorkerConfig, cp: &Checkpoint) -> Result<()> {
+        let mut store = Store::of(cfg).await?;
+        // A ConfigMap is written over the version read.
+        store.load().await?;
+        store.save(cp).await
     }
 }
 
 impl Store {
+    async fn of(cfg: &WorkerConfig) -> Result<Self> {
+        Ok(match &cfg.checkpoint {
+            CheckpointTarget::File(path) => Store::File(FileCheckpointStore::new(path)),
+            CheckpointTarget::ConfigMap { namespace } => Store::ConfigMap(Box::new(
+                ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace.clone())
+                    .await?,
+            )),
+        })
+    }
+
     async fn load(&mut self) -> Result<Option<Checkpoint>> {
         match self {
             Store::File(s) => s.load(),
             Store::ConfigMap(s) => s.load().await,
+        }
+    }
+
+    async fn save(&mut self, cp: &Checkpoint) -> Result<()> {
+        match self {
+            Store::File(s) => s.save(cp),
+            Store::ConfigMap(s) => s.save(cp).await,
         }
     }
 }

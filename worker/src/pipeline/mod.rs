@@ -32,6 +32,7 @@ use crate::sink::{MysqlConnection, MysqlSink, WriteMode, WriteRequest};
 use crate::source::{PaimonSource, SnapshotChanges};
 pub use flush_policy::{Clock, FlushPolicy, FlushReason, SystemClock};
 use full_read::FullRead;
+pub(crate) use schema::validated_layout;
 use start::Start;
 use writer::Writer;
 
@@ -129,8 +130,13 @@ async fn run_with_one_schema(
     metrics: Metrics,
     read_before: Option<&[i32]>,
 ) -> Result<(RunSummary, Option<Vec<i32>>)> {
+    crate::rebuild::refuse_if_in_progress(&cfg)?;
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
     let mysql = MysqlConnection::open(&cfg).await?;
+    if cfg.slot.index == 0 {
+        let old = format!("{}{}", cfg.spec.sink.table, crate::rebuild::OLD_SUFFIX);
+        crate::rebuild::drop_old_if_due(&mysql, &cfg, &old, false).await?;
+    }
     let layout = schema::validated_layout(&source, &mysql, &cfg, read_before).await?;
     let mut sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());
     sink.check_privileges().await?;

@@ -17,7 +17,7 @@ use crate::source::PaimonSource;
 /// it read with) are added to MySQL first: every row written so far predates them, so NULL is
 /// their value there too. A column MySQL lacks at a cold start is not added: whether rows
 /// already written should hold values in it can't be told then, so it is refused as under `fail`.
-pub(super) async fn validated_layout(
+pub(crate) async fn validated_layout(
     source: &PaimonSource,
     mysql: &MysqlConnection,
     cfg: &WorkerConfig,

@@ -13,6 +13,8 @@ mod probe;
 pub mod progress_table;
 mod request;
 mod retry;
+mod scan;
+mod shadow;
 mod slot_lock;
 mod sql;
 mod tls;

@@ -30,7 +30,7 @@ struct Held {
 
 /// The lock of one slot of one sync into one table (`db.table`): named locks are server-wide.
 /// MySQL lock names are at most 64 characters; longer ones are hashed.
-fn lock_name(target: &str, sync: &str, slot: u32) -> String {
+pub(super) fn lock_name(target: &str, sync: &str, slot: u32) -> String {
     let name = format!("pms:{target}:{sync}:{slot}");
     if name.len() <= 64 {
         return name;

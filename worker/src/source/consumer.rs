@@ -49,10 +49,16 @@ pub async fn remove_stale(table: &Table, base_id: &str, slots: u32) -> paimon::R
     Ok(removed)
 }
 
-/// Whether consumer `id` is one of `base_id`'s that no slot of `slots` writes.
+/// Removes every consumer of `base_id` (any slot); returns their ids.
+pub async fn remove_all(table: &Table, base_id: &str) -> paimon::Result<Vec<String>> {
+    remove_stale(table, base_id, 0).await
+}
+
+/// Whether consumer `id` is one of `base_id`'s that no slot of `slots` writes (with 0 slots:
+/// every one of them).
 fn is_stale(id: &str, base_id: &str, slots: u32) -> bool {
     if id == base_id {
-        return slots > 1;
+        return slots != 1;
     }
     let Some(slot) = id
         .strip_prefix(base_id)

@@ -480,6 +480,13 @@ impl PaimonSource {
             .map_err(|e| self.err(e))
     }
 
+    /// Removes every consumer of `base_id` (a finished rebuild's); returns their ids.
+    pub async fn remove_consumers(&self, base_id: &str) -> Result<Vec<String>> {
+        consumer::remove_all(&self.table, base_id)
+            .await
+            .map_err(|e| self.err(e))
+    }
+
     /// Tells Paimon's snapshot expiration that this consumer still needs `next_snapshot` on.
     pub async fn write_consumer(&self, consumer_id: &str, next_snapshot: i64) -> Result<()> {
         consumer::write(&self.table, consumer_id, next_snapshot)

@@ -63,6 +63,12 @@ impl SnapshotPlan {
         }
     }
 
+    /// Whether the splits hold several versions of a key (a full read as stored), to be
+    /// reduced to the newest.
+    pub fn holds_versions(&self) -> bool {
+        matches!(self.splits, Splits::FullAsStored(_))
+    }
+
     /// Whether this is a full read (merge-on-read) rather than a snapshot's changes.
     pub fn is_full_read(&self) -> bool {
         !matches!(self.splits, Splits::Changes(..))

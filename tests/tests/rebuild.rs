@@ -1,0 +1,177 @@
+//! `pms-worker rebuild`: a sync stopped on an expired snapshot recovers with one command, ends
+//! equal to Paimon with no orphans, and readers only ever see the old complete table or the new
+//! one; a kill -9 at each step is finished by running `rebuild` again.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::*;
+use pms_tests::mysql::TestDb;
+use pms_tests::paimon::Table;
+use serde_json::json;
+
+/// Snapshot 1: 2000 rows. The sync reads it; then deletes, updates and inserts land in later
+/// snapshots and every snapshot before the newest two expires.
+fn table_with_a_gap() -> Table {
+    let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 2000, "+I", 0)]);
+    t
+}
+
+fn make_gap(t: &Table) {
+    t.commits(vec![
+        generate(101, 150, "-D", 0),
+        generate(1, 40, "+U", 5),
+        generate(3001, 60, "+I", 0),
+        generate(5001, 5, "+I", 0),
+    ]);
+    for consumer in std::fs::read_dir(t.table_dir().join("consumer")).unwrap() {
+        std::fs::remove_file(consumer.unwrap().path()).unwrap();
+    }
+    t.expire(2);
+}
+
+// Multi-threaded: the reader polls while the test thread waits for the rebuild process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rebuild_after_an_expired_snapshot_leaves_no_orphans_and_no_partial_table_for_readers() {
+    let t = table_with_a_gap();
+    let db = TestDb::new("rebuild").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db).build();
+    cfg.sync_once(&[]);
+    make_gap(&t);
+    let out = cfg.run_once(&[]);
+    assert!(stderr(&out).contains("has expired"), "{}", stderr(&out));
+    let old_state = state(&db).await;
+
+    // A reader polls the table through the whole rebuild.
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (db, stop) = (db.reopen(), stop.clone());
+        tokio::spawn(async move {
+            let (mut seen, mut polls) = (Vec::new(), 0);
+            while !stop.load(Ordering::Relaxed) {
+                polls += 1;
+                let s = state(&db).await;
+                if seen.last() != Some(&s) {
+                    seen.push(s);
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            (seen, polls)
+        })
+    };
+    let out = cfg.rebuild(None);
+    assert!(out.status.success(), "rebuild failed: {}", stderr(&out));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    stop.store(true, Ordering::Relaxed);
+    let (seen, polls) = reader.await.unwrap();
+    assert!(polls > 50, "the reader polled only {polls} times");
+    let new_state = state(&db).await;
+    assert_eq!(
+        seen,
+        vec![old_state, new_state],
+        "readers saw something besides the old and the new complete table"
+    );
+
+    assert_synced(&t, &db, "orders", None).await;
+    assert_eq!(db.count("orders").await, 2000 - 150 + 65, "no orphans");
+    assert_eq!(db.count("orders__pms_old").await, 2000, "the replaced table is kept");
+    cfg.assert_verified();
+    // The sync goes on from the new generation's checkpoint.
+    t.commits(vec![generate(7001, 10, "+I", 0), generate(1, 5, "-D", 0)]);
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+}
+
+/// Row count and an order-independent checksum, as a reader sees the table.
+async fn state(db: &TestDb) -> (String, String) {
+    let rows = db
+        .query_strings("SELECT COUNT(*), COALESCE(SUM(CRC32(CONCAT_WS('|', id, amount, status))), 0) FROM orders")
+        .await;
+    (
+        rows[0][0].clone().unwrap_or_default(),
+        rows[0][1].clone().unwrap_or_default(),
+    )
+}
+
+#[tokio::test]
+async fn a_rebuild_killed_at_each_step_is_finished_by_running_it_again() {
+    let t = table_with_a_gap();
+    let mut stuck = Vec::new();
+    for point in pms_worker::failpoint::REBUILD_POINTS {
+        let db = TestDb::new("rebuild_kill").await;
+        db.exec(ORDERS_DDL).await;
+        let cfg = SyncConfig::builder(&t, &db).build();
+        cfg.sync_once(&[]);
+        stuck.push((point, db, cfg));
+    }
+    make_gap(&t);
+    for (point, db, cfg) in &stuck {
+        let out = cfg.rebuild(Some(point));
+        assert!(!out.status.success(), "{point}: the failpoint must abort the rebuild");
+        assert!(stderr(&out).contains(&format!("failpoint {point} reached")), "{point}: {}", stderr(&out));
+        if **point != "rebuild-after-create" {
+            // A rebuild in progress: the old generation must not write.
+            let out = cfg.run_once(&[]);
+            assert!(
+                stderr(&out).contains("a rebuild of this sync is in progress"),
+                "{point}: {}",
+                stderr(&out)
+            );
+        }
+        let out = cfg.rebuild(None);
+        assert!(out.status.success(), "{point}: the second rebuild failed: {}", stderr(&out));
+        assert_synced(&t, db, "orders", None).await;
+        cfg.sync_once(&[]);
+        cfg.assert_verified();
+    }
+}
+
+#[tokio::test]
+async fn rebuild_refuses_a_table_with_triggers_and_a_running_sync_and_drops_the_old_table_after_retention() {
+    let t = orders_table(json!({"bucket": "1"}), false);
+    t.commits(vec![generate(1, 50, "+I", 0)]);
+    let db = TestDb::new("rebuild_refused").await;
+    db.exec(ORDERS_DDL).await;
+    db.exec("CREATE TABLE audit (id BIGINT)").await;
+    db.exec("CREATE TRIGGER orders_audit AFTER UPDATE ON orders FOR EACH ROW INSERT INTO audit VALUES (NEW.id)")
+        .await;
+    let cfg = SyncConfig::builder(&t, &db)
+        .retain_old(Duration::ZERO)
+        .build();
+    cfg.sync_once(&[]);
+    let out = cfg.rebuild(None);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("has trigger orders_audit, which a RENAME TABLE does not carry")
+            && stderr(&out).contains("verify --repair"),
+        "{}",
+        stderr(&out)
+    );
+    db.exec("DROP TRIGGER orders_audit").await;
+
+    let mut running = cfg.spawn(&[]);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let out = cfg.rebuild(None);
+    stop_with_sigterm(&mut running).await;
+    assert!(
+        stderr(&out).contains("is running (it holds its slot lock): stop the sync"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = cfg.rebuild(None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(db.count("orders__pms_old").await, 50);
+    // retainOld 0: the next run drops the replaced table.
+    cfg.sync_once(&[]);
+    let left = db
+        .query_strings("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'orders__pms_old'")
+        .await;
+    assert_eq!(left[0][0].as_deref(), Some("0"));
+    assert_synced(&t, &db, "orders", None).await;
+}

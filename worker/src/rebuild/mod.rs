@@ -1,0 +1,285 @@
+//! `pms-worker rebuild`: start a sync over without readers ever seeing a half-loaded table and
+//! without orphans. The new generation of the sync runs beside the old one:
+//!
+//! 1. `<table>__pms_new` is created like the target (refused when the table has triggers or
+//!    foreign keys, which a RENAME would not carry: `verify --repair` then reconciles in place);
+//! 2. a sync of its own (`<sync>-rebuild`: its own checkpoints `<checkpoint>.rebuild`, Paimon
+//!    consumer and slot locks) full-reads the latest snapshot into it (the bulk path: the table
+//!    is empty) and catches up, every slot in parallel;
+//! 3. `verify` compares it with the snapshot it reached;
+//! 4. with the sync's writers stopped (checked by their slot locks), one
+//!    `RENAME TABLE t TO t__pms_old, t__pms_new TO t`;
+//! 5. the new generation's checkpoints and consumers replace the old ones, and its checkpoint
+//!    files, the marker of a rebuild in progress, go.
+//!
+//! Every step can be interrupted (kill -9 included): running `rebuild` again finds where it was
+//! from what exists (the marker files, the two tables) and goes on, and `run` refuses to start
+//! while a marker exists, so the old generation never writes into the new table or the other
+//! way round. The old table is dropped by a later `run` or `rebuild` once `rebuild.retainOld`
+//! has passed.
+
+use std::path::PathBuf;
+
+use pms_crds::contract::{consumer_id, Checkpoint};
+use pms_crds::ScanMode;
+use tracing::info;
+
+use crate::checkpoint::Checkpointer;
+use crate::config::{CheckpointTarget, WorkerConfig};
+use crate::error::{Result, WorkerError};
+use crate::failpoint;
+use crate::metrics::Metrics;
+use crate::pipeline::{self, RunOptions};
+use crate::sink::MysqlConnection;
+use crate::source::PaimonSource;
+use crate::verify::{self, VerifyOptions};
+
+/// Suffixes of the new generation's table, the replaced table, and the new generation's sync.
+pub const SHADOW_SUFFIX: &str = "__pms_new";
+pub const OLD_SUFFIX: &str = "__pms_old";
+const SYNC_SUFFIX: &str = "-rebuild";
+
+/// What a rebuild did.
+#[derive(Debug)]
+pub struct Rebuilt {
+    pub snapshot_id: i64,
+    pub rows: u64,
+}
+
+/// The marker of a rebuild in progress: the new generation's checkpoint file of this slot.
+pub fn marker(cfg: &WorkerConfig) -> Option<PathBuf> {
+    match &cfg.checkpoint {
+        CheckpointTarget::File(path) => Some(shadow_path(path)),
+        CheckpointTarget::ConfigMap { .. } => None,
+    }
+}
+
+fn shadow_path(path: &std::path::Path) -> PathBuf {
+    PathBuf::from(format!("{}.rebuild", path.display()))
+}
+
+/// Refuses to run the old generation while a rebuild of it is in progress.
+pub fn refuse_if_in_progress(cfg: &WorkerConfig) -> Result<()> {
+    match marker(cfg) {
+        Some(m) if m.exists() => Err(WorkerError::Config(format!(
+            "a rebuild of this sync is in progress ({} exists): finish it with `pms-worker rebuild`",
+            m.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The new generation of slot `cfg.slot`: the same spec into the shadow table, from a full read.
+fn shadow(cfg: &WorkerConfig) -> Result<WorkerConfig> {
+    let CheckpointTarget::File(path) = &cfg.checkpoint else {
+        return Err(WorkerError::Config(
+            "rebuild keeps its generations in checkpoint files: checkpoint.storage must be file \
+             (under the operator, rebuilds are not driven yet)"
+                .into(),
+        ));
+    };
+    let mut shadow = cfg.clone();
+    shadow.spec.sink.table = format!("{}{SHADOW_SUFFIX}", cfg.spec.sink.table);
+    shadow.spec.source.scan_mode = ScanMode::LatestFull;
+    shadow.spec.source.start_snapshot = None;
+    shadow.spec.source.start_timestamp = None;
+    shadow.spec.source.consumer_id = cfg
+        .spec
+        .source
+        .consumer_id
+        .as_ref()
+        .map(|id| format!("{id}{SYNC_SUFFIX}"));
+    shadow.sync_name = format!("{}{SYNC_SUFFIX}", cfg.sync_name);
+    shadow.consumer_id = consumer_id(
+        shadow.spec.source.consumer_id.as_deref(),
+        &shadow.sync_name,
+        cfg.slot,
+    );
+    shadow.checkpoint = CheckpointTarget::File(shadow_path(path));
+    Ok(shadow)
+}
+
+/// Rebuilds the target of `slots` (one config per slot of the sync).
+pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
+    let cfg = slots.first().ok_or_else(|| WorkerError::Config("no slot to rebuild".into()))?;
+    if cfg.spec.sink.delivery == pms_crds::Delivery::ExactlyOnce {
+        return Err(WorkerError::Config(
+            "rebuild of an exactly-once sync is not supported yet: use `verify --repair` (in place)".into(),
+        ));
+    }
+    let shadows = slots.iter().map(shadow).collect::<Result<Vec<_>>>()?;
+    let table = cfg.spec.sink.table.clone();
+    let new_table = shadows[0].spec.sink.table.clone();
+    let old_table = format!("{table}{OLD_SUFFIX}");
+    let mysql = MysqlConnection::open(cfg).await?;
+    for k in 0..slots.len() as u32 {
+        if mysql.slot_in_use(&cfg.sync_name, k).await? {
+            return Err(WorkerError::Config(format!(
+                "slot {k} of sync {} is running (it holds its slot lock): stop the sync before the rebuild",
+                cfg.sync_name
+            )));
+        }
+    }
+    let in_progress = slots.iter().any(|s| marker(s).is_some_and(|m| m.exists()));
+    let new_exists = mysql.table_exists(&new_table).await?;
+    if !in_progress || !new_exists && !mysql.table_exists(&old_table).await? {
+        // Nothing begun (or a start that left no checkpoint): begin.
+        drop_old_if_due(&mysql, cfg, &old_table, true).await?;
+        let blockers = mysql.rename_blockers().await?;
+        if !blockers.is_empty() {
+            return Err(WorkerError::Config(format!(
+                "{} has {}, which a RENAME TABLE does not carry to a rebuilt table: reconcile it in place with \
+                 `pms-worker verify --repair` instead",
+                cfg.target_name(),
+                blockers.join(", ")
+            )));
+        }
+        // Whatever an earlier attempt left of a new generation goes: it would resume into an
+        // empty table.
+        remove_markers(&shadows)?;
+        mysql.drop_table(&new_table).await?;
+        mysql.create_shadow(&new_table).await?;
+        info!(table = %new_table, "rebuild: shadow table created");
+        failpoint::hit("rebuild-after-create");
+    }
+    if mysql.table_exists(&new_table).await? {
+        let snapshot_id = load(&shadows).await?;
+        check(&shadows[0], snapshot_id).await?;
+        failpoint::hit("rebuild-before-swap");
+        mysql.swap_in(&new_table, &old_table).await?;
+        info!(table = %table, old = %old_table, snapshot_id, "rebuild: swapped in");
+        failpoint::hit("rebuild-after-swap");
+    }
+    let snapshot_id = install(slots, &shadows).await?;
+    let rows = mysql.count_target().await?;
+    info!(table = %table, snapshot_id, rows, old = %old_table, retain_old = %cfg.spec.rebuild.retain_old,
+          "rebuild done: the sync goes on from the new generation's checkpoints");
+    Ok(Rebuilt { snapshot_id, rows })
+}
+
+/// Steps 2 and 3: every slot of the new generation full-reads and catches up (`--once`),
+/// in parallel; returns the snapshot all reached.
+async fn load(shadows: &[WorkerConfig]) -> Result<i64> {
+    let (_stop_tx, stop) = tokio::sync::watch::channel(false);
+    let runs = shadows.iter().map(|s| {
+        let opts = RunOptions {
+            once: true,
+            stop: stop.clone(),
+            ready: pms_runtime::Readiness::default(),
+        };
+        pipeline::run(s.clone(), opts, Metrics::new(&s.sync_name, s.slot.index))
+    });
+    let summaries = futures::future::try_join_all(runs).await?;
+    let reached: Vec<Option<i64>> = summaries.iter().map(|s| s.snapshot_id).collect();
+    match reached.iter().min() {
+        Some(Some(low)) if reached.iter().all(|r| *r == Some(*low)) => Ok(*low),
+        _ => Err(WorkerError::Source {
+            table: shadows[0].spec.source.table.clone(),
+            message: format!(
+                "the new generation's slots reached different snapshots ({reached:?}; new ones committed \
+                 meanwhile): run rebuild again to catch them up"
+            ),
+        }),
+    }
+}
+
+/// Step 3: the shadow table must equal the snapshot it was loaded to.
+async fn check(shadow: &WorkerConfig, snapshot_id: i64) -> Result<()> {
+    // verify reads every bucket, whatever the config's slot.
+    let report = verify::verify(
+        shadow,
+        &VerifyOptions {
+            snapshot: Some(snapshot_id),
+            show: 10,
+            repair: false,
+        },
+    )
+    .await?;
+    if report.divergent_rows() > 0 {
+        return Err(WorkerError::Data(format!(
+            "rebuild: the shadow table differs from snapshot {snapshot_id}, nothing was swapped:\n{report}"
+        )));
+    }
+    info!(snapshot_id, rows = report.paimon_rows, seconds = report.elapsed.as_secs_f64(), "rebuild: shadow verified");
+    Ok(())
+}
+
+/// Step 5: the new generation's checkpoints become the sync's (epoch above both), its
+/// consumers the sync's; then its checkpoint files go. Returns the snapshot installed.
+async fn install(slots: &[WorkerConfig], shadows: &[WorkerConfig]) -> Result<i64> {
+    let mut snapshot_id = 0;
+    for (cfg, shadow) in slots.iter().zip(shadows) {
+        let new: Checkpoint = Checkpointer::peek(shadow).await?.ok_or_else(|| WorkerError::Checkpoint {
+            location: marker(cfg).map(|m| m.display().to_string()).unwrap_or_default(),
+            message: "the rebuild's checkpoint is missing after the swap; the table holds the new generation: \
+                      start the sync over with a new checkpoint"
+                .into(),
+        })?;
+        let old_epoch = Checkpointer::peek(cfg).await.ok().flatten().map_or(0, |c| c.epoch);
+        let installed = Checkpoint {
+            sync: cfg.sync_name.clone(),
+            epoch: old_epoch.max(new.epoch) + 1,
+            ..new
+        };
+        Checkpointer::replace(cfg, &installed).await?;
+        let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
+        source
+            .write_consumer(&cfg.consumer_id, installed.next_snapshot())
+            .await?;
+        snapshot_id = installed.next_snapshot() - 1;
+        failpoint::hit("rebuild-mid-install");
+    }
+    let source = PaimonSource::open(&slots[0].spec.source, slots[0].slot).await?;
+    let base = consumer_id(
+        shadows[0].spec.source.consumer_id.as_deref(),
+        &shadows[0].sync_name,
+        pms_crds::contract::Slot::SINGLE,
+    );
+    source.remove_consumers(&base).await?;
+    remove_markers(shadows)?;
+    Ok(snapshot_id)
+}
+
+/// Removes the new generation's checkpoint files (the markers of a rebuild in progress).
+fn remove_markers(shadows: &[WorkerConfig]) -> Result<()> {
+    for shadow in shadows {
+        if let CheckpointTarget::File(path) = &shadow.checkpoint {
+            match std::fs::remove_file(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(WorkerError::Checkpoint {
+                        location: path.display().to_string(),
+                        message: format!("can't remove a rebuild's checkpoint: {e}"),
+                    })
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Drops `<table>__pms_old` once `rebuild.retainOld` has passed since it was replaced. With
+/// `must`, one still retained is an error (a new rebuild would need its name).
+pub async fn drop_old_if_due(
+    mysql: &MysqlConnection,
+    cfg: &WorkerConfig,
+    old: &str,
+    must: bool,
+) -> Result<()> {
+    if !mysql.table_exists(old).await? {
+        return Ok(());
+    }
+    let retain = chrono::Duration::from_std(cfg.spec.rebuild.retain_old.0).unwrap_or(chrono::Duration::MAX);
+    match mysql.replaced_at(old).await? {
+        Some(at) if chrono::Utc::now() - at >= retain => {
+            mysql.drop_table(old).await?;
+            info!(table = %old, replaced_at = %at, "dropped the table a rebuild replaced (rebuild.retainOld passed)");
+            Ok(())
+        }
+        at if must => Err(WorkerError::Config(format!(
+            "{old} exists ({}): drop it, or wait for rebuild.retainOld to pass, before another rebuild",
+            at.map_or("not made by a rebuild".into(), |at| format!("replaced at {at}, kept for {}", cfg.spec.rebuild.retain_old))
+        ))),
+        _ => Ok(()),
+    }
+}

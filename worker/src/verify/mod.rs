@@ -1,0 +1,400 @@
+//! `pms-worker verify`: is MySQL equal to one Paimon snapshot? In the spirit of
+//! pt-table-checksum, two passes:
+//!
+//! 1. Both sides are read once, whole and in no order (a merge-on-read of the snapshot; one
+//!    streamed `SELECT` of the mapped columns). Each row goes to a chunk by a hash of its key,
+//!    and each chunk keeps a row count and an order-independent sum of row hashes.
+//! 2. Only when chunks differ: both sides are read again, keeping just the rows of those
+//!    chunks, to name the keys missing from MySQL, extra in MySQL, and different (with the
+//!    columns that differ).
+//!
+//! Rows are hashed in their canonical form (`canonical.rs`), so a value MySQL holds in another
+//! form than it was written in (a DECIMAL's trailing zeros, a FLOAT) is not a difference.
+//! Only the mapped columns count: MySQL columns nothing maps to (a sequence guard) are not read.
+
+mod canonical;
+mod repair;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{DefaultHasher, Hasher};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use mysql_async::Value;
+use pms_crds::contract::Slot;
+use tracing::info;
+
+use crate::buffer::Batch;
+use crate::config::WorkerConfig;
+use crate::error::{Result, WorkerError};
+use crate::eta::EtaLine;
+use crate::mapping::{decode_batch, Change, ChangeKind, Layout, TargetColumn};
+use crate::pipeline::validated_layout;
+use crate::sink::MysqlConnection;
+use crate::source::{PaimonSource, SnapshotPlan};
+
+pub struct VerifyOptions {
+    /// The Paimon snapshot to compare with; default the latest.
+    pub snapshot: Option<i64>,
+    /// How many keys of each kind of difference to name.
+    pub show: usize,
+    /// Write what differs (see `repair.rs`); the snapshot must be the latest.
+    pub repair: bool,
+}
+
+/// What `verify` found.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub snapshot_id: i64,
+    pub paimon_rows: u64,
+    pub mysql_rows: u64,
+    pub chunks: usize,
+    pub chunks_differing: usize,
+    /// Keys in Paimon, not in MySQL.
+    pub missing: Differences,
+    /// Keys in MySQL, not in Paimon (orphans).
+    pub extra: Differences,
+    /// Keys in both, with other values.
+    pub different: Differences,
+    /// Rows MySQL sent over both passes.
+    pub mysql_rows_scanned: u64,
+    /// With `repair`: rows upserted and deleted, then what a second verify found.
+    pub repaired: Option<(u64, Box<Report>)>,
+    pub elapsed: Duration,
+}
+
+/// How many rows differ one way, and the first of their keys.
+#[derive(Debug, Default)]
+pub struct Differences {
+    pub count: u64,
+    /// `(key, detail)`: the key as `col=value, …`; for a different row, its differing columns.
+    pub first: Vec<(String, String)>,
+}
+
+impl Differences {
+    fn add(&mut self, show: usize, key: impl FnOnce() -> String, detail: impl FnOnce() -> String) {
+        self.count += 1;
+        if self.first.len() < show {
+            self.first.push((key(), detail()));
+        }
+    }
+}
+
+impl Report {
+    /// The rows that differ now: after a repair, what the second verify found.
+    pub fn divergent_rows(&self) -> u64 {
+        match &self.repaired {
+            Some((_, after)) => after.divergent_rows(),
+            None => self.missing.count + self.extra.count + self.different.count,
+        }
+    }
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "snapshot {}: Paimon {} rows, MySQL {} rows; {} of {} chunks differ; {} missing from MySQL, {} extra in MySQL, \
+             {} different ({:.1} s, {} MySQL rows scanned)",
+            self.snapshot_id,
+            self.paimon_rows,
+            self.mysql_rows,
+            self.chunks_differing,
+            self.chunks,
+            self.missing.count,
+            self.extra.count,
+            self.different.count,
+            self.elapsed.as_secs_f64(),
+            self.mysql_rows_scanned
+        )?;
+        for (what, d) in [
+            ("missing", &self.missing),
+            ("extra", &self.extra),
+            ("different", &self.different),
+        ] {
+            for (key, detail) in &d.first {
+                writeln!(f, "  {what}: {key}{detail}")?;
+            }
+            if d.count > d.first.len() as u64 {
+                writeln!(f, "  {what}: … and {} more", d.count - d.first.len() as u64)?;
+            }
+        }
+        if let Some((rows, after)) = &self.repaired {
+            writeln!(f, "repaired: {rows} rows written; verified again:")?;
+            write!(f, "{after}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Compares the target table with a snapshot of the whole Paimon table (every bucket), and
+/// with `repair` writes what differs and compares again.
+pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> {
+    let source = PaimonSource::open(&cfg.spec.source, Slot::SINGLE).await?;
+    if opts.repair && opts.snapshot.is_some() {
+        // Rows set back to an older snapshot than the sync's checkpoint would never be
+        // written again.
+        return Err(WorkerError::Config(
+            "verify --repair writes the latest snapshot's rows: leave out --snapshot".into(),
+        ));
+    }
+    let mysql = MysqlConnection::open(cfg).await?;
+    let layout = validated_layout(&source, &mysql, cfg, None).await?;
+    let (mut report, fixes) = compare(&source, &mysql, &layout, cfg, opts).await?;
+    if opts.repair && report.divergent_rows() > 0 {
+        let written = repair::write(mysql, &layout, cfg, fixes).await?;
+        let again = VerifyOptions {
+            snapshot: Some(report.snapshot_id),
+            repair: false,
+            ..*opts
+        };
+        let mysql = MysqlConnection::open(cfg).await?;
+        let (after, _) = compare(&source, &mysql, &layout, cfg, &again).await?;
+        report.repaired = Some((written, Box::new(after)));
+    }
+    Ok(report)
+}
+
+/// The two passes; with `opts.repair`, also the rows that make MySQL equal (Paimon's rows of
+/// missing and different keys to upsert, MySQL's extra rows to delete).
+async fn compare(
+    source: &PaimonSource,
+    mysql: &MysqlConnection,
+    layout: &Layout,
+    cfg: &WorkerConfig,
+    opts: &VerifyOptions,
+) -> Result<(Report, Batch)> {
+    let started = Instant::now();
+    let target = mysql
+        .describe_target()
+        .await?
+        .ok_or_else(|| WorkerError::Data(format!("{} disappeared during verify", cfg.target_name())))?;
+    let columns = layout
+        .columns
+        .iter()
+        .map(|c| {
+            target.column(&c.mysql).cloned().ok_or_else(|| {
+                WorkerError::Data(format!("MySQL column {:?} disappeared during verify", c.mysql))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let rows = Rows {
+        layout,
+        columns: &columns,
+    };
+    let plan = source.plan_full(opts.snapshot).await?;
+    let chunks = (plan.expected_rows / 1000).clamp(16, 1 << 16) as usize;
+    info!(snapshot_id = plan.snapshot_id, expected_rows = plan.expected_rows, chunks, target = %cfg.target_name(), "verify");
+    let mut report = Report {
+        snapshot_id: plan.snapshot_id,
+        chunks,
+        ..Default::default()
+    };
+
+    // Pass 1: count and sum per chunk, both sides.
+    let mut in_paimon = vec![ChunkSum::default(); chunks];
+    let mut eta = EtaLine::new(format!("verify: reading snapshot {}", plan.snapshot_id), plan.expected_rows);
+    report.paimon_rows = paimon_rows(source, &plan, layout, Some(&mut eta), |row| {
+        let r = rows.canonical(&row);
+        in_paimon[r.chunk(chunks)].add(&r);
+        Ok(())
+    })
+    .await?;
+    eta.finish();
+    let mut in_mysql = vec![ChunkSum::default(); chunks];
+    let names: Vec<&str> = layout.columns.iter().map(|c| c.mysql.as_str()).collect();
+    report.mysql_rows = mysql
+        .scan(&names, |row| {
+            let r = rows.canonical(&row);
+            in_mysql[r.chunk(chunks)].add(&r);
+            Ok(())
+        })
+        .await?;
+    report.mysql_rows_scanned = report.mysql_rows;
+    let differing: HashSet<usize> = (0..chunks).filter(|&c| in_paimon[c] != in_mysql[c]).collect();
+    report.chunks_differing = differing.len();
+
+    // Pass 2: the rows of the differing chunks, by key.
+    let mut fixes = Batch::default();
+    let snapshot_id = plan.snapshot_id;
+    let mut fix = |row: &[Value], delete: bool| {
+        if opts.repair {
+            let (rows, snapshots) = if delete {
+                (&mut fixes.deletes, &mut fixes.delete_snapshots)
+            } else {
+                (&mut fixes.upserts, &mut fixes.upsert_snapshots)
+            };
+            rows.push(row.to_vec());
+            snapshots.push(snapshot_id);
+        }
+    };
+    if !differing.is_empty() {
+        let show = opts.show;
+        let mut stored: HashMap<Vec<u8>, (Vec<Value>, Vec<Vec<u8>>)> = HashMap::new();
+        report.mysql_rows_scanned += mysql
+            .scan(&names, |row| {
+                let r = rows.canonical(&row);
+                if differing.contains(&r.chunk(chunks)) {
+                    stored.insert(r.key, (row, r.columns));
+                }
+                Ok(())
+            })
+            .await?;
+        paimon_rows(source, &plan, layout, None, |row| {
+            let r = rows.canonical(&row);
+            if !differing.contains(&r.chunk(chunks)) {
+                return Ok(());
+            }
+            match stored.remove(&r.key) {
+                None => {
+                    report.missing.add(show, || rows.key_text(&row), String::new);
+                    fix(&row, false);
+                }
+                Some((_, theirs)) if theirs != r.columns => {
+                    report.different.add(
+                        show,
+                        || rows.key_text(&row),
+                        || rows.differing_columns(&r.columns, &theirs),
+                    );
+                    fix(&row, false);
+                }
+                Some(_) => {}
+            }
+            Ok(())
+        })
+        .await?;
+        // Sorted, so the report names the same keys on every run.
+        let extra: BTreeMap<Vec<u8>, Vec<Value>> =
+            stored.into_iter().map(|(k, (row, _))| (k, row)).collect();
+        for row in extra.values() {
+            report.extra.add(show, || rows.key_text(row), String::new);
+            fix(row, true);
+        }
+    }
+    report.elapsed = started.elapsed();
+    Ok((report, fixes))
+}
+
+/// Every row of the snapshot's plan, in the layout's column order. A plan read as stored holds
+/// several versions of a key: each split (one bucket) is reduced to the newest first.
+async fn paimon_rows(
+    source: &PaimonSource,
+    plan: &SnapshotPlan,
+    layout: &Layout,
+    mut eta: Option<&mut EtaLine>,
+    mut each: impl FnMut(Vec<Value>) -> Result<()>,
+) -> Result<u64> {
+    let mut count = 0;
+    for split in 0..plan.len() {
+        let mut newest: HashMap<Vec<u8>, Change> = HashMap::new();
+        let mut batches = source.read_split(plan, split).await?;
+        while let Some(batch) = batches.next().await {
+            let batch = batch?;
+            if let Some(eta) = eta.as_deref_mut() {
+                eta.add(batch.num_rows() as u64);
+            }
+            for d in decode_batch(&batch, layout, plan.snapshot_id, source.name())? {
+                if !plan.holds_versions() {
+                    count += 1;
+                    each(d.change.row)?;
+                } else if newest.get(&d.key).is_none_or(|c| c.order <= d.change.order) {
+                    newest.insert(d.key, d.change);
+                }
+            }
+        }
+        for change in newest.into_values() {
+            if change.kind == ChangeKind::Upsert {
+                count += 1;
+                each(change.row)?;
+            }
+        }
+    }
+    Ok(count)
+}
+
+/// Canonical forms of rows of one layout.
+struct Rows<'a> {
+    layout: &'a Layout,
+    /// The MySQL column of each layout column.
+    columns: &'a [TargetColumn],
+}
+
+/// A row in canonical form: its key, its columns, and its hashes.
+struct Canonical {
+    key: Vec<u8>,
+    columns: Vec<Vec<u8>>,
+    key_hash: u64,
+    row_hash: u64,
+}
+
+impl Canonical {
+    fn chunk(&self, chunks: usize) -> usize {
+        (self.key_hash % chunks as u64) as usize
+    }
+}
+
+impl Rows<'_> {
+    fn canonical(&self, row: &[Value]) -> Canonical {
+        let columns: Vec<Vec<u8>> = row
+            .iter()
+            .zip(self.columns)
+            .map(|(v, c)| {
+                let mut out = Vec::new();
+                canonical::append(v, c, &mut out);
+                out
+            })
+            .collect();
+        let key: Vec<u8> = self
+            .layout
+            .key_positions
+            .iter()
+            .flat_map(|&p| columns[p].iter().copied())
+            .collect();
+        let hash = |parts: &mut dyn Iterator<Item = &[u8]>| {
+            let mut h = DefaultHasher::new();
+            parts.for_each(|p| h.write(p));
+            h.finish()
+        };
+        Canonical {
+            key_hash: hash(&mut std::iter::once(key.as_slice())),
+            row_hash: hash(&mut columns.iter().map(Vec::as_slice)),
+            key,
+            columns,
+        }
+    }
+
+    /// `id=5, region='eu'`.
+    fn key_text(&self, row: &[Value]) -> String {
+        self.layout
+            .key_positions
+            .iter()
+            .map(|&p| format!("{}={}", self.layout.columns[p].mysql, row[p].as_sql(false)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn differing_columns(&self, ours: &[Vec<u8>], theirs: &[Vec<u8>]) -> String {
+        let names: Vec<&str> = ours
+            .iter()
+            .zip(theirs)
+            .zip(&self.layout.columns)
+            .filter(|((a, b), _)| a != b)
+            .map(|(_, c)| c.mysql.as_str())
+            .collect();
+        format!(" (columns {})", names.join(", "))
+    }
+}
+
+/// One chunk: its rows, and the wrapping sum of their hashes (order-independent).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ChunkSum {
+    rows: u64,
+    sum: u64,
+}
+
+impl ChunkSum {
+    fn add(&mut self, row: &Canonical) {
+        self.rows += 1;
+        self.sum = self.sum.wrapping_add(row.row_hash);
+    }
+}
