@@ -392,7 +392,8 @@ impl SyncConfigBuilder {
 
     /// `rebuild.retainOld`: how long a rebuild keeps the table it replaced.
     pub fn retain_old(mut self, retain: Duration) -> Self {
-        self.spec.rebuild = Some(serde_json::json!({"retainOld": format!("{}ms", retain.as_millis())}));
+        self.spec.rebuild =
+            Some(serde_json::json!({"retainOld": format!("{}ms", retain.as_millis())}));
         self
     }
 

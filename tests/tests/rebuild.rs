@@ -79,7 +79,11 @@ async fn rebuild_after_an_expired_snapshot_leaves_no_orphans_and_no_partial_tabl
 
     assert_synced(&t, &db, "orders", None).await;
     assert_eq!(db.count("orders").await, 2000 - 150 + 65, "no orphans");
-    assert_eq!(db.count("orders__pms_old").await, 2000, "the replaced table is kept");
+    assert_eq!(
+        db.count("orders__pms_old").await,
+        2000,
+        "the replaced table is kept"
+    );
     cfg.assert_verified();
     // The sync goes on from the new generation's checkpoint.
     t.commits(vec![generate(7001, 10, "+I", 0), generate(1, 5, "-D", 0)]);
@@ -112,8 +116,15 @@ async fn a_rebuild_killed_at_each_step_is_finished_by_running_it_again() {
     make_gap(&t);
     for (point, db, cfg) in &stuck {
         let out = cfg.rebuild(Some(point));
-        assert!(!out.status.success(), "{point}: the failpoint must abort the rebuild");
-        assert!(stderr(&out).contains(&format!("failpoint {point} reached")), "{point}: {}", stderr(&out));
+        assert!(
+            !out.status.success(),
+            "{point}: the failpoint must abort the rebuild"
+        );
+        assert!(
+            stderr(&out).contains(&format!("failpoint {point} reached")),
+            "{point}: {}",
+            stderr(&out)
+        );
         if **point != "rebuild-after-create" {
             // A rebuild in progress: the old generation must not write.
             let out = cfg.run_once(&[]);
@@ -124,7 +135,11 @@ async fn a_rebuild_killed_at_each_step_is_finished_by_running_it_again() {
             );
         }
         let out = cfg.rebuild(None);
-        assert!(out.status.success(), "{point}: the second rebuild failed: {}", stderr(&out));
+        assert!(
+            out.status.success(),
+            "{point}: the second rebuild failed: {}",
+            stderr(&out)
+        );
         assert_synced(&t, db, "orders", None).await;
         cfg.sync_once(&[]);
         cfg.assert_verified();
@@ -132,7 +147,8 @@ async fn a_rebuild_killed_at_each_step_is_finished_by_running_it_again() {
 }
 
 #[tokio::test]
-async fn rebuild_refuses_a_table_with_triggers_and_a_running_sync_and_drops_the_old_table_after_retention() {
+async fn rebuild_refuses_a_table_with_triggers_and_a_running_sync_and_drops_the_old_table_after_retention(
+) {
     let t = orders_table(json!({"bucket": "1"}), false);
     t.commits(vec![generate(1, 50, "+I", 0)]);
     let db = TestDb::new("rebuild_refused").await;

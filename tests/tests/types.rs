@@ -150,9 +150,13 @@ async fn round_trip(db: TestDb) {
     assert_synced(&table, &db, "t", None).await;
     cfg.assert_verified();
     // ...and is not blind to a small change of a float or a time.
-    db.exec("UPDATE t SET f = f / 2, ts6 = ts6 + INTERVAL 1 MICROSECOND WHERE id = 2").await;
+    db.exec("UPDATE t SET f = f / 2, ts6 = ts6 + INTERVAL 1 MICROSECOND WHERE id = 2")
+        .await;
     let out = cfg.verify_with(&[]);
     let report = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(3), "{report}{}", stderr(&out));
-    assert!(report.contains("different: id=2 (columns f, ts6)"), "{report}");
+    assert!(
+        report.contains("different: id=2 (columns f, ts6)"),
+        "{report}"
+    );
 }

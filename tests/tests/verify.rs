@@ -11,7 +11,10 @@ use serde_json::json;
 async fn verify_finds_missing_extra_and_different_rows_and_nothing_on_an_equal_table() {
     let t = orders_table(json!({"bucket": "4", "changelog-producer": "input"}), false);
     t.commits(vec![generate(1, 3000, "+I", 0)]);
-    t.commits(vec![generate(1, 500, "+U", 7), generate(2001, 100, "-D", 0)]);
+    t.commits(vec![
+        generate(1, 500, "+U", 7),
+        generate(2001, 100, "-D", 0),
+    ]);
     let db = TestDb::new("verify").await;
     db.exec(ORDERS_DDL).await;
     let cfg = SyncConfig::builder(&t, &db).build();
@@ -21,15 +24,30 @@ async fn verify_finds_missing_extra_and_different_rows_and_nothing_on_an_equal_t
 
     // Against an older snapshot, the changes after it are differences.
     let out = cfg.verify_with(&["--snapshot", "1"]);
-    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("100 missing from MySQL, 0 extra in MySQL, 500 different"), "{text}");
+    assert!(
+        text.contains("100 missing from MySQL, 0 extra in MySQL, 500 different"),
+        "{text}"
+    );
 
     db.exec("DELETE FROM orders WHERE id = 17").await;
-    db.exec("UPDATE orders SET amount = amount + 1 WHERE id = 2500").await;
-    db.exec("INSERT INTO orders SELECT 99999, amount, status, updated_at FROM orders WHERE id = 1").await;
+    db.exec("UPDATE orders SET amount = amount + 1 WHERE id = 2500")
+        .await;
+    db.exec("INSERT INTO orders SELECT 99999, amount, status, updated_at FROM orders WHERE id = 1")
+        .await;
     let out = cfg.verify_with(&[]);
-    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     for line in [
         "Paimon 2900 rows, MySQL 2900 rows",
@@ -58,15 +76,20 @@ async fn verify_repair_removes_orphans_and_rewrites_damaged_rows() {
     t.commits(vec![generate(101, 50, "-D", 0), generate(1, 10, "+U", 3)]);
     let again = SyncConfig::builder(&t, &db).build();
     again.sync_once(&[]);
-    db.exec("UPDATE orders SET status = 'damaged' WHERE id IN (500, 501)").await;
+    db.exec("UPDATE orders SET status = 'damaged' WHERE id IN (500, 501)")
+        .await;
     let out = again.verify_with(&[]);
     assert_eq!(out.status.code(), Some(3));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("0 missing from MySQL, 50 extra in MySQL, 2 different"));
+    assert!(String::from_utf8_lossy(&out.stdout)
+        .contains("0 missing from MySQL, 50 extra in MySQL, 2 different"));
 
     let out = again.verify_with(&["--repair"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", stderr(&out));
-    assert!(text.contains("repaired: 52 rows written; verified again:"), "{text}");
+    assert!(
+        text.contains("repaired: 52 rows written; verified again:"),
+        "{text}"
+    );
     assert_synced(&t, &db, "orders", None).await;
     again.assert_verified();
 }

@@ -51,7 +51,11 @@ pub fn terminate(pid: u32) {
 /// Runs `pms-worker run --config … --once ARGS` to completion.
 pub fn run_once(config: &Path, args: &[&str]) -> ProcessCost {
     let metrics = config.with_extension(format!("metrics-{}.txt", std::process::id()));
-    let mut all = vec!["--once", "--metrics-file", metrics.to_str().expect("a UTF-8 path")];
+    let mut all = vec![
+        "--once",
+        "--metrics-file",
+        metrics.to_str().expect("a UTF-8 path"),
+    ];
     all.extend_from_slice(args);
     let mut cost = measure("run", config, &all);
     let text = std::fs::read_to_string(&metrics).unwrap_or_default();

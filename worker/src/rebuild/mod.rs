@@ -101,7 +101,9 @@ fn shadow(cfg: &WorkerConfig) -> Result<WorkerConfig> {
 
 /// Rebuilds the target of `slots` (one config per slot of the sync).
 pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
-    let cfg = slots.first().ok_or_else(|| WorkerError::Config("no slot to rebuild".into()))?;
+    let cfg = slots
+        .first()
+        .ok_or_else(|| WorkerError::Config("no slot to rebuild".into()))?;
     if cfg.spec.sink.delivery == pms_crds::Delivery::ExactlyOnce {
         return Err(WorkerError::Config(
             "rebuild of an exactly-once sync is not supported yet: use `verify --repair` (in place)".into(),
@@ -200,7 +202,12 @@ async fn check(shadow: &WorkerConfig, snapshot_id: i64) -> Result<()> {
             "rebuild: the shadow table differs from snapshot {snapshot_id}, nothing was swapped:\n{report}"
         )));
     }
-    info!(snapshot_id, rows = report.paimon_rows, seconds = report.elapsed.as_secs_f64(), "rebuild: shadow verified");
+    info!(
+        snapshot_id,
+        rows = report.paimon_rows,
+        seconds = report.elapsed.as_secs_f64(),
+        "rebuild: shadow verified"
+    );
     Ok(())
 }
 
@@ -215,7 +222,11 @@ async fn install(slots: &[WorkerConfig], shadows: &[WorkerConfig]) -> Result<i64
                       start the sync over with a new checkpoint"
                 .into(),
         })?;
-        let old_epoch = Checkpointer::peek(cfg).await.ok().flatten().map_or(0, |c| c.epoch);
+        let old_epoch = Checkpointer::peek(cfg)
+            .await
+            .ok()
+            .flatten()
+            .map_or(0, |c| c.epoch);
         let installed = Checkpoint {
             sync: cfg.sync_name.clone(),
             epoch: old_epoch.max(new.epoch) + 1,
@@ -269,7 +280,8 @@ pub async fn drop_old_if_due(
     if !mysql.table_exists(old).await? {
         return Ok(());
     }
-    let retain = chrono::Duration::from_std(cfg.spec.rebuild.retain_old.0).unwrap_or(chrono::Duration::MAX);
+    let retain =
+        chrono::Duration::from_std(cfg.spec.rebuild.retain_old.0).unwrap_or(chrono::Duration::MAX);
     match mysql.replaced_at(old).await? {
         Some(at) if chrono::Utc::now() - at >= retain => {
             mysql.drop_table(old).await?;

@@ -23,7 +23,11 @@ impl MysqlConnection {
         };
         let sql = format!(
             "SELECT {} FROM {}",
-            columns.iter().map(|c| quote_ident(c)).collect::<Vec<_>>().join(", "),
+            columns
+                .iter()
+                .map(|c| quote_ident(c))
+                .collect::<Vec<_>>()
+                .join(", "),
             quote_ident(&self.table)
         );
         let mut conn = self.pool.get_conn().await.map_err(failed)?;

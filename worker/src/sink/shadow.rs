@@ -22,12 +22,22 @@ impl MysqlConnection {
     }
 
     async fn admin(&self, what: &'static str, sql: String) -> Result<()> {
-        let mut conn = self.pool.get_conn().await.map_err(|e| self.admin_err(what, e))?;
-        conn.query_drop(sql).await.map_err(|e| self.admin_err(what, e))
+        let mut conn = self
+            .pool
+            .get_conn()
+            .await
+            .map_err(|e| self.admin_err(what, e))?;
+        conn.query_drop(sql)
+            .await
+            .map_err(|e| self.admin_err(what, e))
     }
 
     pub async fn table_exists(&self, table: &str) -> Result<bool> {
-        let mut conn = self.pool.get_conn().await.map_err(|e| self.admin_err("look up", e))?;
+        let mut conn = self
+            .pool
+            .get_conn()
+            .await
+            .map_err(|e| self.admin_err("look up", e))?;
         let found: Option<String> = conn
             .exec_first(
                 "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
@@ -41,7 +51,11 @@ impl MysqlConnection {
     /// What a RENAME would not carry over to a table built beside this one: its triggers, and
     /// foreign keys from or to it.
     pub async fn rename_blockers(&self) -> Result<Vec<String>> {
-        let mut conn = self.pool.get_conn().await.map_err(|e| self.admin_err("look up", e))?;
+        let mut conn = self
+            .pool
+            .get_conn()
+            .await
+            .map_err(|e| self.admin_err("look up", e))?;
         let found: Vec<(String, String)> = conn
             .exec(
                 "SELECT 'trigger', TRIGGER_NAME FROM information_schema.TRIGGERS \
@@ -53,7 +67,10 @@ impl MysqlConnection {
             )
             .await
             .map_err(|e| self.admin_err("look up", e))?;
-        Ok(found.into_iter().map(|(kind, name)| format!("{kind} {name}")).collect())
+        Ok(found
+            .into_iter()
+            .map(|(kind, name)| format!("{kind} {name}"))
+            .collect())
     }
 
     /// `CREATE TABLE shadow LIKE target`: the same columns, indexes, charset, collation and
@@ -61,13 +78,21 @@ impl MysqlConnection {
     pub async fn create_shadow(&self, shadow: &str) -> Result<()> {
         self.admin(
             "create the shadow table",
-            format!("CREATE TABLE {} LIKE {}", quote_ident(shadow), quote_ident(&self.table)),
+            format!(
+                "CREATE TABLE {} LIKE {}",
+                quote_ident(shadow),
+                quote_ident(&self.table)
+            ),
         )
         .await
     }
 
     pub async fn drop_table(&self, table: &str) -> Result<()> {
-        self.admin("drop", format!("DROP TABLE IF EXISTS {}", quote_ident(table))).await
+        self.admin(
+            "drop",
+            format!("DROP TABLE IF EXISTS {}", quote_ident(table)),
+        )
+        .await
     }
 
     /// One `RENAME TABLE target TO old, shadow TO target`: readers see one table or the other.
@@ -85,14 +110,21 @@ impl MysqlConnection {
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
         self.admin(
             "mark the replaced table",
-            format!("ALTER TABLE {} COMMENT = '{REPLACED_AT}{now}'", quote_ident(old)),
+            format!(
+                "ALTER TABLE {} COMMENT = '{REPLACED_AT}{now}'",
+                quote_ident(old)
+            ),
         )
         .await
     }
 
     /// When the old table of a rebuild was replaced, from its comment (`None`: not ours).
     pub async fn replaced_at(&self, old: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
-        let mut conn = self.pool.get_conn().await.map_err(|e| self.admin_err("look up", e))?;
+        let mut conn = self
+            .pool
+            .get_conn()
+            .await
+            .map_err(|e| self.admin_err("look up", e))?;
         let comment: Option<String> = conn
             .exec_first(
                 "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
@@ -108,9 +140,16 @@ impl MysqlConnection {
 
     /// Whether a run of `sync` holds the lock of slot `slot`, i.e. is running.
     pub async fn slot_in_use(&self, sync: &str, slot: u32) -> Result<bool> {
-        let mut conn = self.pool.get_conn().await.map_err(|e| self.admin_err("look up", e))?;
+        let mut conn = self
+            .pool
+            .get_conn()
+            .await
+            .map_err(|e| self.admin_err("look up", e))?;
         let holder: Option<Option<u64>> = conn
-            .exec_first("SELECT IS_USED_LOCK(?)", (super::slot_lock::lock_name(&self.target, sync, slot),))
+            .exec_first(
+                "SELECT IS_USED_LOCK(?)",
+                (super::slot_lock::lock_name(&self.target, sync, slot),),
+            )
             .await
             .map_err(|e| self.admin_err("look up", e))?;
         Ok(holder.flatten().is_some())
@@ -118,7 +157,11 @@ impl MysqlConnection {
 
     /// The target's row count.
     pub async fn count_target(&self) -> Result<u64> {
-        let mut conn = self.pool.get_conn().await.map_err(|e| self.admin_err("count", e))?;
+        let mut conn = self
+            .pool
+            .get_conn()
+            .await
+            .map_err(|e| self.admin_err("count", e))?;
         let n: Option<u64> = conn
             .query_first(format!("SELECT COUNT(*) FROM {}", quote_ident(&self.table)))
             .await

@@ -17,15 +17,25 @@ pub fn append(v: &Value, column: &TargetColumn, out: &mut Vec<u8>) {
         return;
     }
     let (tag, body): (u8, Vec<u8>) = match column.data_type.as_str() {
-        "tinyint" | "smallint" | "mediumint" | "int" | "integer" | "bigint" | "year" => {
-            (1, integer(v).map_or_else(|| text(v), |i| i.to_le_bytes().to_vec()))
-        }
+        "tinyint" | "smallint" | "mediumint" | "int" | "integer" | "bigint" | "year" => (
+            1,
+            integer(v).map_or_else(|| text(v), |i| i.to_le_bytes().to_vec()),
+        ),
         "decimal" | "numeric" => (2, decimal(&text(v)).into_bytes()),
         // A FLOAT column holds single precision: what was written as a double is rounded.
-        "float" => (3, float(v).map_or_else(|| text(v), |f| (f as f32).to_bits().to_le_bytes().to_vec())),
-        "double" | "real" => (3, float(v).map_or_else(|| text(v), |f| f.to_bits().to_le_bytes().to_vec())),
+        "float" => (
+            3,
+            float(v).map_or_else(|| text(v), |f| (f as f32).to_bits().to_le_bytes().to_vec()),
+        ),
+        "double" | "real" => (
+            3,
+            float(v).map_or_else(|| text(v), |f| f.to_bits().to_le_bytes().to_vec()),
+        ),
         "date" | "datetime" | "timestamp" => (4, datetime(v).unwrap_or_else(|| text(v))),
-        "time" => (5, time(v).map_or_else(|| text(v), |us| us.to_le_bytes().to_vec())),
+        "time" => (
+            5,
+            time(v).map_or_else(|| text(v), |us| us.to_le_bytes().to_vec()),
+        ),
         "char" => {
             let mut t = text(v);
             while t.last() == Some(&b' ') {
@@ -136,7 +146,9 @@ fn json(text: &[u8]) -> Vec<u8> {
             serde_json::Value::Object(map) => {
                 let mut entries: Vec<_> = map.into_iter().collect();
                 entries.sort_by(|a, b| a.0.cmp(&b.0));
-                serde_json::Value::Object(entries.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+                serde_json::Value::Object(
+                    entries.into_iter().map(|(k, v)| (k, sorted(v))).collect(),
+                )
             }
             serde_json::Value::Array(items) => {
                 serde_json::Value::Array(items.into_iter().map(sorted).collect())
@@ -180,13 +192,43 @@ mod tests {
 
     #[test]
     fn forms_of_one_value_are_equal() {
-        assert!(same(Value::Bytes(b"12.5".to_vec()), Value::Bytes(b"12.5000".to_vec()), "decimal", None));
-        assert!(same(Value::Int(5), Value::Bytes(b"5.00".to_vec()), "decimal", None));
-        assert!(same(Value::Bytes(b"-0.00".to_vec()), Value::Bytes(b"0.0".to_vec()), "decimal", None));
-        assert!(same(Value::Double(0.1f32 as f64), Value::Float(0.1), "float", None));
+        assert!(same(
+            Value::Bytes(b"12.5".to_vec()),
+            Value::Bytes(b"12.5000".to_vec()),
+            "decimal",
+            None
+        ));
+        assert!(same(
+            Value::Int(5),
+            Value::Bytes(b"5.00".to_vec()),
+            "decimal",
+            None
+        ));
+        assert!(same(
+            Value::Bytes(b"-0.00".to_vec()),
+            Value::Bytes(b"0.0".to_vec()),
+            "decimal",
+            None
+        ));
+        assert!(same(
+            Value::Double(0.1f32 as f64),
+            Value::Float(0.1),
+            "float",
+            None
+        ));
         assert!(same(Value::Int(7), Value::UInt(7), "bigint", None));
-        assert!(same(Value::Bytes(b"ab  ".to_vec()), Value::Bytes(b"ab".to_vec()), "char", None));
-        assert!(same(Value::Bytes(vec![1]), Value::Bytes(vec![1, 0, 0]), "binary", Some(3)));
+        assert!(same(
+            Value::Bytes(b"ab  ".to_vec()),
+            Value::Bytes(b"ab".to_vec()),
+            "char",
+            None
+        ));
+        assert!(same(
+            Value::Bytes(vec![1]),
+            Value::Bytes(vec![1, 0, 0]),
+            "binary",
+            Some(3)
+        ));
         assert!(same(
             Value::Time(false, 0, 30, 0, 0, 5),
             Value::Time(false, 1, 6, 0, 0, 5),
@@ -203,17 +245,47 @@ mod tests {
 
     #[test]
     fn different_values_differ() {
-        assert!(!same(Value::Bytes(b"12.5".to_vec()), Value::Bytes(b"12.05".to_vec()), "decimal", None));
-        assert!(!same(Value::Double(0.1), Value::Double(0.1000001), "double", None));
-        assert!(!same(Value::Bytes(b"a".to_vec()), Value::Bytes(b"A".to_vec()), "varchar", None));
-        assert!(!same(Value::Bytes(b"x ".to_vec()), Value::Bytes(b"x".to_vec()), "varchar", None));
-        assert!(!same(Value::NULL, Value::Bytes(Vec::new()), "varchar", None));
+        assert!(!same(
+            Value::Bytes(b"12.5".to_vec()),
+            Value::Bytes(b"12.05".to_vec()),
+            "decimal",
+            None
+        ));
+        assert!(!same(
+            Value::Double(0.1),
+            Value::Double(0.1000001),
+            "double",
+            None
+        ));
+        assert!(!same(
+            Value::Bytes(b"a".to_vec()),
+            Value::Bytes(b"A".to_vec()),
+            "varchar",
+            None
+        ));
+        assert!(!same(
+            Value::Bytes(b"x ".to_vec()),
+            Value::Bytes(b"x".to_vec()),
+            "varchar",
+            None
+        ));
+        assert!(!same(
+            Value::NULL,
+            Value::Bytes(Vec::new()),
+            "varchar",
+            None
+        ));
         assert!(!same(
             Value::Date(2024, 1, 2, 3, 4, 5, 6),
             Value::Date(2024, 1, 2, 3, 4, 5, 7),
             "datetime",
             None
         ));
-        assert!(!same(Value::Bytes(b"[1,2]".to_vec()), Value::Bytes(b"[2,1]".to_vec()), "json", None));
+        assert!(!same(
+            Value::Bytes(b"[1,2]".to_vec()),
+            Value::Bytes(b"[2,1]".to_vec()),
+            "json",
+            None
+        ));
     }
 }

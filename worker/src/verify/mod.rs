@@ -165,16 +165,18 @@ async fn compare(
     opts: &VerifyOptions,
 ) -> Result<(Report, Batch)> {
     let started = Instant::now();
-    let target = mysql
-        .describe_target()
-        .await?
-        .ok_or_else(|| WorkerError::Data(format!("{} disappeared during verify", cfg.target_name())))?;
+    let target = mysql.describe_target().await?.ok_or_else(|| {
+        WorkerError::Data(format!("{} disappeared during verify", cfg.target_name()))
+    })?;
     let columns = layout
         .columns
         .iter()
         .map(|c| {
             target.column(&c.mysql).cloned().ok_or_else(|| {
-                WorkerError::Data(format!("MySQL column {:?} disappeared during verify", c.mysql))
+                WorkerError::Data(format!(
+                    "MySQL column {:?} disappeared during verify",
+                    c.mysql
+                ))
             })
         })
         .collect::<Result<Vec<_>>>()?;
@@ -193,7 +195,10 @@ async fn compare(
 
     // Pass 1: count and sum per chunk, both sides.
     let mut in_paimon = vec![ChunkSum::default(); chunks];
-    let mut eta = EtaLine::new(format!("verify: reading snapshot {}", plan.snapshot_id), plan.expected_rows);
+    let mut eta = EtaLine::new(
+        format!("verify: reading snapshot {}", plan.snapshot_id),
+        plan.expected_rows,
+    );
     report.paimon_rows = paimon_rows(source, &plan, layout, Some(&mut eta), |row| {
         let r = rows.canonical(&row);
         in_paimon[r.chunk(chunks)].add(&r);
@@ -211,7 +216,9 @@ async fn compare(
         })
         .await?;
     report.mysql_rows_scanned = report.mysql_rows;
-    let differing: HashSet<usize> = (0..chunks).filter(|&c| in_paimon[c] != in_mysql[c]).collect();
+    let differing: HashSet<usize> = (0..chunks)
+        .filter(|&c| in_paimon[c] != in_mysql[c])
+        .collect();
     report.chunks_differing = differing.len();
 
     // Pass 2: the rows of the differing chunks, by key.
@@ -230,7 +237,8 @@ async fn compare(
     };
     if !differing.is_empty() {
         let show = opts.show;
-        let mut stored: HashMap<Vec<u8>, (Vec<Value>, Vec<Vec<u8>>)> = HashMap::new();
+        // MySQL's rows of the differing chunks: canonical key → (row, canonical columns).
+        let mut stored: HashMap<Vec<u8>, (Vec<Value>, CanonicalColumns)> = HashMap::new();
         report.mysql_rows_scanned += mysql
             .scan(&names, |row| {
                 let r = rows.canonical(&row);
@@ -247,7 +255,9 @@ async fn compare(
             }
             match stored.remove(&r.key) {
                 None => {
-                    report.missing.add(show, || rows.key_text(&row), String::new);
+                    report
+                        .missing
+                        .add(show, || rows.key_text(&row), String::new);
                     fix(&row, false);
                 }
                 Some((_, theirs)) if theirs != r.columns => {
@@ -319,10 +329,12 @@ struct Rows<'a> {
     columns: &'a [TargetColumn],
 }
 
+type CanonicalColumns = Vec<Vec<u8>>;
+
 /// A row in canonical form: its key, its columns, and its hashes.
 struct Canonical {
     key: Vec<u8>,
-    columns: Vec<Vec<u8>>,
+    columns: CanonicalColumns,
     key_hash: u64,
     row_hash: u64,
 }
