@@ -40,10 +40,14 @@ async fn rebuild_after_an_expired_snapshot_leaves_no_orphans_and_no_partial_tabl
     let t = table_with_a_gap();
     let db = TestDb::new("rebuild").await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::builder(&t, &db).build();
-    cfg.sync_once(&[]);
+    // Two slots: the new generation loads them in parallel and installs each one's checkpoint.
+    let cfg = SyncConfig::builder(&t, &db).parallelism(2).build();
+    let slots = [["--slot", "0", "--slots", "2"], ["--slot", "1", "--slots", "2"]];
+    for slot in &slots {
+        cfg.sync_once(slot);
+    }
     make_gap(&t);
-    let out = cfg.run_once(&[]);
+    let out = cfg.run_once(&slots[0]);
     assert!(stderr(&out).contains("has expired"), "{}", stderr(&out));
     let old_state = state(&db).await;
 
@@ -87,7 +91,9 @@ async fn rebuild_after_an_expired_snapshot_leaves_no_orphans_and_no_partial_tabl
     cfg.assert_verified();
     // The sync goes on from the new generation's checkpoint.
     t.commits(vec![generate(7001, 10, "+I", 0), generate(1, 5, "-D", 0)]);
-    cfg.sync_once(&[]);
+    for slot in &slots {
+        cfg.sync_once(slot);
+    }
     assert_synced(&t, &db, "orders", None).await;
 }
 

@@ -122,80 +122,38 @@ async fn each_tls_mode_against_a_server_that_requires_tls() {
     }
     let t = orders();
     let ca = certs.file("ca.pem");
-
-    refused(&t, &db, "127.0.0.1", "plain", json!({"mode": "disabled"}),
-        "the server requires TLS (require_secure_transport, or the user's REQUIRE SSL): set sink.tls.mode to required").await;
-    accepted(&t, &db, "127.0.0.1", "plain", json!({})).await; // preferred, the default
-    accepted(&t, &db, "127.0.0.1", "plain", json!({"mode": "required"})).await;
-
-    // verify-ca: the chain, not the name (the certificate does not name localhost).
-    accepted(
-        &t,
-        &db,
-        "localhost",
-        "plain",
-        json!({"mode": "verify-ca", "caFile": ca}),
-    )
-    .await;
-    refused(
-        &t,
-        &db,
-        "127.0.0.1",
-        "plain",
-        json!({"mode": "verify-ca", "caFile": certs.file("other-ca.pem")}),
-        "the server's certificate is not signed by the CA of sink.tls.caFile",
-    )
-    .await;
-    // Without a CA, only the built-in public roots are trusted.
-    refused(
-        &t,
-        &db,
-        "127.0.0.1",
-        "plain",
-        json!({"mode": "verify-ca"}),
-        "not signed by the built-in Mozilla roots",
-    )
-    .await;
-
-    // verify-identity: the chain and the name.
-    accepted(
-        &t,
-        &db,
-        "127.0.0.1",
-        "plain",
-        json!({"mode": "verify-identity", "caFile": ca}),
-    )
-    .await;
-    refused(
-        &t,
-        &db,
-        "localhost",
-        "plain",
-        json!({"mode": "verify-identity", "caFile": ca}),
-        "the server's certificate does not name \"localhost\" (it names IpAddress(127.0.0.1))",
-    )
-    .await;
-    accepted(
-        &t,
-        &db,
-        "localhost",
-        "plain",
-        json!({"mode": "verify-identity", "caFile": ca, "serverName": "127.0.0.1"}),
-    )
-    .await;
-
-    // A user created REQUIRE X509 needs the client certificate.
-    refused(&t, &db, "127.0.0.1", "x509", json!({"mode": "verify-identity", "caFile": ca}),
-        "or the user requires a client certificate (REQUIRE X509, SUBJECT or ISSUER): give sink.tls.clientCertFile").await;
-    accepted(
-        &t,
-        &db,
-        "127.0.0.1",
-        "x509",
-        json!({"mode": "verify-identity", "caFile": ca,
-        "clientCertFile": certs.file("client.pem"), "clientKeyFile": certs.file("client.key")}),
-    )
-    .await;
+    let other_ca = certs.file("other-ca.pem");
+    let (cert, key) = (certs.file("client.pem"), certs.file("client.key"));
+    let identity = json!({"mode": "verify-identity", "caFile": ca});
+    // (host, user, sink.tls, None: synced | Some(what the refusal says))
+    let cases = [
+        ("127.0.0.1", "plain", json!({"mode": "disabled"}), Some(
+            "the server requires TLS (require_secure_transport, or the user's REQUIRE SSL): set sink.tls.mode to required")),
+        // preferred, the default
+        ("127.0.0.1", "plain", json!({}), None),
+        ("127.0.0.1", "plain", json!({"mode": "required"}), None),
+        // verify-ca: the chain, not the name (the certificate does not name localhost).
+        ("localhost", "plain", json!({"mode": "verify-ca", "caFile": ca}), None),
+        ("127.0.0.1", "plain", json!({"mode": "verify-ca", "caFile": other_ca}), Some(
+            "the server's certificate is not signed by the CA of sink.tls.caFile")),
+        // Without a CA, only the built-in public roots are trusted.
+        ("127.0.0.1", "plain", json!({"mode": "verify-ca"}), Some("not signed by the built-in Mozilla roots")),
+        // verify-identity: the chain and the name.
+        ("127.0.0.1", "plain", identity.clone(), None),
+        ("localhost", "plain", identity.clone(), Some(
+            "the server's certificate does not name \"localhost\" (it names IpAddress(127.0.0.1))")),
+        ("localhost", "plain", json!({"mode": "verify-identity", "caFile": ca, "serverName": "127.0.0.1"}), None),
+        // A user created REQUIRE X509 needs the client certificate.
+        ("127.0.0.1", "x509", identity.clone(), Some(
+            "or the user requires a client certificate (REQUIRE X509, SUBJECT or ISSUER): give sink.tls.clientCertFile")),
+        ("127.0.0.1", "x509", json!({"mode": "verify-identity", "caFile": ca, "clientCertFile": cert, "clientKeyFile": key}), None),
+    ];
+    for (host, user, tls, refusal) in cases {
+        match refusal {
+            None => accepted(&t, &db, host, user, tls).await,
+            Some(needle) => refused(&t, &db, host, user, tls, needle).await,
+        }
+    }
 }
 
 #[tokio::test]

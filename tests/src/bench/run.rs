@@ -71,6 +71,11 @@ pub fn verify(config: &Path) -> ProcessCost {
     measure("verify", config, &[])
 }
 
+/// Runs `pms-worker rebuild --config …` to completion.
+pub fn rebuild(config: &Path) -> ProcessCost {
+    measure("rebuild", config, &[])
+}
+
 /// Runs `pms-worker COMMAND --config … ARGS`, which must exit 0.
 // The child is reaped by `wait4` (for its resource usage), not by `Child::wait`.
 #[allow(clippy::zombie_processes)]

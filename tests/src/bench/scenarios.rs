@@ -14,6 +14,7 @@ use crate::worker::SyncConfig;
 
 const FULL_READ: &str = "worker: full read into an empty table";
 const CHANGES: &str = "worker: one large snapshot of changes";
+const RECOVERY: &str = "recovery: verify and rebuild of a synced table";
 
 /// Full reads of `table` (`rows` rows) into empty tables, one per `maxRows` setting (only
 /// 10000 for the smoke run). Returns the last run's ratio to the raw multi-row insert limit.
@@ -182,4 +183,44 @@ pub async fn changes(
         rows as u64 / 2,
     ));
     (db, base)
+}
+
+/// The recovery paths on a synced table of `rows` rows: `verify` (equal: one pass), then a
+/// `rebuild` (shadow table, full read, verify, swap), compared with LOAD DATA of the same rows.
+pub async fn recovery(
+    table: &Table,
+    rows: i64,
+    dir: &Path,
+    limits: &Limits,
+    results: &mut Vec<Measurement>,
+) {
+    let db = TestDb::new("bench_recovery").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = config(table, &db)
+        .max_rows(10_000)
+        .write_in(dir, "recovery");
+    run::run_once(&cfg.path, &[]);
+    let baseline = limits
+        .load_rps
+        .map(|l| ("LOAD DATA", l))
+        .unwrap_or(("ODKU insert", limits.odku_insert_rps));
+    let verify = run::verify(&cfg.path);
+    results.push(Measurement::worker(
+        RECOVERY,
+        "verify, equal table".into(),
+        rows as u64,
+        0,
+        &verify,
+        Some(baseline),
+    ));
+    let rebuild = run::rebuild(&cfg.path);
+    assert_eq!(db.count("orders").await, rows);
+    results.push(Measurement::worker(
+        RECOVERY,
+        "rebuild (load, catch up, verify, swap)".into(),
+        rows as u64,
+        0,
+        &rebuild,
+        Some(baseline),
+    ));
 }

@@ -3,6 +3,7 @@
 //!   bench --size quick|full|huge     200k / 2M / 10M rows
 //!   bench --smoke                    the CI subset: fails only on a gross regression
 //!   bench --isolation                deadlocks between two slots, REPEATABLE READ vs READ COMMITTED
+//!   bench --recovery --size S        verify and rebuild only (with LOAD DATA for comparison)
 //!
 //! Needs a MariaDB from `scripts/with-mariadb.sh` and the release worker. The runs themselves
 //! are in `pms_tests::bench` (tables, configs and DDL from the test harness).
@@ -47,6 +48,9 @@ struct Args {
     /// Only the isolation-level measurement (10 s per level).
     #[arg(long)]
     isolation: bool,
+    /// Only the recovery paths (verify, rebuild) and the raw limits they compare with.
+    #[arg(long)]
+    recovery: bool,
     /// Where the markdown report and the CSV go.
     #[arg(long, default_value = "bench/results")]
     out: PathBuf,
@@ -79,6 +83,18 @@ async fn main() {
     let t1 = orders(rows, 1);
 
     let limits = raw::measure(port, rows, args.smoke, dir, &mut results).await;
+    if args.recovery {
+        scenarios::recovery(&t1, rows, dir, &limits, &mut results).await;
+        print!(
+            "{}",
+            report::markdown(
+                "pms-worker recovery benchmark",
+                &[format!("{rows} rows")],
+                &results
+            )
+        );
+        return;
+    }
     let ratio = scenarios::full_reads(&t1, rows, args.smoke, dir, &limits, &mut results).await;
     if args.smoke {
         print!(
@@ -97,6 +113,7 @@ async fn main() {
         return;
     }
     scenarios::two_slots(rows, dir, &limits, &mut results).await;
+    scenarios::recovery(&t1, rows, dir, &limits, &mut results).await;
     let (db, synced) = scenarios::changes(&t1, rows, dir, &limits, &mut results).await;
     // Freshness: from a Paimon commit to its row being visible in MySQL, at a steady commit rate.
     let fresh = freshness::measure(&t1, &db, &synced, dir, rows).await;

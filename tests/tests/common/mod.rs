@@ -32,6 +32,13 @@ pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `verify ARGS` that must find differences (exit 3): its report.
+pub fn divergent(cfg: &SyncConfig, args: &[&str]) -> String {
+    let out = cfg.verify_with(args);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Waits for a worker process to exit on its own, failing the test after `within`.
 pub async fn wait_for_exit(
     child: &mut std::process::Child,
