@@ -42,7 +42,10 @@ async fn rebuild_after_an_expired_snapshot_leaves_no_orphans_and_no_partial_tabl
     db.exec(ORDERS_DDL).await;
     // Two slots: the new generation loads them in parallel and installs each one's checkpoint.
     let cfg = SyncConfig::builder(&t, &db).parallelism(2).build();
-    let slots = [["--slot", "0", "--slots", "2"], ["--slot", "1", "--slots", "2"]];
+    let slots = [
+        ["--slot", "0", "--slots", "2"],
+        ["--slot", "1", "--slots", "2"],
+    ];
     for slot in &slots {
         cfg.sync_once(slot);
     }
@@ -108,16 +111,19 @@ async fn state(db: &TestDb) -> (String, String) {
     )
 }
 
+/// In each delivery mode (exactly-once hands over progress rows too).
 #[tokio::test]
 async fn a_rebuild_killed_at_each_step_is_finished_by_running_it_again() {
     let t = table_with_a_gap();
     let mut stuck = Vec::new();
-    for point in pms_worker::failpoint::REBUILD_POINTS {
-        let db = TestDb::new("rebuild_kill").await;
-        db.exec(ORDERS_DDL).await;
-        let cfg = SyncConfig::builder(&t, &db).build();
-        cfg.sync_once(&[]);
-        stuck.push((point, db, cfg));
+    for delivery in [Delivery::AtLeastOnce, Delivery::ExactlyOnce] {
+        for point in pms_worker::failpoint::REBUILD_POINTS {
+            let db = TestDb::new("rebuild_kill").await;
+            db.exec(ORDERS_DDL).await;
+            let cfg = SyncConfig::builder(&t, &db).delivery(delivery).build();
+            cfg.sync_once(&[]);
+            stuck.push((point, db, cfg));
+        }
     }
     make_gap(&t);
     for (point, db, cfg) in &stuck {
@@ -196,4 +202,54 @@ async fn rebuild_refuses_a_table_with_triggers_and_a_running_sync_and_drops_the_
         .await;
     assert_eq!(left[0][0].as_deref(), Some("0"));
     assert_synced(&t, &db, "orders", None).await;
+}
+
+/// An exactly-once sync can't restart with another parallelism (its progress rows are of
+/// one); a rebuild with the new parallelism hands its own rows over in one transaction.
+#[tokio::test]
+async fn an_exactly_once_sync_changes_its_parallelism_by_a_rebuild() {
+    let t = orders_table(json!({"bucket": "4", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 400, "+I", 0)]);
+    let db = TestDb::new("rebuild_eo").await;
+    db.exec(ORDERS_DDL).await;
+    let one = SyncConfig::builder(&t, &db)
+        .delivery(Delivery::ExactlyOnce)
+        .build();
+    one.sync_once(&[]);
+    t.commits(vec![generate(1, 50, "-D", 0), generate(1000, 20, "+I", 0)]);
+    let two = SyncConfig::builder(&t, &db)
+        .delivery(Delivery::ExactlyOnce)
+        .parallelism(2)
+        .build();
+    let slots = [
+        ["--slot", "0", "--slots", "2"],
+        ["--slot", "1", "--slots", "2"],
+    ];
+    let out = two.run_once(&slots[1]);
+    assert!(
+        stderr(&out).contains("needs `pms-worker rebuild` with the new parallelism"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = two.rebuild(None);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_synced(&t, &db, "orders", None).await;
+    let rows = db
+        .query_strings("SELECT sync_name, slots, COUNT(*) FROM _paimon_sync_progress GROUP BY sync_name, slots")
+        .await;
+    assert_eq!(
+        rows,
+        [vec![
+            Some("db.t".to_string()),
+            Some("2".into()),
+            Some("2".into())
+        ]]
+    );
+    t.commits(vec![generate(2000, 30, "+I", 0)]);
+    for slot in &slots {
+        two.sync_once(slot);
+    }
+    assert_synced(&t, &db, "orders", None).await;
+    two.assert_verified();
 }

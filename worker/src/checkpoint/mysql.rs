@@ -30,9 +30,8 @@ impl MysqlCheckpointStore {
                 location: format!("MySQL table {}", progress_table::TABLE),
                 message: format!(
                     "sync {sync} committed with {other} slots, and this worker is slot {slot}: with delivery \
-                     exactly-once a different parallelism needs a rebuild (delete the sync's rows of {} and sync \
-                     into an emptied table) or a savepoint rescale, not a restart",
-                    progress_table::TABLE
+                     exactly-once a different parallelism needs `pms-worker rebuild` with the new parallelism \
+                     (or a savepoint rescale), not a restart"
                 ),
             });
         }

@@ -104,11 +104,6 @@ pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
     let cfg = slots
         .first()
         .ok_or_else(|| WorkerError::Config("no slot to rebuild".into()))?;
-    if cfg.spec.sink.delivery == pms_crds::Delivery::ExactlyOnce {
-        return Err(WorkerError::Config(
-            "rebuild of an exactly-once sync is not supported yet: use `verify --repair` (in place)".into(),
-        ));
-    }
     let shadows = slots.iter().map(shadow).collect::<Result<Vec<_>>>()?;
     let table = cfg.spec.sink.table.clone();
     let new_table = shadows[0].spec.sink.table.clone();
@@ -152,7 +147,7 @@ pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
         info!(table = %table, old = %old_table, snapshot_id, "rebuild: swapped in");
         failpoint::hit("rebuild-after-swap");
     }
-    let snapshot_id = install(slots, &shadows).await?;
+    let snapshot_id = install(&mysql, slots, &shadows).await?;
     let rows = mysql.count_target().await?;
     info!(table = %table, snapshot_id, rows, old = %old_table, retain_old = %cfg.spec.rebuild.retain_old,
           "rebuild done: the sync goes on from the new generation's checkpoints");
@@ -212,8 +207,22 @@ async fn check(shadow: &WorkerConfig, snapshot_id: i64) -> Result<()> {
 }
 
 /// Step 5: the new generation's checkpoints become the sync's (epoch above both), its
-/// consumers the sync's; then its checkpoint files go. Returns the snapshot installed.
-async fn install(slots: &[WorkerConfig], shadows: &[WorkerConfig]) -> Result<i64> {
+/// consumers the sync's; then its checkpoint files go. Exactly-once, its progress rows replace
+/// the sync's first, all in one transaction (they win over the files on resume). Returns the
+/// snapshot installed.
+async fn install(
+    mysql: &MysqlConnection,
+    slots: &[WorkerConfig],
+    shadows: &[WorkerConfig],
+) -> Result<i64> {
+    if slots[0].spec.sink.delivery == pms_crds::Delivery::ExactlyOnce
+        && mysql
+            .hand_over_progress(&shadows[0].sync_name, &slots[0].sync_name)
+            .await?
+    {
+        info!(sync = %slots[0].sync_name, "rebuild: the new generation's progress rows replaced the sync's");
+        failpoint::hit("rebuild-mid-install");
+    }
     let mut snapshot_id = 0;
     for (cfg, shadow) in slots.iter().zip(shadows) {
         let new: Checkpoint = Checkpointer::peek(shadow).await?.ok_or_else(|| WorkerError::Checkpoint {

@@ -197,3 +197,36 @@ pub fn update(update: &ProgressUpdate) -> (&'static str, Params) {
         Params::Positional(params),
     )
 }
+
+/// Makes `from`'s rows (a rebuild's new generation) the rows of `to`, in one transaction: the
+/// old rows of `to` (any parallelism) go, `from`'s are renamed to `to` with an epoch above
+/// every epoch either had, so no worker of either generation can commit on them. Does nothing
+/// when `from` has no rows (handed over already). Returns whether it moved rows.
+pub async fn hand_over(conn: &mut Conn, from: &str, to: &str) -> Result<bool, mysql_async::Error> {
+    let mut tx = conn.start_transaction(Default::default()).await?;
+    let (rows, epoch): (u64, u64) = tx
+        .exec_first(
+            "SELECT SUM(sync_name = ?), COALESCE(MAX(epoch), 0) FROM `_paimon_sync_progress` \
+             WHERE sync_name IN (?, ?) FOR UPDATE",
+            (from, from, to),
+        )
+        .await?
+        .map(|(rows, epoch): (Option<u64>, u64)| (rows.unwrap_or(0), epoch))
+        .unwrap_or((0, 0));
+    if rows == 0 {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    tx.exec_drop(
+        "DELETE FROM `_paimon_sync_progress` WHERE sync_name = ?",
+        (to,),
+    )
+    .await?;
+    tx.exec_drop(
+        "UPDATE `_paimon_sync_progress` SET sync_name = ?, epoch = ?, updated_at = NOW(6) WHERE sync_name = ?",
+        (to, epoch + 1, from),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(true)
+}

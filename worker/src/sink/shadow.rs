@@ -168,4 +168,17 @@ impl MysqlConnection {
             .map_err(|e| self.admin_err("count", e))?;
         Ok(n.unwrap_or(0))
     }
+
+    /// Exactly-once: the new generation's progress rows become the sync's, in one transaction
+    /// (see `progress_table::hand_over`).
+    pub async fn hand_over_progress(&self, from: &str, to: &str) -> Result<bool> {
+        let mut conn = self
+            .pool
+            .get_conn()
+            .await
+            .map_err(|e| self.admin_err("hand over the progress rows", e))?;
+        super::progress_table::hand_over(&mut conn, from, to)
+            .await
+            .map_err(|e| self.admin_err("hand over the progress rows", e))
+    }
 }
