@@ -21,41 +21,39 @@ impl MysqlConnection {
         }
     }
 
-    async fn admin(&self, what: &'static str, sql: String) -> Result<()> {
-        let mut conn = self
-            .pool
+    async fn admin_conn(&self, what: &'static str) -> Result<mysql_async::Conn> {
+        self.pool
             .get_conn()
             .await
-            .map_err(|e| self.admin_err(what, e))?;
+            .map_err(|e| self.admin_err(what, e))
+    }
+
+    async fn admin(&self, what: &'static str, sql: String) -> Result<()> {
+        let mut conn = self.admin_conn(what).await?;
         conn.query_drop(sql)
             .await
             .map_err(|e| self.admin_err(what, e))
     }
 
     pub async fn table_exists(&self, table: &str) -> Result<bool> {
-        let mut conn = self
-            .pool
-            .get_conn()
-            .await
-            .map_err(|e| self.admin_err("look up", e))?;
-        let found: Option<String> = conn
-            .exec_first(
-                "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
-                (table,),
-            )
-            .await
-            .map_err(|e| self.admin_err("look up", e))?;
-        Ok(found.is_some())
+        Ok(self.table_comment(table).await?.is_some())
+    }
+
+    /// A table's comment; `None`: there is no such table.
+    async fn table_comment(&self, table: &str) -> Result<Option<String>> {
+        let mut conn = self.admin_conn("look up").await?;
+        conn.exec_first(
+            "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
+            (table,),
+        )
+        .await
+        .map_err(|e| self.admin_err("look up", e))
     }
 
     /// What a RENAME would not carry over to a table built beside this one: its triggers, and
     /// foreign keys from or to it.
     pub async fn rename_blockers(&self) -> Result<Vec<String>> {
-        let mut conn = self
-            .pool
-            .get_conn()
-            .await
-            .map_err(|e| self.admin_err("look up", e))?;
+        let mut conn = self.admin_conn("look up").await?;
         let found: Vec<(String, String)> = conn
             .exec(
                 "SELECT 'trigger', TRIGGER_NAME FROM information_schema.TRIGGERS \
@@ -120,19 +118,9 @@ impl MysqlConnection {
 
     /// When the old table of a rebuild was replaced, from its comment (`None`: not ours).
     pub async fn replaced_at(&self, old: &str) -> Result<Option<chrono::DateTime<chrono::Utc>>> {
-        let mut conn = self
-            .pool
-            .get_conn()
-            .await
-            .map_err(|e| self.admin_err("look up", e))?;
-        let comment: Option<String> = conn
-            .exec_first(
-                "SELECT TABLE_COMMENT FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?",
-                (old,),
-            )
-            .await
-            .map_err(|e| self.admin_err("look up", e))?;
-        Ok(comment
+        Ok(self
+            .table_comment(old)
+            .await?
             .and_then(|c| c.strip_prefix(REPLACED_AT).map(str::to_string))
             .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
             .map(|t| t.with_timezone(&chrono::Utc)))
@@ -140,11 +128,7 @@ impl MysqlConnection {
 
     /// Whether a run of `sync` holds the lock of slot `slot`, i.e. is running.
     pub async fn slot_in_use(&self, sync: &str, slot: u32) -> Result<bool> {
-        let mut conn = self
-            .pool
-            .get_conn()
-            .await
-            .map_err(|e| self.admin_err("look up", e))?;
+        let mut conn = self.admin_conn("look up").await?;
         let holder: Option<Option<u64>> = conn
             .exec_first(
                 "SELECT IS_USED_LOCK(?)",
@@ -157,11 +141,7 @@ impl MysqlConnection {
 
     /// The target's row count.
     pub async fn count_target(&self) -> Result<u64> {
-        let mut conn = self
-            .pool
-            .get_conn()
-            .await
-            .map_err(|e| self.admin_err("count", e))?;
+        let mut conn = self.admin_conn("count").await?;
         let n: Option<u64> = conn
             .query_first(format!("SELECT COUNT(*) FROM {}", quote_ident(&self.table)))
             .await
@@ -172,11 +152,7 @@ impl MysqlConnection {
     /// Exactly-once: the new generation's progress rows become the sync's, in one transaction
     /// (see `progress_table::hand_over`).
     pub async fn hand_over_progress(&self, from: &str, to: &str) -> Result<bool> {
-        let mut conn = self
-            .pool
-            .get_conn()
-            .await
-            .map_err(|e| self.admin_err("hand over the progress rows", e))?;
+        let mut conn = self.admin_conn("hand over the progress rows").await?;
         super::progress_table::hand_over(&mut conn, from, to)
             .await
             .map_err(|e| self.admin_err("hand over the progress rows", e))
