@@ -85,6 +85,10 @@ struct VerifyArgs {
     /// rows, delete extra ones), then verify again. Stop the sync first.
     #[arg(long, conflicts_with = "snapshot")]
     repair: bool,
+    /// Rows held in memory at most while the keys of differing chunks are looked for (more
+    /// reads of both sides when more differ; about 200 bytes a narrow row).
+    #[arg(long, default_value_t = 500_000)]
+    rows_per_pass: u64,
 }
 
 /// Exit status of a `verify` that found differences (1 is an error).
@@ -125,6 +129,7 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode, pms_worker::error::WorkerE
         snapshot: args.snapshot,
         show: args.show,
         repair: args.repair,
+        rows_per_pass: args.rows_per_pass,
     };
     let report = pms_worker::verify::verify(&cfg, &opts).await?;
     print!("{report}");

@@ -189,6 +189,7 @@ async fn check(shadow: &WorkerConfig, snapshot_id: i64) -> Result<()> {
             snapshot: Some(snapshot_id),
             show: 10,
             repair: false,
+            rows_per_pass: 500_000,
         },
     )
     .await?;

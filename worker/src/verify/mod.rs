@@ -30,7 +30,7 @@ use crate::error::{Result, WorkerError};
 use crate::eta::EtaLine;
 use crate::mapping::{decode_batch, Change, ChangeKind, Layout, TargetColumn};
 use crate::pipeline::validated_layout;
-use crate::sink::MysqlConnection;
+use crate::sink::{MysqlConnection, MysqlSink};
 use crate::source::{PaimonSource, SnapshotPlan};
 
 pub struct VerifyOptions {
@@ -40,6 +40,8 @@ pub struct VerifyOptions {
     pub show: usize,
     /// Write what differs (see `repair.rs`); the snapshot must be the latest.
     pub repair: bool,
+    /// Rows of both sides held in memory at most by one read of the second pass.
+    pub rows_per_pass: u64,
 }
 
 /// What `verify` found.
@@ -140,30 +142,38 @@ pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> 
     }
     let mysql = MysqlConnection::open(cfg).await?;
     let layout = validated_layout(&source, &mysql, cfg, None).await?;
-    let (mut report, fixes) = compare(&source, &mysql, &layout, cfg, opts).await?;
-    if opts.repair && report.divergent_rows() > 0 {
-        let written = repair::write(mysql, &layout, cfg, fixes).await?;
+    let sink = match opts.repair {
+        true => Some(repair::sink(cfg, &layout).await?),
+        false => None,
+    };
+    let (mut report, written) = compare(&source, &mysql, &layout, cfg, opts, sink.as_ref()).await?;
+    if let Some(sink) = sink {
+        sink.close().await;
+        if written == 0 {
+            return Ok(report);
+        }
         let again = VerifyOptions {
             snapshot: Some(report.snapshot_id),
             repair: false,
             ..*opts
         };
-        let mysql = MysqlConnection::open(cfg).await?;
-        let (after, _) = compare(&source, &mysql, &layout, cfg, &again).await?;
+        let (after, _) = compare(&source, &mysql, &layout, cfg, &again, None).await?;
         report.repaired = Some((written, Box::new(after)));
     }
     Ok(report)
 }
 
-/// The two passes; with `opts.repair`, also the rows that make MySQL equal (Paimon's rows of
-/// missing and different keys to upsert, MySQL's extra rows to delete).
+/// The two passes; with a `repair` sink, pass 2 also writes what makes MySQL equal (Paimon's
+/// rows of missing and different keys upserted, MySQL's extra rows deleted) and returns how
+/// many rows it wrote.
 async fn compare(
     source: &PaimonSource,
     mysql: &MysqlConnection,
     layout: &Layout,
     cfg: &WorkerConfig,
     opts: &VerifyOptions,
-) -> Result<(Report, Batch)> {
+    repair: Option<&MysqlSink>,
+) -> Result<(Report, u64)> {
     let started = Instant::now();
     let target = mysql.describe_target().await?.ok_or_else(|| {
         WorkerError::Data(format!("{} disappeared during verify", cfg.target_name()))
@@ -216,33 +226,35 @@ async fn compare(
         })
         .await?;
     report.mysql_rows_scanned = report.mysql_rows;
-    let differing: HashSet<usize> = (0..chunks)
+    let differing: Vec<usize> = (0..chunks)
         .filter(|&c| in_paimon[c] != in_mysql[c])
         .collect();
     report.chunks_differing = differing.len();
 
-    // Pass 2: the rows of the differing chunks, by key.
-    let mut fixes = Batch::default();
-    let snapshot_id = plan.snapshot_id;
-    let mut fix = |row: &[Value], delete: bool| {
-        if opts.repair {
-            let (rows, snapshots) = if delete {
-                (&mut fixes.deletes, &mut fixes.delete_snapshots)
-            } else {
-                (&mut fixes.upserts, &mut fixes.upsert_snapshots)
-            };
-            rows.push(row.to_vec());
-            snapshots.push(snapshot_id);
-        }
-    };
-    if !differing.is_empty() {
+    // Pass 2, in groups of differing chunks small enough to hold in memory, each group one
+    // more read of both sides: the rows of its chunks, by key.
+    let mut written = 0;
+    let size = |c: &usize| in_paimon[*c].rows.max(in_mysql[*c].rows);
+    for group in groups(&differing, size, opts.rows_per_pass) {
         let show = opts.show;
-        // MySQL's rows of the differing chunks: canonical key → (row, canonical columns).
+        let mut fixes = Batch::default();
+        let mut fix = |row: &[Value], delete: bool| {
+            if repair.is_some() {
+                let (rows, snapshots) = if delete {
+                    (&mut fixes.deletes, &mut fixes.delete_snapshots)
+                } else {
+                    (&mut fixes.upserts, &mut fixes.upsert_snapshots)
+                };
+                rows.push(row.to_vec());
+                snapshots.push(plan.snapshot_id);
+            }
+        };
+        // MySQL's rows of these chunks: canonical key → (row, canonical columns).
         let mut stored: HashMap<Vec<u8>, (Vec<Value>, CanonicalColumns)> = HashMap::new();
         report.mysql_rows_scanned += mysql
             .scan(&names, |row| {
                 let r = rows.canonical(&row);
-                if differing.contains(&r.chunk(chunks)) {
+                if group.contains(&r.chunk(chunks)) {
                     stored.insert(r.key, (row, r.columns));
                 }
                 Ok(())
@@ -250,7 +262,7 @@ async fn compare(
             .await?;
         paimon_rows(source, &plan, layout, None, |row| {
             let r = rows.canonical(&row);
-            if !differing.contains(&r.chunk(chunks)) {
+            if !group.contains(&r.chunk(chunks)) {
                 return Ok(());
             }
             match stored.remove(&r.key) {
@@ -280,9 +292,31 @@ async fn compare(
             report.extra.add(show, || rows.key_text(row), String::new);
             fix(row, true);
         }
+        if let Some(sink) = repair {
+            written += repair::write(sink, cfg, fixes).await?;
+        }
     }
     report.elapsed = started.elapsed();
-    Ok((report, fixes))
+    Ok((report, written))
+}
+
+/// `chunks` (sorted) in consecutive groups whose sizes add up to at most `limit` (a chunk
+/// larger than that is a group of its own).
+fn groups(chunks: &[usize], size: impl Fn(&usize) -> u64, limit: u64) -> Vec<HashSet<usize>> {
+    let mut out: Vec<HashSet<usize>> = Vec::new();
+    let mut filled = u64::MAX;
+    for c in chunks {
+        let n = size(c);
+        if filled.saturating_add(n) > limit {
+            out.push(HashSet::new());
+            filled = 0;
+        }
+        filled += n;
+        if let Some(group) = out.last_mut() {
+            group.insert(*c);
+        }
+    }
+    out
 }
 
 /// Every row of the snapshot's plan, in the layout's column order. A plan read as stored holds
@@ -408,5 +442,24 @@ impl ChunkSum {
     fn add(&mut self, row: &Canonical) {
         self.rows += 1;
         self.sum = self.sum.wrapping_add(row.row_hash);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn differing_chunks_are_read_again_in_groups_that_fit_in_memory() {
+        let sizes = [400, 300, 200, 900, 50, 50];
+        let groups = groups(&[0, 1, 2, 3, 4, 5], |c| sizes[*c], 600);
+        let as_sorted = |g: &HashSet<usize>| {
+            let mut v: Vec<_> = g.iter().copied().collect();
+            v.sort();
+            v
+        };
+        let got: Vec<Vec<usize>> = groups.iter().map(as_sorted).collect();
+        assert_eq!(got, [vec![0], vec![1, 2], vec![3], vec![4, 5]]);
+        assert!(super::groups(&[], |_| 1, 10).is_empty());
     }
 }

@@ -1,8 +1,8 @@
 //! `verify --repair`: the in-place reconciliation. The rows `verify` found missing or
 //! different are upserted with Paimon's values and the extra (orphan) rows deleted, in short
 //! transactions of `sink.maxRows` rows through the sink's own write path (so a sequence guard
-//! and the retry rules apply). Only the differing chunks were read twice; nothing else is
-//! written. Run it while the sync is stopped: its writes are of the latest snapshot, which the
+//! and the retry rules apply), group by group as verify's second pass finds them, so memory
+//! stays bounded. Only the differing chunks are read twice; nothing else is written. Run it while the sync is stopped: its writes are of the latest snapshot, which the
 //! sync, resuming from an earlier checkpoint, replays onto idempotently.
 
 use tracing::info;
@@ -14,15 +14,16 @@ use crate::mapping::Layout;
 use crate::metrics::Metrics;
 use crate::sink::{MysqlConnection, MysqlSink, WriteMode, WriteRequest};
 
-/// Writes `fixes` and returns the rows written.
-pub(super) async fn write(
-    mysql: MysqlConnection,
-    layout: &Layout,
-    cfg: &WorkerConfig,
-    fixes: Batch,
-) -> Result<u64> {
+/// The sink the repair writes through, its privileges checked before anything is read.
+pub(super) async fn sink(cfg: &WorkerConfig, layout: &Layout) -> Result<MysqlSink> {
+    let mysql = MysqlConnection::open(cfg).await?;
     let sink = MysqlSink::new(mysql, layout, cfg, Metrics::new(&cfg.sync_name, 0));
     sink.check_privileges().await?;
+    Ok(sink)
+}
+
+/// Writes `fixes` and returns the rows written.
+pub(super) async fn write(sink: &MysqlSink, cfg: &WorkerConfig, fixes: Batch) -> Result<u64> {
     let per_transaction = (cfg.spec.sink.max_rows as usize).max(1);
     let total = fixes.len() as u64;
     let Batch {
@@ -49,7 +50,8 @@ pub(super) async fn write(
         })
         .await?;
     }
-    sink.close().await;
-    info!(rows = total, target = %cfg.target_name(), "repaired");
+    if total > 0 {
+        info!(rows = total, target = %cfg.target_name(), "repaired");
+    }
     Ok(total)
 }
