@@ -31,3 +31,6 @@ echo
 echo "== MySQL demo.orders now has $rows rows ($(python3 -c "print(f'{$rows/($end-$start):,.0f}')") rows/s end to end, process start included)"
 sql -t demo -e "SELECT * FROM orders ORDER BY id LIMIT 5"
 echo "checkpoint: $(tr -d '\n ' < "$work/pms-checkpoint.json")"
+echo
+echo "== pms-worker verify --config sync.yaml   (MySQL against the latest Paimon snapshot; exit 0 = equal)"
+"$bin" verify --config "$work/sync.yaml"
