@@ -232,9 +232,23 @@ async fn an_exactly_once_sync_changes_its_parallelism_by_a_rebuild() {
         stderr(&out)
     );
 
+    // A worker of the old generation still running: the rebuild fences it (epochs bumped), so
+    // it stops at its next commit instead of writing into the new table.
+    let mut old = one.spawn(&[]);
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let out = two.rebuild(None);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_synced(&t, &db, "orders", None).await;
+    t.commits(vec![generate(3000, 10, "+I", 0)]);
+    let status = wait_for_exit(
+        &mut old,
+        Duration::from_secs(30),
+        "the old generation's worker must be fenced",
+    )
+    .await;
+    let mut log = String::new();
+    std::io::Read::read_to_string(old.stderr.as_mut().unwrap(), &mut log).unwrap();
+    assert!(!status.success() && log.contains("fenced"), "{log}");
     let rows = db
         .query_strings("SELECT sync_name, slots, COUNT(*) FROM _paimon_sync_progress GROUP BY sync_name, slots")
         .await;

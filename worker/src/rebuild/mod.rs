@@ -7,7 +7,8 @@
 //!    consumer and slot locks) full-reads the latest snapshot into it (the bulk path: the table
 //!    is empty) and catches up, every slot in parallel;
 //! 3. `verify` compares it with the snapshot it reached;
-//! 4. with the sync's writers stopped (checked by their slot locks), one
+//! 4. with the sync's writers stopped (at-least-once: no slot lock held; exactly-once: their
+//!    epochs bumped, so a running one fails its next commit), one
 //!    `RENAME TABLE t TO t__pms_old, t__pms_new TO t`;
 //! 5. the new generation's checkpoints and consumers replace the old ones, and its checkpoint
 //!    files, the marker of a rebuild in progress, go.
@@ -109,14 +110,7 @@ pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
     let new_table = shadows[0].spec.sink.table.clone();
     let old_table = format!("{table}{OLD_SUFFIX}");
     let mysql = MysqlConnection::open(cfg).await?;
-    for k in 0..slots.len() as u32 {
-        if mysql.slot_in_use(&cfg.sync_name, k).await? {
-            return Err(WorkerError::Config(format!(
-                "slot {k} of sync {} is running (it holds its slot lock): stop the sync before the rebuild",
-                cfg.sync_name
-            )));
-        }
-    }
+    stop_old_generation(&mysql, cfg, slots.len() as u32).await?;
     let in_progress = slots.iter().any(|s| marker(s).is_some_and(|m| m.exists()));
     let new_exists = mysql.table_exists(&new_table).await?;
     if !in_progress || !new_exists && !mysql.table_exists(&old_table).await? {
@@ -143,6 +137,9 @@ pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
         let snapshot_id = load(&shadows).await?;
         check(&shadows[0], snapshot_id).await?;
         failpoint::hit("rebuild-before-swap");
+        // Again: a worker of the old generation started during the load would otherwise go
+        // on writing into the new table from its old position.
+        stop_old_generation(&mysql, cfg, slots.len() as u32).await?;
         mysql.swap_in(&new_table, &old_table).await?;
         info!(table = %table, old = %old_table, snapshot_id, "rebuild: swapped in");
         failpoint::hit("rebuild-after-swap");
@@ -152,6 +149,28 @@ pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
     info!(table = %table, snapshot_id, rows, old = %old_table, retain_old = %cfg.spec.rebuild.retain_old,
           "rebuild done: the sync goes on from the new generation's checkpoints");
     Ok(Rebuilt { snapshot_id, rows })
+}
+
+/// Makes sure no worker of the sync writes: at-least-once, none may hold a slot lock (the
+/// rebuild refuses); exactly-once, the progress rows' epochs are bumped, so a worker still
+/// running fails its next commit instead of writing.
+async fn stop_old_generation(
+    mysql: &MysqlConnection,
+    cfg: &WorkerConfig,
+    slots: u32,
+) -> Result<()> {
+    if cfg.spec.sink.delivery == pms_crds::Delivery::ExactlyOnce {
+        return mysql.fence_progress(&cfg.sync_name).await;
+    }
+    for k in 0..slots {
+        if mysql.slot_in_use(&cfg.sync_name, k).await? {
+            return Err(WorkerError::Config(format!(
+                "slot {k} of sync {} is running (it holds its slot lock): stop the sync before the rebuild",
+                cfg.sync_name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Steps 2 and 3: every slot of the new generation full-reads and catches up (`--once`),

@@ -230,3 +230,19 @@ pub async fn hand_over(conn: &mut Conn, from: &str, to: &str) -> Result<bool, my
     tx.commit().await?;
     Ok(true)
 }
+
+/// Bumps the epoch of every row of `sync`, so none of its running workers can commit again
+/// (a rebuild about to swap tables). A database without the table has no such workers.
+pub async fn fence(conn: &mut Conn, sync: &str) -> Result<(), mysql_async::Error> {
+    match conn
+        .exec_drop(
+            "UPDATE `_paimon_sync_progress` SET epoch = epoch + 1 WHERE sync_name = ?",
+            (sync,),
+        )
+        .await
+    {
+        // ER_NO_SUCH_TABLE
+        Err(mysql_async::Error::Server(e)) if e.code == 1146 => Ok(()),
+        other => other,
+    }
+}

@@ -157,4 +157,12 @@ impl MysqlConnection {
             .await
             .map_err(|e| self.admin_err("hand over the progress rows", e))
     }
+
+    /// Exactly-once: fences every running worker of `sync` (see `progress_table::fence`).
+    pub async fn fence_progress(&self, sync: &str) -> Result<()> {
+        let mut conn = self.admin_conn("fence the sync's workers").await?;
+        super::progress_table::fence(&mut conn, sync)
+            .await
+            .map_err(|e| self.admin_err("fence the sync's workers", e))
+    }
 }
