@@ -42,10 +42,15 @@ impl SyncConfig {
         }
     }
 
+    /// `pms-worker run --config <this> ARGS`.
     pub fn command(&self, args: &[&str]) -> Command {
+        self.subcommand("run", args)
+    }
+
+    /// `pms-worker COMMAND --config <this> ARGS`, logging the worker's debug lines.
+    fn subcommand(&self, command: &str, args: &[&str]) -> Command {
         let mut cmd = Command::new(worker_bin());
-        cmd.arg("run")
-            .arg("--config")
+        cmd.args([command, "--config"])
             .arg(&self.path)
             .args(args)
             .env("RUST_LOG", "info,pms_worker=debug");
@@ -71,20 +76,14 @@ impl SyncConfig {
 
     /// `verify` with `args` (e.g. `--snapshot 3`, `--repair`), to completion.
     pub fn verify_with(&self, args: &[&str]) -> Output {
-        Command::new(worker_bin())
-            .args(["verify", "--config"])
-            .arg(&self.path)
-            .args(args)
+        self.subcommand("verify", args)
             .output()
             .expect("run pms-worker verify")
     }
 
     /// `rebuild`, to completion; with `failpoint`, aborted there (kill -9 at that step).
     pub fn rebuild(&self, failpoint: Option<&str>) -> Output {
-        let mut cmd = Command::new(worker_bin());
-        cmd.args(["rebuild", "--config"])
-            .arg(&self.path)
-            .env("RUST_LOG", "info,pms_worker=debug");
+        let mut cmd = self.subcommand("rebuild", &[]);
         if let Some(point) = failpoint {
             cmd.env("PMS_FAILPOINT", point);
         }

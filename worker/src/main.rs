@@ -41,18 +41,25 @@ enum Command {
     Rebuild(RebuildArgs),
 }
 
+/// The config file every command reads.
 #[derive(Args)]
-struct RebuildArgs {
+struct ConfigArg {
     /// YAML file with the PaimonMysqlSync spec (or a whole resource).
     #[arg(long, short, env = ENV_CONFIG)]
     config: PathBuf,
 }
 
+impl ConfigArg {
+    /// The config as slot `slot` sees it, credentials from the environment.
+    fn load(&self, slot: Slot) -> Result<WorkerConfig, pms_worker::error::WorkerError> {
+        WorkerConfig::load(&self.config, slot, &|k: &str| std::env::var(k).ok())
+    }
+}
+
 #[derive(Args)]
 struct RunArgs {
-    /// YAML file with the PaimonMysqlSync spec (or a whole resource).
-    #[arg(long, short, env = ENV_CONFIG)]
-    config: PathBuf,
+    #[command(flatten)]
+    config: ConfigArg,
     /// Catch up to the latest snapshot, flush, checkpoint and exit 0.
     #[arg(long)]
     once: bool,
@@ -71,9 +78,8 @@ struct RunArgs {
 
 #[derive(Args)]
 struct VerifyArgs {
-    /// YAML file with the PaimonMysqlSync spec (or a whole resource).
-    #[arg(long, short, env = ENV_CONFIG)]
-    config: PathBuf,
+    #[command(flatten)]
+    config: ConfigArg,
     /// The snapshot MySQL should hold (default: the latest; give the one a stopped or lagging
     /// sync is at, or changes it has not applied yet count as differences).
     #[arg(long)]
@@ -87,8 +93,14 @@ struct VerifyArgs {
     repair: bool,
     /// Rows held in memory at most while the keys of differing chunks are looked for (more
     /// reads of both sides when more differ; about 200 bytes a narrow row).
-    #[arg(long, default_value_t = 500_000)]
+    #[arg(long, default_value_t = pms_worker::verify::DEFAULT_ROWS_PER_PASS)]
     rows_per_pass: u64,
+}
+
+#[derive(Args)]
+struct RebuildArgs {
+    #[command(flatten)]
+    config: ConfigArg,
 }
 
 /// Exit status of a `verify` that found differences (1 is an error).
@@ -123,8 +135,7 @@ fn main() -> ExitCode {
 }
 
 async fn verify(args: VerifyArgs) -> Result<ExitCode, pms_worker::error::WorkerError> {
-    let env = |k: &str| std::env::var(k).ok();
-    let cfg = WorkerConfig::load(&args.config, Slot::SINGLE, &env)?;
+    let cfg = args.config.load(Slot::SINGLE)?;
     let opts = VerifyOptions {
         snapshot: args.snapshot,
         show: args.show,
@@ -144,11 +155,10 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode, pms_worker::error::WorkerE
 }
 
 async fn rebuild(args: RebuildArgs) -> Result<(), pms_worker::error::WorkerError> {
-    let env = |k: &str| std::env::var(k).ok();
-    let first = WorkerConfig::load(&args.config, Slot::SINGLE, &env)?;
+    let first = args.config.load(Slot::SINGLE)?;
     let slots = first.spec.parallelism;
     let configs = (0..slots)
-        .map(|k| WorkerConfig::load(&args.config, Slot::new(k, slots)?, &env))
+        .map(|k| args.config.load(Slot::new(k, slots)?))
         .collect::<Result<Vec<_>, _>>()?;
     let done = pms_worker::rebuild::rebuild(&configs).await?;
     println!(
@@ -169,8 +179,7 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
         admin_addr,
         metrics_file,
     } = args;
-    let env = |k: &str| std::env::var(k).ok();
-    let cfg = WorkerConfig::load(&config, Slot::new(slot, slots)?, &env)?;
+    let cfg = config.load(Slot::new(slot, slots)?)?;
     let metrics = Metrics::new(&cfg.sync_name, cfg.slot.index);
     let ready = Readiness::default();
     if let Some(addr) = &admin_addr {

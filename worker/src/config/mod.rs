@@ -141,6 +141,15 @@ fn percent_decode(s: &str) -> std::result::Result<String, ()> {
     String::from_utf8(out).map_err(|_| ())
 }
 
+/// A relative path is relative to the config file's directory, so a sync's files stay together.
+fn beside_config(base_dir: Option<&Path>, path: impl Into<PathBuf>) -> PathBuf {
+    let path = path.into();
+    match base_dir {
+        Some(dir) if path.is_relative() => dir.join(path),
+        _ => path,
+    }
+}
+
 /// A whole `PaimonMysqlSync` resource in the config file (`apiVersion` and `kind` ignored).
 #[derive(Deserialize)]
 struct ResourceFile {
@@ -213,11 +222,7 @@ impl WorkerConfig {
                     Some(p) => PathBuf::from(format!("{p}{suffix}")),
                     None => PathBuf::from(format!("pms-checkpoint-{}{suffix}.json", sanitize(&sync_name))),
                 };
-                // A relative path is relative to the config file, so a sync's files stay together.
-                CheckpointTarget::File(match base_dir {
-                    Some(dir) if path.is_relative() => dir.join(path),
-                    _ => path,
-                })
+                CheckpointTarget::File(beside_config(base_dir, path))
             }
             Some(CheckpointStorage::Configmap) => CheckpointTarget::ConfigMap { namespace: env(ENV_NAMESPACE) },
             Some(other) => {

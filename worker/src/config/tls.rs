@@ -1,7 +1,7 @@
 //! `sink.tls` resolved: the mode, and the certificate files read once at start, so a missing or
 //! unreadable file is a config error naming the field, not a failed handshake later.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use pms_crds::{TlsMode, TlsSpec};
 
@@ -54,10 +54,7 @@ impl MysqlTls {
             return bad("a client certificate needs TLS: mode is disabled");
         }
         let read = |field: &str, path: &str| -> Result<(String, Vec<u8>)> {
-            let full = match base_dir {
-                Some(dir) if Path::new(path).is_relative() => dir.join(path),
-                _ => PathBuf::from(path),
-            };
+            let full = super::beside_config(base_dir, path);
             let bytes = std::fs::read(&full).map_err(|e| {
                 WorkerError::Config(format!("sink.tls.{field} {}: {e}", full.display()))
             })?;

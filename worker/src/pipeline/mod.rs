@@ -91,6 +91,7 @@ struct Pipeline {
 }
 
 pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Result<RunSummary> {
+    crate::rebuild::refuse_if_in_progress(&cfg)?;
     let mut records_read = 0;
     let mut read_before: Option<Vec<i32>> = None;
     loop {
@@ -130,7 +131,6 @@ async fn run_with_one_schema(
     metrics: Metrics,
     read_before: Option<&[i32]>,
 ) -> Result<(RunSummary, Option<Vec<i32>>)> {
-    crate::rebuild::refuse_if_in_progress(&cfg)?;
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
     let mysql = MysqlConnection::open(&cfg).await?;
     if cfg.slot.index == 0 {

@@ -113,7 +113,8 @@ pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
     stop_old_generation(&mysql, cfg, slots.len() as u32).await?;
     let in_progress = slots.iter().any(|s| marker(s).is_some_and(|m| m.exists()));
     let new_exists = mysql.table_exists(&new_table).await?;
-    if !in_progress || !new_exists && !mysql.table_exists(&old_table).await? {
+    let begin = !in_progress || !new_exists && !mysql.table_exists(&old_table).await?;
+    if begin {
         // Nothing begun (or a start that left no checkpoint): begin.
         drop_old_if_due(&mysql, cfg, &old_table, true).await?;
         let blockers = mysql.rename_blockers().await?;
@@ -133,7 +134,8 @@ pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
         info!(table = %new_table, "rebuild: shadow table created");
         failpoint::hit("rebuild-after-create");
     }
-    if mysql.table_exists(&new_table).await? {
+    // Not swapped yet (after the swap only `t__pms_old` is left of the two).
+    if begin || new_exists {
         let snapshot_id = load(&shadows).await?;
         check(&shadows[0], snapshot_id).await?;
         failpoint::hit("rebuild-before-swap");
@@ -208,7 +210,7 @@ async fn check(shadow: &WorkerConfig, snapshot_id: i64) -> Result<()> {
             snapshot: Some(snapshot_id),
             show: 10,
             repair: false,
-            rows_per_pass: 500_000,
+            rows_per_pass: verify::DEFAULT_ROWS_PER_PASS,
         },
     )
     .await?;
@@ -243,6 +245,8 @@ async fn install(
         info!(sync = %slots[0].sync_name, "rebuild: the new generation's progress rows replaced the sync's");
         failpoint::hit("rebuild-mid-install");
     }
+    // Consumers are files of the table, whatever the slot.
+    let source = PaimonSource::open(&slots[0].spec.source, slots[0].slot).await?;
     let mut snapshot_id = 0;
     for (cfg, shadow) in slots.iter().zip(shadows) {
         let new: Checkpoint = Checkpointer::peek(shadow).await?.ok_or_else(|| WorkerError::Checkpoint {
@@ -262,14 +266,12 @@ async fn install(
             ..new
         };
         Checkpointer::replace(cfg, &installed).await?;
-        let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
         source
             .write_consumer(&cfg.consumer_id, installed.next_snapshot())
             .await?;
         snapshot_id = installed.next_snapshot() - 1;
         failpoint::hit("rebuild-mid-install");
     }
-    let source = PaimonSource::open(&slots[0].spec.source, slots[0].slot).await?;
     let base = consumer_id(
         shadows[0].spec.source.consumer_id.as_deref(),
         &shadows[0].sync_name,

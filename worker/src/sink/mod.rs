@@ -66,14 +66,22 @@ impl MysqlConnection {
 
     /// The target table as `information_schema` describes it; `None` when it does not exist.
     pub async fn describe_target(&self) -> Result<Option<TargetTable>> {
-        let connect_err = |source| WorkerError::Connect {
-            url: self.redacted_url.clone(),
-            source: Box::new(source),
-        };
-        let mut conn = self.pool.get_conn().await.map_err(connect_err)?;
+        let mut conn = self
+            .pool
+            .get_conn()
+            .await
+            .map_err(|e| self.read_failed(e))?;
         probe::describe_table(&mut conn, &self.table)
             .await
-            .map_err(connect_err)
+            .map_err(|e| self.read_failed(e))
+    }
+
+    /// A read of the target that failed, naming the server.
+    fn read_failed(&self, source: mysql_async::Error) -> WorkerError {
+        WorkerError::Connect {
+            url: self.redacted_url.clone(),
+            source: Box::new(source),
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use mysql_async::prelude::*;
 use mysql_async::Value;
 
 use super::MysqlConnection;
-use crate::error::{Result, WorkerError};
+use crate::error::Result;
 use crate::mapping::quote_ident;
 
 impl MysqlConnection {
@@ -17,10 +17,6 @@ impl MysqlConnection {
         columns: &[&str],
         mut each: impl FnMut(Vec<Value>) -> Result<()>,
     ) -> Result<u64> {
-        let failed = |source| WorkerError::Connect {
-            url: self.redacted_url.clone(),
-            source: Box::new(source),
-        };
         let sql = format!(
             "SELECT {} FROM {}",
             columns
@@ -30,8 +26,15 @@ impl MysqlConnection {
                 .join(", "),
             quote_ident(&self.table)
         );
-        let mut conn = self.pool.get_conn().await.map_err(failed)?;
-        let mut result = conn.exec_iter(sql, ()).await.map_err(failed)?;
+        let mut conn = self
+            .pool
+            .get_conn()
+            .await
+            .map_err(|e| self.read_failed(e))?;
+        let mut result = conn
+            .exec_iter(sql, ())
+            .await
+            .map_err(|e| self.read_failed(e))?;
         let mut rows = 0;
         let mut error = None;
         result
@@ -45,7 +48,7 @@ impl MysqlConnection {
                 }
             })
             .await
-            .map_err(failed)?;
+            .map_err(|e| self.read_failed(e))?;
         match error {
             Some(e) => Err(e),
             None => Ok(rows),

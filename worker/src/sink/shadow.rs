@@ -12,7 +12,7 @@ use crate::mapping::quote_ident;
 const REPLACED_AT: &str = "pms: replaced by a rebuild at ";
 
 impl MysqlConnection {
-    fn admin_err(&self, what: &'static str, source: mysql_async::Error) -> WorkerError {
+    pub(super) fn admin_err(&self, what: &'static str, source: mysql_async::Error) -> WorkerError {
         WorkerError::Sink {
             action: what,
             table: self.target.clone(),
@@ -21,7 +21,7 @@ impl MysqlConnection {
         }
     }
 
-    async fn admin_conn(&self, what: &'static str) -> Result<mysql_async::Conn> {
+    pub(super) async fn admin_conn(&self, what: &'static str) -> Result<mysql_async::Conn> {
         self.pool
             .get_conn()
             .await
@@ -124,19 +124,6 @@ impl MysqlConnection {
             .and_then(|c| c.strip_prefix(REPLACED_AT).map(str::to_string))
             .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
             .map(|t| t.with_timezone(&chrono::Utc)))
-    }
-
-    /// Whether a run of `sync` holds the lock of slot `slot`, i.e. is running.
-    pub async fn slot_in_use(&self, sync: &str, slot: u32) -> Result<bool> {
-        let mut conn = self.admin_conn("look up").await?;
-        let holder: Option<Option<u64>> = conn
-            .exec_first(
-                "SELECT IS_USED_LOCK(?)",
-                (super::slot_lock::lock_name(&self.target, sync, slot),),
-            )
-            .await
-            .map_err(|e| self.admin_err("look up", e))?;
-        Ok(holder.flatten().is_some())
     }
 
     /// The target's row count.

@@ -11,7 +11,7 @@ use mysql_async::Conn;
 use tracing::{info, warn};
 
 use super::retry::Failure;
-use super::MysqlSink;
+use super::{MysqlConnection, MysqlSink};
 use crate::error::{Result, WorkerError};
 
 /// The lock this run holds, on a connection outside the pool (a pooled one is reset, which
@@ -30,7 +30,7 @@ struct Held {
 
 /// The lock of one slot of one sync into one table (`db.table`): named locks are server-wide.
 /// MySQL lock names are at most 64 characters; longer ones are hashed.
-pub(super) fn lock_name(target: &str, sync: &str, slot: u32) -> String {
+fn lock_name(target: &str, sync: &str, slot: u32) -> String {
     let name = format!("pms:{target}:{sync}:{slot}");
     if name.len() <= 64 {
         return name;
@@ -143,6 +143,21 @@ async fn get_lock(
         server_started: server_started(&mut conn).await?,
         _conn: conn,
     }))
+}
+
+impl MysqlConnection {
+    /// Whether a run of `sync` holds the lock of slot `slot`, i.e. is running.
+    pub async fn slot_in_use(&self, sync: &str, slot: u32) -> Result<bool> {
+        let mut conn = self.admin_conn("look up").await?;
+        let holder: Option<Option<u64>> = conn
+            .exec_first(
+                "SELECT IS_USED_LOCK(?)",
+                (lock_name(&self.target, sync, slot),),
+            )
+            .await
+            .map_err(|e| self.admin_err("look up", e))?;
+        Ok(holder.flatten().is_some())
+    }
 }
 
 #[cfg(test)]

@@ -44,6 +44,9 @@ pub struct VerifyOptions {
     pub rows_per_pass: u64,
 }
 
+/// About 100 MB of narrow rows.
+pub const DEFAULT_ROWS_PER_PASS: u64 = 500_000;
+
 /// What `verify` found.
 #[derive(Debug, Default)]
 pub struct Report {
@@ -132,7 +135,6 @@ impl std::fmt::Display for Report {
 /// Compares the target table with a snapshot of the whole Paimon table (every bucket), and
 /// with `repair` writes what differs and compares again.
 pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> {
-    let source = PaimonSource::open(&cfg.spec.source, Slot::SINGLE).await?;
     if opts.repair && opts.snapshot.is_some() {
         // Rows set back to an older snapshot than the sync's checkpoint would never be
         // written again.
@@ -140,6 +142,7 @@ pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> 
             "verify --repair writes the latest snapshot's rows: leave out --snapshot".into(),
         ));
     }
+    let source = PaimonSource::open(&cfg.spec.source, Slot::SINGLE).await?;
     let mysql = MysqlConnection::open(cfg).await?;
     let layout = validated_layout(&source, &mysql, cfg, None).await?;
     let sink = match opts.repair {
