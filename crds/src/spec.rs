@@ -27,6 +27,8 @@ use crate::{HumanDuration, PaimonMysqlSyncStatus};
     printcolumn = r#"{"name":"Snapshot","type":"integer","jsonPath":".status.snapshotId"}"#,
     printcolumn = r#"{"name":"Lag","type":"integer","jsonPath":".status.lagSnapshots"}"#,
     printcolumn = r#"{"name":"Slots","type":"string","jsonPath":".status.slotsReady"}"#,
+    printcolumn = r#"{"name":"Rebuild","type":"string","jsonPath":".status.rebuild.phase"}"#,
+    printcolumn = r#"{"name":"Verified","type":"string","jsonPath":".status.conditions[?(@.type==\"Verified\")].status"}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
@@ -43,9 +45,22 @@ pub struct PaimonMysqlSyncSpec {
     /// worker flushes and checkpoints first); the checkpoints stay, a resume continues there.
     #[serde(default)]
     pub state: SyncState,
-    /// The shadow-table rebuild (`pms-worker rebuild`).
+    /// The shadow-table rebuild (`pms-worker rebuild`; under the operator, a Job).
     #[serde(default)]
     pub rebuild: RebuildSpec,
+    /// Periodic verification of MySQL against Paimon (`pms-worker verify`, a Job).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifySpec>,
+}
+
+/// Periodic verification.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifySpec {
+    /// How often: a verify Job starts when the sync runs and this much time has passed
+    /// since the last one started (the first one as soon as the sync runs).
+    pub interval: HumanDuration,
 }
 
 /// How a rebuild treats the table it replaces.
@@ -53,6 +68,17 @@ pub struct PaimonMysqlSyncSpec {
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct RebuildSpec {
+    /// Any string; setting or changing it starts a rebuild (the operator stops the workers,
+    /// runs `pms-worker rebuild` as a Job, and starts them again from its result). A trigger
+    /// set when the resource is created is taken as already served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// `manual` (default): a sync that only a rebuild can take on (an expired resume snapshot,
+    /// an OVERWRITE exactly-once can't apply, an exactly-once parallelism change) stops with
+    /// the `RebuildRequired` condition until the trigger changes; `auto`: the operator starts
+    /// the rebuild itself, with an Event saying why.
+    #[serde(default)]
+    pub policy: RebuildPolicy,
     /// How long the replaced table is kept as `<table>__pms_old` (for a look back or a swap
     /// back by hand) before a later run of the sync drops it.
     #[serde(default = "default_retain_old")]
@@ -62,9 +88,19 @@ pub struct RebuildSpec {
 impl Default for RebuildSpec {
     fn default() -> Self {
         Self {
+            trigger: None,
+            policy: RebuildPolicy::default(),
             retain_old: default_retain_old(),
         }
     }
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RebuildPolicy {
+    #[default]
+    Manual,
+    Auto,
 }
 
 fn default_retain_old() -> HumanDuration {

@@ -2,6 +2,8 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use schemars::JsonSchema;
+
+use crate::contract::{RebuildPhase, VerifyReport};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -23,9 +25,58 @@ pub struct PaimonMysqlSyncStatus {
     pub slots_ready: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slots: Vec<SlotStatus>,
-    /// `Ready`, `Progressing` and `Degraded`.
+    /// `Ready`, `Progressing`, `Degraded`, and `RebuildRequired` / `Verified` when they apply.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+    /// The last (or current) rebuild.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebuild: Option<RebuildStatus>,
+    /// The last periodic verify.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyStatus>,
+}
+
+/// A rebuild the operator drives.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RebuildStatus {
+    /// Names this rebuild (its Job and report carry it): when it started.
+    pub id: String,
+    /// `spec.rebuild.trigger` when it started: a rebuild starts when the trigger differs from
+    /// the last rebuild's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// Why it started.
+    pub reason: String,
+    pub phase: RebuildPhase,
+    /// Rows of the full read done and expected, while loading.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+    /// The snapshot the new generation was loaded and verified at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<i64>,
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// The last periodic verify.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyStatus {
+    /// When the last verify Job started (the next one starts `spec.verify.interval` later).
+    pub started_at: String,
+    /// A verify Job runs.
+    #[serde(default)]
+    pub running: bool,
+    /// What the last finished verify found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<VerifyReport>,
+    /// Why the last verify Job failed without a result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// Where a sync stands, as `kubectl get pms` shows it.
@@ -41,6 +92,8 @@ pub enum SyncPhase {
     Degraded,
     /// The spec or what it refers to is invalid; the `Ready` condition says why.
     Failed,
+    /// A rebuild runs instead of the workers (`status.rebuild` says how far it is).
+    Rebuilding,
 }
 
 impl SyncPhase {
@@ -51,6 +104,7 @@ impl SyncPhase {
             SyncPhase::Suspended => "Suspended",
             SyncPhase::Degraded => "Degraded",
             SyncPhase::Failed => "Failed",
+            SyncPhase::Rebuilding => "Rebuilding",
         }
     }
 }
@@ -91,6 +145,7 @@ mod tests {
             SyncPhase::Suspended,
             SyncPhase::Degraded,
             SyncPhase::Failed,
+            SyncPhase::Rebuilding,
         ] {
             let text = serde_json::to_string(&phase).unwrap();
             assert_eq!(text, format!("\"{phase}\""));

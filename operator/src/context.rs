@@ -2,7 +2,7 @@
 
 use kube::runtime::events::Recorder;
 use kube::Client;
-use prometheus::{Histogram, HistogramOpts, IntCounterVec, Opts, Registry};
+use prometheus::{Histogram, HistogramOpts, IntCounterVec, IntGaugeVec, Opts, Registry};
 
 /// Settings from the command line (and the Helm chart's values).
 #[derive(Clone, Debug)]
@@ -44,6 +44,8 @@ pub struct Metrics {
     /// `reason` is [`crate::error::Error::reason`]: a handful of fixed values.
     pub failures: IntCounterVec,
     pub duration: Histogram,
+    /// `pms_verify_divergent_rows{namespace,sync}`: what the last periodic verify found.
+    pub divergent_rows: IntGaugeVec,
 }
 
 impl Metrics {
@@ -70,12 +72,32 @@ impl Metrics {
         registry.register(Box::new(reconciles.clone()))?;
         registry.register(Box::new(failures.clone()))?;
         registry.register(Box::new(duration.clone()))?;
+        let divergent_rows = IntGaugeVec::new(
+            Opts::new(
+                "pms_verify_divergent_rows",
+                "Rows the last periodic verify found different between MySQL and Paimon",
+            ),
+            &["namespace", "sync"],
+        )?;
+        registry.register(Box::new(divergent_rows.clone()))?;
         Ok(Self {
             registry,
             reconciles,
             failures,
             duration,
+            divergent_rows,
         })
+    }
+
+    pub fn verify_divergent_rows(&self, ns: &str, sync: &str, rows: u64) {
+        self.divergent_rows
+            .with_label_values(&[ns, sync])
+            .set(rows as i64);
+    }
+
+    /// A deleted sync's series go with it.
+    pub fn forget_sync(&self, ns: &str, sync: &str) {
+        let _ = self.divergent_rows.remove_label_values(&[ns, sync]);
     }
 
     /// Counts one finished reconcile.

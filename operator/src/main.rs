@@ -6,6 +6,7 @@ use std::time::Duration;
 use clap::Parser;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::controller::Controller;
 use kube::runtime::events::{Recorder, Reporter};
@@ -140,16 +141,18 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Reconciles the syncs on every change of them or of what they own: the Deployments and
-/// ConfigMaps labelled as the operator's (the workers' checkpoints too, which move the status).
+/// Reconciles the syncs on every change of them or of what they own: the Deployments, Jobs
+/// (rebuild, verify) and ConfigMaps (config, the jobs' reports) labelled as the operator's (the workers' checkpoints too, which move the status).
 async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Context>) {
-    let (syncs, deployments, config_maps) = match namespace {
+    let (syncs, deployments, config_maps, jobs) = match namespace {
         Some(ns) => (
             Api::<PaimonMysqlSync>::namespaced(client.clone(), ns),
             Api::<Deployment>::namespaced(client.clone(), ns),
             Api::<ConfigMap>::namespaced(client.clone(), ns),
+            Api::<Job>::namespaced(client.clone(), ns),
         ),
         None => (
+            Api::all(client.clone()),
             Api::all(client.clone()),
             Api::all(client.clone()),
             Api::all(client.clone()),
@@ -159,7 +162,8 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
         watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGER}"));
     Controller::new(syncs, watcher::Config::default())
         .owns(deployments, owned.clone())
-        .owns(config_maps, owned)
+        .owns(config_maps, owned.clone())
+        .owns(jobs, owned)
         .shutdown_on_signal()
         .run(reconcile::reconcile, reconcile::error_policy, ctx)
         .for_each(|result| async move {

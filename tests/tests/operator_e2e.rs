@@ -1,7 +1,8 @@
 //! End to end on a real kube-apiserver: Helm install, a PaimonMysqlSync reconciled into per-slot
 //! Deployments, workers run locally with exactly the pod's environment (there is no kubelet),
-//! MySQL equal to the reference read, status, rescale 2 → 3, suspend/resume, delete and cleanup,
-//! and invalid resources rejected by the API server.
+//! MySQL equal to the reference read, status, rescale 2 → 3, suspend/resume, a periodic verify
+//! finding a deleted row, rebuilds by trigger and by `policy: auto` (their Jobs run locally too),
+//! delete and cleanup, and invalid resources rejected by the API server.
 
 mod common;
 
@@ -122,39 +123,98 @@ fn base64_decode(s: &str) -> Vec<u8> {
     out.wait_with_output().unwrap().stdout
 }
 
-/// Runs every slot's worker once, as its pod would (config from the ConfigMap, env from the Deployment).
-fn run_workers_once(slots: u32) -> String {
+/// The worker's config as its pod would mount it (from the ConfigMap), in `dir`.
+fn mounted_config(dir: &std::path::Path) -> std::path::PathBuf {
     let cm = get("configmap", &format!("{SYNC}-config"), NS).expect("worker config");
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("sync.yaml");
+    let config = dir.join("sync.yaml");
     std::fs::write(&config, cm["data"]["sync.yaml"].as_str().unwrap()).unwrap();
+    config
+}
+
+/// `pms-worker ARGS` with exactly the environment a pod of `object` (a Deployment or a Job) gets.
+fn pod_process(object: &Json, config: &std::path::Path, args: &[String]) -> Child {
+    let mut env = pod_env(object);
+    env.insert("PMS_CONFIG".into(), config.display().to_string());
+    env.remove("PMS_ADMIN_ADDR");
+    Command::new(worker_bin())
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap())
+        .env("KUBECONFIG", kubeconfig())
+        .env("RUST_LOG", "info")
+        .envs(env)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Runs every slot's worker once (`run --once`), as its pod would; their outputs.
+fn run_workers(slots: u32) -> Vec<std::process::Output> {
+    let dir = tempfile::tempdir().unwrap();
+    let config = mounted_config(dir.path());
+    let args = ["run", "--once"].map(String::from);
     let children: Vec<_> = (0..slots)
         .map(|k| {
             let d = get("deployment", &format!("{SYNC}-slot-{k}"), NS).expect("slot deployment");
-            let mut env = pod_env(&d);
-            env.insert("PMS_CONFIG".into(), config.display().to_string());
-            env.remove("PMS_ADMIN_ADDR");
-            Command::new(worker_bin())
-                .args(["run", "--once"])
-                .env_clear()
-                .env("PATH", std::env::var("PATH").unwrap())
-                .env("KUBECONFIG", kubeconfig())
-                .env("RUST_LOG", "info")
-                .envs(env)
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
+            pod_process(&d, &config, &args)
         })
         .collect();
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect()
+}
+
+/// Runs every slot's worker once; each must succeed; their logs.
+fn run_workers_once(slots: u32) -> String {
     let mut logs = String::new();
-    for c in children {
-        let out = c.wait_with_output().unwrap();
+    for out in run_workers(slots) {
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "worker failed:\n{err}");
         logs.push_str(&err);
     }
     logs
+}
+
+/// There is no kubelet: runs the Job `name`'s container (its args, env and config) to the end.
+fn run_job(job: &Json) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let config = mounted_config(dir.path());
+    let container = &job["spec"]["template"]["spec"]["containers"][0];
+    let args: Vec<String> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    pod_process(job, &config, &args).wait_with_output().unwrap()
+}
+
+/// Waits for the Job `name` of a run other than `not_id` (its `paimonsync.io/job-id`).
+async fn wait_job(name: &str, not_id: Option<&str>) -> Json {
+    wait_for(&format!("job {name}"), LONG, || {
+        get("job", name, NS).filter(|j| j["metadata"]["annotations"]["paimonsync.io/job-id"].as_str() != not_id)
+    })
+    .await
+}
+
+fn merge_patch(patch: Json) {
+    kubectl(&["patch", "pms", SYNC, "-n", NS, "--type=merge", "-p", &patch.to_string()]);
+}
+
+fn event_reasons() -> String {
+    let events = kubectl(&[
+        "get",
+        "events",
+        "-n",
+        NS,
+        "--field-selector",
+        &format!("involvedObject.name={SYNC}"),
+        "-o",
+        "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
+    ]);
+    events
 }
 
 /// Patches `spec.state` and waits until every slot Deployment has `replicas` replicas.
@@ -450,6 +510,138 @@ async fn suspend_and_resume() {
     set_state(SyncState::Running, 1).await;
 }
 
+/// `spec.verify`: a verify Job runs while the sync runs; it finds nothing on an equal table
+/// (`Verified` True) and, at the next interval, the row deleted behind the sync's back.
+async fn periodic_verify_finds_a_deleted_row(db: &TestDb) {
+    run_workers_once(3);
+    mark_ready(3, true);
+    wait_status("Running", |s| s["phase"] == "Running").await;
+    merge_patch(json!({"spec": {"verify": {"interval": "2s"}}}));
+    let job = wait_job(&format!("{SYNC}-verify"), None).await;
+    let args = job["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
+    assert!(args.contains("--live") && args.contains("--publish"), "{args}");
+    let out = run_job(&job);
+    assert!(out.status.success(), "verify: {}", stderr(&out));
+    let verified = |status: &'static str| {
+        move |s: &Json| {
+            s["conditions"]
+                .as_array()
+                .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Verified" && c["status"] == status))
+        }
+    };
+    let s = wait_status("Verified True", verified("True")).await;
+    assert_eq!(s["verify"]["result"]["missing"], 0);
+    assert!(kubectl(&["get", "pms", "-n", NS]).contains("True"), "the Verified column");
+
+    db.exec("DELETE FROM orders ORDER BY id LIMIT 1").await;
+    let first = job["metadata"]["annotations"]["paimonsync.io/job-id"].as_str().unwrap().to_string();
+    let job = wait_job(&format!("{SYNC}-verify"), Some(&first)).await;
+    let out = run_job(&job);
+    assert_eq!(out.status.code(), Some(3), "verify exits 3 on a difference: {}", stderr(&out));
+    let s = wait_status("Verified False", verified("False")).await;
+    assert_eq!(s["verify"]["result"]["missing"], 1, "{s}");
+    assert_eq!(s["verify"]["result"]["rounds"], 3, "a live verify compares a difference 3 times");
+    let message = s["conditions"].to_string();
+    assert!(message.contains("1 rows differ"), "{message}");
+    assert!(event_reasons().contains("Divergent"));
+    merge_patch(json!({"spec": {"verify": null}}));
+}
+
+/// Runs the rebuild the operator started: waits for the slots to be stopped (0 replicas,
+/// then reported gone), runs the Job, and waits for `Done`; returns the status.
+async fn rebuild_runs_to_done(slots: u32) -> Json {
+    let s = wait_status("a rebuild stopping the workers", |s| {
+        s["phase"] == "Rebuilding" && s["rebuild"]["phase"] == "Stopping"
+    })
+    .await;
+    wait_for("slots at 0 replicas", LONG, || {
+        list("deployment", NS, SELECTOR)
+            .iter()
+            .all(|d| d["spec"]["replicas"] == 0)
+            .then_some(())
+    })
+    .await;
+    assert!(
+        get("job", &format!("{SYNC}-rebuild"), NS).is_none(),
+        "the rebuild waits until the workers are gone"
+    );
+    mark_ready(slots, false);
+    let job = wait_job(&format!("{SYNC}-rebuild"), None).await;
+    assert_eq!(
+        job["metadata"]["annotations"]["paimonsync.io/job-id"], s["rebuild"]["id"],
+        "the Job runs this rebuild"
+    );
+    let out = run_job(&job);
+    assert!(out.status.success(), "rebuild: {}", stderr(&out));
+    let s = wait_status("rebuild Done", |s| s["rebuild"]["phase"] == "Done").await;
+    let report = get("configmap", &format!("{SYNC}-rebuild"), NS).unwrap();
+    let report: Json = serde_json::from_str(report["data"]["report.json"].as_str().unwrap()).unwrap();
+    let phases: Vec<&str> = report["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, ["Loading", "CatchingUp", "Verifying", "CuttingOver", "Done"]);
+    wait_for("slots back at 1 replica, the Job gone", LONG, || {
+        let up = list("deployment", NS, SELECTOR)
+            .iter()
+            .all(|d| d["spec"]["replicas"] == 1);
+        (up && get("job", &format!("{SYNC}-rebuild"), NS).is_none()).then_some(())
+    })
+    .await;
+    s
+}
+
+/// `spec.rebuild.trigger`: the operator stops the workers, runs the rebuild Job, shows its
+/// phases, and starts the workers from the new generation; the row deleted behind the sync's
+/// back is back, and the old table goes after `retainOld`. Then with `policy: auto`, a sync
+/// stopped on an expired snapshot is rebuilt without anyone asking, with no orphans.
+async fn operator_driven_rebuilds(table: &Table, db: &TestDb) {
+    merge_patch(json!({"spec": {"rebuild": {"trigger": "first", "retainOld": "1s"}}}));
+    let s = rebuild_runs_to_done(3).await;
+    assert_eq!(s["rebuild"]["trigger"], "first");
+    assert_eq!(s["rebuild"]["snapshotId"], table.latest());
+    let printed = kubectl(&["get", "pms", "-n", NS]);
+    assert!(printed.contains("Done"), "the Rebuild column:\n{printed}");
+    let reasons = event_reasons();
+    assert!(reasons.contains("RebuildStarted") && reasons.contains("RebuildDone"), "{reasons}");
+    assert_eq!(db.count("orders__pms_old").await, 400 - 40 - 1, "the replaced table is kept");
+    assert_synced(table, db, "orders", None).await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    run_workers_once(3);
+    mark_ready(3, true);
+    let old = db
+        .query_strings("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'orders__pms_old'")
+        .await;
+    assert_eq!(old[0][0].as_deref(), Some("0"), "dropped once retainOld passed");
+
+    // policy: auto, and a gap: rows deleted while the sync was away, their snapshots expired.
+    merge_patch(json!({"spec": {"rebuild": {"policy": "auto"}}}));
+    table.commits(vec![generate(201, 50, "-D", 0), generate(5001, 10, "+I", 0)]);
+    for consumer in std::fs::read_dir(table.table_dir().join("consumer")).unwrap() {
+        std::fs::remove_file(consumer.unwrap().path()).unwrap();
+    }
+    table.expire(1);
+    let outs = run_workers(3);
+    assert!(
+        outs.iter().any(|o| !o.status.success() && stderr(o).contains("has expired")),
+        "the workers stop on the expired snapshot"
+    );
+    let checkpoint = get("configmap", &format!("{SYNC}-checkpoint-0"), NS).unwrap();
+    assert!(
+        checkpoint["data"]["rebuild-required.json"].as_str().is_some_and(|n| n.contains("snapshot-expired")),
+        "the worker notes why: {checkpoint}"
+    );
+    let s = rebuild_runs_to_done(3).await;
+    assert!(s["rebuild"]["reason"].as_str().unwrap().contains("policy is auto"), "{s}");
+    run_workers_once(3);
+    mark_ready(3, true);
+    assert_synced(table, db, "orders", None).await;
+    let s = wait_status("Running after the rebuilds", |s| s["phase"] == "Running").await;
+    assert!(!s["conditions"].to_string().contains("RebuildRequired"), "{s}");
+}
+
 /// Secrets never reach status, events or the operator's log.
 fn no_secret_in_status_events_or_logs() {
     let everything = format!(
@@ -478,6 +670,7 @@ fn delete_cleans_up() {
     assert!(get("pms", SYNC, NS).is_none());
     for kind in [
         "deployment",
+        "job",
         "configmap",
         "service",
         "role",
@@ -516,6 +709,8 @@ async fn operator_end_to_end() {
     workers_sync_the_table(&table, &db).await;
     scale_2_to_3(&table, &db).await;
     suspend_and_resume().await;
+    periodic_verify_finds_a_deleted_row(&db).await;
+    operator_driven_rebuilds(&table, &db).await;
     no_secret_in_status_events_or_logs();
     delete_cleans_up();
 }

@@ -78,8 +78,29 @@ pub enum WorkerError {
     #[error("checkpoint {location}: {message}")]
     Checkpoint { location: String, message: String },
 
+    /// Only a rebuild can take the sync on from here (besides an expired snapshot, which
+    /// has its own variant).
+    #[error("{message}")]
+    RebuildRequired {
+        reason: pms_crds::contract::RebuildReason,
+        message: String,
+    },
+
     #[error(transparent)]
     Admin(#[from] pms_runtime::AdminError),
+}
+
+impl WorkerError {
+    /// Why only a rebuild can go on after this error, if that is the case.
+    pub fn rebuild_reason(&self) -> Option<pms_crds::contract::RebuildReason> {
+        match self {
+            WorkerError::SnapshotExpired { .. } => {
+                Some(pms_crds::contract::RebuildReason::SnapshotExpired)
+            }
+            WorkerError::RebuildRequired { reason, .. } => Some(*reason),
+            _ => None,
+        }
+    }
 }
 
 impl From<pms_crds::contract::SlotError> for WorkerError {

@@ -16,6 +16,7 @@ pub mod mapping;
 pub mod metrics;
 pub mod pipeline;
 pub mod rebuild;
+pub mod report_configmap;
 pub mod sink;
 pub mod source;
 pub mod verify;

@@ -95,12 +95,23 @@ struct VerifyArgs {
     /// reads of both sides when more differ; about 200 bytes a narrow row).
     #[arg(long, default_value_t = pms_worker::verify::DEFAULT_ROWS_PER_PASS)]
     rows_per_pass: u64,
+    /// The sync is running: compare keys that differ again (up to 3 rounds, each once every
+    /// slot applied the snapshot compared before), so changes in flight don't count.
+    #[arg(long, conflicts_with_all = ["snapshot", "repair"])]
+    live: bool,
+    /// Also write the result into the ConfigMap `<sync>-verify` (what the operator's
+    /// spec.verify reads).
+    #[arg(long)]
+    publish: bool,
 }
 
 #[derive(Args)]
 struct RebuildArgs {
     #[command(flatten)]
     config: ConfigArg,
+    /// Names this rebuild in its report (the operator passes `spec.rebuild.trigger`).
+    #[arg(long)]
+    trigger: Option<String>,
 }
 
 /// Exit status of a `verify` that found differences (1 is an error).
@@ -141,9 +152,13 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode, pms_worker::error::WorkerE
         show: args.show,
         repair: args.repair,
         rows_per_pass: args.rows_per_pass,
+        live: args.live,
     };
     let report = pms_worker::verify::verify(&cfg, &opts).await?;
     print!("{report}");
+    if args.publish {
+        pms_worker::verify::publish(&cfg, &report).await?;
+    }
     if report.divergent_rows() == 0 {
         info!(snapshot = report.snapshot_id, rows = report.paimon_rows, target = %cfg.target_name(), "MySQL equals Paimon");
         Ok(ExitCode::SUCCESS)
@@ -160,7 +175,7 @@ async fn rebuild(args: RebuildArgs) -> Result<(), pms_worker::error::WorkerError
     let configs = (0..slots)
         .map(|k| args.config.load(Slot::new(k, slots)?))
         .collect::<Result<Vec<_>, _>>()?;
-    let done = pms_worker::rebuild::rebuild(&configs).await?;
+    let done = pms_worker::rebuild::rebuild(&configs, args.trigger).await?;
     println!(
         "rebuilt {}: {} rows at snapshot {}",
         first.target_name(),
@@ -185,6 +200,8 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
     if let Some(addr) = &admin_addr {
         pms_runtime::serve_admin(addr, metrics.registry().clone(), ready.clone()).await?;
     }
+    // The old generation must not write while a new one is being built.
+    pms_worker::rebuild::refuse_if_in_progress(&cfg).await?;
     let (stop_tx, stop) = watch::channel(false);
     tokio::spawn(async move {
         wait_for_signal().await;
@@ -201,6 +218,9 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
         if let Err(e) = std::fs::write(path, metrics.render()) {
             tracing::warn!(path = %path.display(), error = %e, "could not write the metrics file");
         }
+    }
+    if let Err(e) = &result {
+        pms_worker::checkpoint::Checkpointer::note_if_rebuild_required(&cfg, e).await;
     }
     let summary = result?;
     let message = match summary.outcome {

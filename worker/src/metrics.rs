@@ -23,6 +23,11 @@ pub struct Metrics {
     pub latest_snapshot: IntGauge,
     pub snapshots_behind: IntGauge,
     pub buffer_bytes: IntGauge,
+    /// The full read under way: rows read (of a resumed one: since the resume), rows the
+    /// snapshot holds, and 1 while it runs.
+    pub full_read_rows: IntGauge,
+    pub full_read_expected_rows: IntGauge,
+    pub full_reading: IntGauge,
     /// Input records per row written: how much the key reduction saved.
     pub reduce_ratio: Gauge,
     input_records_flushed: IntCounter,
@@ -87,6 +92,15 @@ impl Metrics {
                 "Snapshots between the checkpoint and the latest",
             ),
             buffer_bytes: gauge("buffer_bytes", "Bytes held in the reduce buffer"),
+            full_read_rows: gauge(
+                "full_read_rows",
+                "Rows read by the full read under way (since its resume)",
+            ),
+            full_read_expected_rows: gauge(
+                "full_read_expected_rows",
+                "Rows of the snapshot the full read under way reads",
+            ),
+            full_reading: gauge("full_reading", "1 while a full read runs"),
             reduce_ratio: register(
                 &registry,
                 Gauge::new(

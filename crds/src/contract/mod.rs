@@ -5,6 +5,7 @@
 mod checkpoint;
 mod env;
 mod names;
+mod reports;
 mod rescale;
 mod slot;
 
@@ -13,5 +14,6 @@ pub use checkpoint::{
 };
 pub use env::*;
 pub use names::*;
+pub use reports::*;
 pub use rescale::{rescale_base, RescaleError};
 pub use slot::{Slot, SlotError};

@@ -21,6 +21,10 @@ pub enum Component {
     Metrics,
     Rbac,
     Checkpoint,
+    /// The rebuild's Job and report ConfigMap.
+    Rebuild,
+    /// The periodic verify's Job and report ConfigMap.
+    Verify,
 }
 
 impl Component {
@@ -31,6 +35,8 @@ impl Component {
             Component::Metrics => "metrics",
             Component::Rbac => "rbac",
             Component::Checkpoint => "checkpoint",
+            Component::Rebuild => "rebuild",
+            Component::Verify => "verify",
         }
     }
 }

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use k8s_openapi::api::batch::v1::Job;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, Resource, ResourceExt};
 use pms_crds::contract::{self, Component, COMPONENT_LABEL, MANAGER};
 use serde::de::DeserializeOwned;
@@ -18,6 +19,7 @@ use serde::Serialize;
 use tracing::info;
 
 use super::build::Desired;
+use super::jobs::JOB_ID;
 use crate::error::{Error, Result, Verb};
 
 /// A namespaced Kubernetes object we can apply, list and delete.
@@ -56,6 +58,9 @@ pub async fn apply(client: &Client, ns: &str, sync: &str, desired: &Desired) -> 
     apply_one(client, ns, &desired.role).await?;
     apply_one(client, ns, &desired.role_binding).await?;
     apply_one(client, ns, &desired.config).await?;
+    for report in &desired.reports {
+        apply_one(client, ns, report).await?;
+    }
     apply_one(client, ns, &desired.metrics_service).await?;
     let mut deployments = Vec::with_capacity(desired.deployments.len());
     for d in &desired.deployments {
@@ -68,13 +73,22 @@ pub async fn apply(client: &Client, ns: &str, sync: &str, desired: &Desired) -> 
     let mut removed = Vec::new();
     let service = [desired.metrics_service.name_any()];
     let identity = [desired.role.name_any()];
-    let config = [desired.config.name_any()];
+    let configs: Vec<String> = std::iter::once(&desired.config)
+        .chain(&desired.reports)
+        .map(|c| c.name_any())
+        .collect();
+    let jobs: Vec<String> = desired.jobs.iter().map(|j| j.name_any()).collect();
+    // A finished (or no longer wanted) rebuild or verify Job goes, its pod with it.
+    delete_more::<Job>(client, ns, sync, &jobs, &mut removed).await?;
+    for job in &desired.jobs {
+        ensure_job(client, ns, job).await?;
+    }
     delete_more::<Service>(client, ns, sync, &service, &mut removed).await?;
     delete_more::<RoleBinding>(client, ns, sync, &identity, &mut removed).await?;
     delete_more::<Role>(client, ns, sync, &identity, &mut removed).await?;
     delete_more::<ServiceAccount>(client, ns, sync, &identity, &mut removed).await?;
     // The workers' checkpoints are not in `desired`, and stay.
-    delete_more::<ConfigMap>(client, ns, sync, &config, &mut removed).await?;
+    delete_more::<ConfigMap>(client, ns, sync, &configs, &mut removed).await?;
     if !removed.is_empty() {
         info!(%sync, removed = %removed.join(", "), "deleted objects the sync no longer needs");
     }
@@ -94,6 +108,7 @@ pub async fn delete_all(
 ) -> Result<()> {
     let bg = DeleteParams::background;
     delete_unwanted::<Deployment>(client, ns, sync, &[], false, bg()).await?;
+    delete_unwanted::<Job>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<Service>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<RoleBinding>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<Role>(client, ns, sync, &[], false, bg()).await?;
@@ -114,6 +129,32 @@ async fn delete_more<K: Namespaced>(
     let names = delete_unwanted::<K>(client, ns, sync, wanted, true, DeleteParams::background());
     let kind = K::kind(&());
     removed.extend(names.await?.into_iter().map(|n| format!("{kind} {n}")));
+    Ok(())
+}
+
+/// Creates `job` unless it exists for the same run (annotation [`JOB_ID`]); one of another
+/// run is deleted first. A Job's pod template can't change, so it is never applied over.
+async fn ensure_job(client: &Client, ns: &str, job: &Job) -> Result<()> {
+    let api: Api<Job> = Api::namespaced(client.clone(), ns);
+    let name = job.name_any();
+    let id = |j: &Job| j.annotations().get(JOB_ID).cloned();
+    let existing = api
+        .get_opt(&name)
+        .await
+        .map_err(|e| Error::api::<Job>(Verb::Get, ns, &name, e))?;
+    match existing {
+        Some(j) if id(&j) == id(job) => return Ok(()),
+        Some(_) => {
+            api.delete(&name, &DeleteParams::background())
+                .await
+                .map_err(|e| Error::api::<Job>(Verb::Delete, ns, &name, e))?;
+        }
+        None => {}
+    }
+    info!(job = %name, id = ?id(job), "starting a job");
+    api.create(&PostParams::default(), job)
+        .await
+        .map_err(|e| Error::api::<Job>(Verb::Apply, ns, &name, e))?;
     Ok(())
 }
 

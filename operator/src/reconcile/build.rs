@@ -10,6 +10,7 @@ use k8s_openapi::api::core::v1::{
     Probe, SeccompProfile, SecretKeySelector, SecretVolumeSource, SecurityContext, Service,
     ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
+use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -22,6 +23,7 @@ use pms_crds::contract::{
 };
 use pms_crds::{CheckpointStorage, PaimonMysqlSync, SyncState};
 
+use super::jobs::{JobPlan, JOB_ID};
 use super::validate::Validated;
 use crate::context::Settings;
 use crate::error::{Error, Result};
@@ -38,22 +40,91 @@ pub struct Desired {
     pub metrics_service: Service,
     /// Slot k's at index k.
     pub deployments: Vec<Deployment>,
+    /// `<sync>-rebuild` and `<sync>-verify`, which the jobs write their reports into.
+    pub reports: Vec<ConfigMap>,
+    /// The Jobs that should run now.
+    pub jobs: Vec<Job>,
 }
 
-pub fn all(v: &Validated, settings: &Settings) -> Result<Desired> {
+pub fn all(v: &Validated, plan: &JobPlan, settings: &Settings) -> Result<Desired> {
     let pms = v.pms;
     let config = worker_config(pms)?;
     let hash = config_hash(&config);
+    let mut jobs = Vec::new();
+    if let Some(id) = &plan.rebuild_job {
+        let args = vec!["rebuild".to_string(), "--trigger".into(), id.clone()];
+        jobs.push(job(pms, Component::Rebuild, id, args, settings));
+    }
+    if let Some(v) = plan.verify.as_ref().filter(|v| v.running) {
+        let args = ["verify", "--live", "--publish"].map(String::from).to_vec();
+        jobs.push(job(pms, Component::Verify, &v.started_at, args, settings));
+    }
     Ok(Desired {
         service_account: service_account(pms),
         role: role(pms, v.slots_known),
         role_binding: role_binding(pms),
         metrics_service: metrics_service(pms, settings),
         deployments: (0..pms.spec.parallelism)
-            .map(|slot| deployment(pms, slot, &hash, settings))
+            .map(|slot| deployment(pms, slot, &hash, plan.workers_stopped, settings))
             .collect(),
         config,
+        reports: [
+            (contract::rebuild_name(&pms.name_any()), Component::Rebuild),
+            (contract::verify_name(&pms.name_any()), Component::Verify),
+        ]
+        .into_iter()
+        .map(|(name, component)| ConfigMap {
+            metadata: meta(pms, name, component, None),
+            ..Default::default()
+        })
+        .collect(),
+        jobs,
     })
+}
+
+/// A run of `pms-worker <args>` with the workers' pod (identity, config, Secrets), once: no
+/// retry (a rebuild resumes when asked again; a verify runs again at the next interval).
+fn job(
+    pms: &PaimonMysqlSync,
+    component: Component,
+    id: &str,
+    args: Vec<String>,
+    settings: &Settings,
+) -> Job {
+    let sync = pms.name_any();
+    let name = match component {
+        Component::Rebuild => contract::rebuild_name(&sync),
+        _ => contract::verify_name(&sync),
+    };
+    let labels = contract::labels(&sync, component, None);
+    let mut pod = pod_spec(pms, 0, settings);
+    pod.restart_policy = Some("Never".into());
+    for c in &mut pod.containers {
+        c.args = Some(args.clone());
+        c.liveness_probe = None;
+        c.readiness_probe = None;
+        c.ports = None;
+        if let Some(env) = c.env.as_mut() {
+            env.retain(|e| e.name != ENV_ADMIN_ADDR);
+        }
+    }
+    let mut metadata = meta(pms, name, component, None);
+    metadata.annotations = Some(BTreeMap::from([(JOB_ID.to_string(), id.to_string())]));
+    Job {
+        metadata,
+        spec: Some(JobSpec {
+            backoff_limit: Some(0),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels),
+                    ..Default::default()
+                }),
+                spec: Some(pod),
+            },
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
 }
 
 fn meta(
@@ -142,11 +213,12 @@ pub fn deployment(
     pms: &PaimonMysqlSync,
     slot: u32,
     config_hash: &str,
+    stopped: bool,
     settings: &Settings,
 ) -> Deployment {
     let sync = pms.name_any();
     let labels = contract::labels(&sync, Component::Worker, Some(slot));
-    let replicas = if pms.spec.state == SyncState::Suspended {
+    let replicas = if stopped || pms.spec.state == SyncState::Suspended {
         0
     } else {
         1
@@ -397,9 +469,17 @@ pub fn service_account(pms: &PaimonMysqlSync) -> ServiceAccount {
 /// `slots` covers the current and any previous parallelism (a rescale reads the old slots).
 pub fn role(pms: &PaimonMysqlSync, slots: u32) -> Role {
     let sync = pms.name_any();
-    let checkpoints: Vec<String> = (0..slots)
+    // A rebuild's new generation keeps its checkpoints as the sync `<sync>-rebuild` does.
+    let rebuild_sync = contract::rebuild_name(&sync);
+    let shadow_checkpoints: Vec<String> = (0..slots)
+        .map(|k| contract::checkpoint_name(&rebuild_sync, k))
+        .collect();
+    let mut checkpoints: Vec<String> = (0..slots)
         .map(|k| contract::checkpoint_name(&sync, k))
         .collect();
+    checkpoints.extend(shadow_checkpoints.iter().cloned());
+    checkpoints.push(contract::rebuild_name(&sync));
+    checkpoints.push(contract::verify_name(&sync));
     let mut readable = checkpoints.clone();
     readable.push(contract::config_map_name(&sync));
     let rule = |verbs: &[&str], names: Option<Vec<String>>| PolicyRule {
@@ -419,6 +499,7 @@ pub fn role(pms: &PaimonMysqlSync, slots: u32) -> Role {
         rules: Some(vec![
             rule(&["get"], Some(readable)),
             rule(&["update", "patch"], Some(checkpoints)),
+            rule(&["delete"], Some(shadow_checkpoints)),
             rule(&["create"], None),
         ]),
     }

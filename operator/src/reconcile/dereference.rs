@@ -6,13 +6,18 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::ListParams;
 use kube::{Api, Client, ResourceExt};
-use pms_crds::contract::{self, Checkpoint, Component, CHECKPOINT_KEY};
+use pms_crds::contract::{
+    self, Checkpoint, Component, RebuildRequired, CHECKPOINT_KEY, REBUILD_REQUIRED_KEY, REPORT_KEY,
+};
 use pms_crds::PaimonMysqlSync;
 use tracing::debug;
 
+use super::jobs::{JobFacts, JOB_ID};
 use crate::error::{Error, Result, Verb};
 
 /// What a referenced Secret looks like, without its values.
@@ -36,6 +41,8 @@ pub struct Dereferenced {
     /// The workers' checkpoints of this sync (any parallelism), by ConfigMap name.
     /// A ConfigMap without a readable checkpoint is left out.
     pub checkpoints: BTreeMap<String, Checkpoint>,
+    /// Rebuild and verify: reports, notes, Jobs, worker pods.
+    pub jobs: JobFacts,
 }
 
 impl Dereferenced {
@@ -65,13 +72,16 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
         Some(r) => Some(secret_keys(&secrets, ns, &r.name).await?),
         None => None,
     };
-    let checkpoints = checkpoints(client, ns, &pms.name_any()).await?;
+    let sync = pms.name_any();
+    let (checkpoints, rebuild_required) = checkpoints(client, ns, &sync).await?;
+    let jobs = job_facts(client, ns, &sync, rebuild_required).await?;
     Ok(Dereferenced {
         mysql_secret,
         s3_secret,
         tls_ca_secret,
         tls_client_secret,
         checkpoints,
+        jobs,
     })
 }
 
@@ -94,19 +104,28 @@ async fn secret_keys(secrets: &Api<Secret>, ns: &str, name: &str) -> Result<Secr
 }
 
 /// The checkpoint ConfigMaps of one sync, by label: also those of slots a previous, larger
-/// parallelism had (the Role must still name them, a rescale reads them).
+/// parallelism had (the Role must still name them, a rescale reads them); and the workers'
+/// notes that only a rebuild can go on, by slot.
 async fn checkpoints(
     client: &Client,
     ns: &str,
     sync: &str,
-) -> Result<BTreeMap<String, Checkpoint>> {
+) -> Result<(BTreeMap<String, Checkpoint>, Vec<(u32, RebuildRequired)>)> {
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
     let selector = contract::component_selector(sync, Component::Checkpoint);
     let list = cms
         .list(&ListParams::default().labels(&selector))
         .await
         .map_err(|e| Error::api::<ConfigMap>(Verb::List, ns, &selector, e))?;
-    Ok(list
+    let notes = list
+        .items
+        .iter()
+        .filter_map(|cm| {
+            let slot = cm.labels().get(contract::SLOT_LABEL)?.parse().ok()?;
+            Some((slot, parse_data(cm, REBUILD_REQUIRED_KEY)?))
+        })
+        .collect();
+    let checkpoints = list
         .items
         .iter()
         .filter_map(|cm| {
@@ -116,12 +135,79 @@ async fn checkpoints(
             }
             Some((cm.name_any(), parsed?))
         })
-        .collect())
+        .collect();
+    Ok((checkpoints, notes))
+}
+
+/// The reports of the rebuild and verify, their Jobs, and how many worker pods remain.
+async fn job_facts(
+    client: &Client,
+    ns: &str,
+    sync: &str,
+    rebuild_required: Vec<(u32, RebuildRequired)>,
+) -> Result<JobFacts> {
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
+    let failed = |name: String| {
+        let jobs = jobs.clone();
+        async move {
+            let job = jobs
+                .get_opt(&name)
+                .await
+                .map_err(|e| Error::api::<Job>(Verb::Get, ns, &name, e))?;
+            Ok::<_, Error>(job.filter(job_failed).and_then(|j| j.annotations().get(JOB_ID).cloned()))
+        }
+    };
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    let selector = contract::component_selector(sync, Component::Worker);
+    let worker_pods = deployments
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(|e| Error::api::<Deployment>(Verb::List, ns, &selector, e))?
+        .items
+        .iter()
+        .map(|d| d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0))
+        .sum();
+    Ok(JobFacts {
+        rebuild_report: report(&cms, ns, &contract::rebuild_name(sync)).await?,
+        verify_report: report(&cms, ns, &contract::verify_name(sync)).await?,
+        rebuild_required,
+        worker_pods,
+        rebuild_job_failed: failed(contract::rebuild_name(sync)).await?,
+        verify_job_failed: failed(contract::verify_name(sync)).await?,
+    })
+}
+
+/// The report a worker wrote into ConfigMap `name`, if any.
+async fn report<T: serde::de::DeserializeOwned>(
+    cms: &Api<ConfigMap>,
+    ns: &str,
+    name: &str,
+) -> Result<Option<T>> {
+    let cm = cms
+        .get_opt(name)
+        .await
+        .map_err(|e| Error::api::<ConfigMap>(Verb::Get, ns, name, e))?;
+    Ok(cm.as_ref().and_then(|cm| parse_data(cm, REPORT_KEY)))
+}
+
+/// Kubernetes gave up on the Job (its backoff limit, 0 for ours, was reached).
+fn job_failed(job: &Job) -> bool {
+    let status = job.status.as_ref();
+    let condition = status
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Failed" && c.status == "True"));
+    condition || status.and_then(|s| s.failed).unwrap_or(0) > 0
+}
+
+/// A JSON document a worker wrote under `key`; `None` when absent or unreadable.
+fn parse_data<T: serde::de::DeserializeOwned>(cm: &ConfigMap, key: &str) -> Option<T> {
+    serde_json::from_str(cm.data.as_ref()?.get(key)?).ok()
 }
 
 /// The checkpoint in a ConfigMap the worker wrote; `None` when absent or unreadable.
 pub fn parse_checkpoint(cm: &ConfigMap) -> Option<Checkpoint> {
-    serde_json::from_str(cm.data.as_ref()?.get(CHECKPOINT_KEY)?).ok()
+    parse_data(cm, CHECKPOINT_KEY)
 }
 
 #[cfg(test)]

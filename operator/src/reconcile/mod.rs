@@ -11,6 +11,7 @@
 pub mod apply;
 pub mod build;
 pub mod dereference;
+pub mod jobs;
 pub mod status;
 pub mod validate;
 
@@ -110,7 +111,7 @@ async fn apply_sync(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Ac
         Next::Fail(invalid) => {
             let previous = pms.status.as_ref();
             let why = invalid.to_string();
-            let status = status::compute(pms, &[], &[], Some(&why), previous);
+            let status = status::compute(pms, &[], &[], Some(&why), previous, None);
             update_status(ctx, pms, ns, status).await?;
             Ok(Action::requeue(RESYNC_INVALID))
         }
@@ -126,7 +127,9 @@ async fn apply_sync(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Ac
 
 /// Steps 3 to 5 of a valid sync.
 async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced) -> Result<Action> {
-    let desired = build::all(v, &ctx.settings)?;
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let plan = jobs::plan(v.pms, &found.jobs, now);
+    let desired = build::all(v, &plan, &ctx.settings)?;
     let applied = apply::apply(&ctx.client, &v.namespace, &v.name, &desired).await?;
     if !applied.removed_slots.is_empty() {
         let note = format!("deleted {}", applied.removed_slots.join(", "));
@@ -137,9 +140,26 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         .map(|slot| found.checkpoint(&v.name, slot))
         .collect();
     let previous = v.pms.status.as_ref();
-    let status = status::compute(v.pms, &deployments, &checkpoints, None, previous);
+    let status = status::compute(
+        v.pms,
+        &deployments,
+        &checkpoints,
+        None,
+        previous,
+        Some((&plan, &found.jobs)),
+    );
     update_status(ctx, v.pms, &v.namespace, status).await?;
-    Ok(Action::requeue(RESYNC))
+    // After the status: an event is published once, by the reconcile that saved the change.
+    for (type_, reason, note) in plan.events {
+        info!(sync = %v.name, %reason, %note, "rebuild/verify");
+        publish(ctx, v.pms, type_, reason, note).await;
+    }
+    if let Some(result) = plan.verify.as_ref().and_then(|v| v.result.as_ref()) {
+        ctx.metrics.verify_divergent_rows(&v.namespace, &v.name, result.divergent_rows());
+    }
+    // A rebuild or verify under way is looked at more often than a steady sync.
+    let busy = plan.rebuild_job.is_some() || plan.verify_job || plan.workers_stopped;
+    Ok(Action::requeue(if busy { RETRY } else { RESYNC }))
 }
 
 /// The event of a phase change, if the phase changed: a Warning into `Failed` or `Degraded`
@@ -191,6 +211,7 @@ async fn update_status(
 async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Action> {
     let keep = pms.spec.checkpoint.retain_on_delete;
     apply::delete_all(&ctx.client, ns, &pms.name_any(), keep).await?;
+    ctx.metrics.forget_sync(ns, &pms.name_any());
     let note = if keep {
         "removed the workers, kept the checkpoints"
     } else {

@@ -4,15 +4,19 @@
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use pms_crds::contract::Checkpoint;
+
+use super::jobs::{verified_message, JobFacts, JobPlan};
 use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus, SlotStatus, SyncPhase as Phase, SyncState};
 
-/// `deployments[k]` and `checkpoints[k]` are slot k's (None when absent).
+/// `deployments[k]` and `checkpoints[k]` are slot k's (None when absent); `jobs`, the
+/// rebuild and verify as decided this reconcile (none for an invalid sync: they stay as they were).
 pub fn compute(
     pms: &PaimonMysqlSync,
     deployments: &[Option<Deployment>],
     checkpoints: &[Option<&Checkpoint>],
     failure: Option<&str>,
     previous: Option<&PaimonMysqlSyncStatus>,
+    jobs: Option<(&JobPlan, &JobFacts)>,
 ) -> PaimonMysqlSyncStatus {
     let slots = pms.spec.parallelism;
     let deployments: Vec<&Deployment> = deployments.iter().flatten().collect();
@@ -31,8 +35,11 @@ pub fn compute(
         .map(|d| d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0))
         .sum();
     let progress = progress(slots, checkpoints);
+    let rebuilding = jobs.is_some_and(|(plan, _)| plan.workers_stopped);
     let phase = if failure.is_some() {
         Phase::Failed
+    } else if rebuilding {
+        Phase::Rebuilding
     } else if pms.spec.state == SyncState::Suspended {
         if running_replicas == 0 {
             Phase::Suspended
@@ -57,6 +64,17 @@ pub fn compute(
             .map(|p| p.conditions.as_slice())
             .unwrap_or_default(),
     };
+    let mut conditions = facts.conditions();
+    let (rebuild, verify) = match jobs {
+        Some((plan, found)) => {
+            conditions.extend(facts.job_conditions(plan, found));
+            (plan.rebuild.clone(), plan.verify.clone())
+        }
+        None => (
+            previous.and_then(|p| p.rebuild.clone()),
+            previous.and_then(|p| p.verify.clone()),
+        ),
+    };
     PaimonMysqlSyncStatus {
         observed_generation: pms.metadata.generation,
         phase: Some(phase),
@@ -64,8 +82,10 @@ pub fn compute(
         lag_snapshots: progress.lag,
         ready_slots: ready,
         slots_ready: Some(format!("{ready}/{slots}")),
-        conditions: facts.conditions(),
+        conditions,
         slots: progress.slots,
+        rebuild,
+        verify,
     }
 }
 
@@ -148,6 +168,12 @@ impl Facts<'_> {
                 "spec.state is suspended".into(),
             ),
             Phase::Failed => self.condition("Ready", false, "InvalidSpec", self.failure.into()),
+            Phase::Rebuilding => self.condition(
+                "Ready",
+                false,
+                "Rebuilding",
+                "a rebuild runs instead of the workers (status.rebuild)".into(),
+            ),
             _ => self.condition("Ready", false, "SlotsNotReady", ready.clone()),
         };
         let p = self.progress;
@@ -156,7 +182,7 @@ impl Facts<'_> {
             || !p.all_checkpointed;
         let progressing_cond = self.condition(
             "Progressing",
-            progressing && !matches!(self.phase, Phase::Failed | Phase::Suspended),
+            progressing && !matches!(self.phase, Phase::Failed | Phase::Suspended | Phase::Rebuilding),
             if p.all_checkpointed {
                 "CatchingUp"
             } else {
@@ -175,8 +201,48 @@ impl Facts<'_> {
         vec![ready_cond, progressing_cond, degraded_cond]
     }
 
+    /// `RebuildRequired` (a worker stopped and only a rebuild can go on; not while one runs)
+    /// and `Verified` (the last periodic verify), each only when it has something to say.
+    fn job_conditions(&self, plan: &JobPlan, found: &JobFacts) -> Vec<Condition> {
+        let mut out = Vec::new();
+        if let Some((slot, note)) = found.rebuild_required.first().filter(|_| !plan.workers_stopped) {
+            out.push(self.condition(
+                "RebuildRequired",
+                true,
+                "WorkerStopped",
+                format!(
+                    "slot {slot} stopped ({}): {} — change spec.rebuild.trigger to rebuild (or set spec.rebuild.policy: auto)",
+                    note.reason.as_str(),
+                    note.message
+                ),
+            ));
+        }
+        if let Some(v) = &plan.verify {
+            let cond = match (&v.error, &v.result) {
+                (Some(e), _) => self.condition_status("Verified", "Unknown", "VerifyFailed", e.clone()),
+                (None, Some(r)) => self.condition(
+                    "Verified",
+                    r.divergent_rows() == 0,
+                    if r.divergent_rows() == 0 { "Equal" } else { "Divergent" },
+                    verified_message(r),
+                ),
+                (None, None) => self.condition_status(
+                    "Verified",
+                    "Unknown",
+                    "Verifying",
+                    "the first verify runs".into(),
+                ),
+            };
+            out.push(cond);
+        }
+        out
+    }
+
     fn condition(&self, type_: &str, ok: bool, reason: &str, message: String) -> Condition {
-        let status = if ok { "True" } else { "False" };
+        self.condition_status(type_, if ok { "True" } else { "False" }, reason, message)
+    }
+
+    fn condition_status(&self, type_: &str, status: &str, reason: &str, message: String) -> Condition {
         // Keep the transition time while the status doesn't change.
         let since = self
             .previous
@@ -253,6 +319,7 @@ mod tests {
             &[Some(&cp(0, 2, 7, 9)), Some(&cp(1, 2, 5, 9))],
             None,
             None,
+            None,
         );
         assert_eq!(s.phase, Some(Phase::Running));
         assert_eq!(
@@ -275,6 +342,7 @@ mod tests {
             &[Some(&cp(0, 2, 7, 9)), Some(&cp(1, 3, 8, 9)), None],
             None,
             Some(&prev),
+            None,
         );
         assert_eq!(s.phase, Some(Phase::Degraded));
         assert_eq!(s.snapshot_id, None);
@@ -290,6 +358,7 @@ mod tests {
             &[ready_deployment(1)],
             &[Some(&cp(0, 1, 1, 1))],
             Some("Secret x does not exist"),
+            None,
             None,
         );
         assert_eq!(s.phase, Some(Phase::Failed));
@@ -322,6 +391,7 @@ mod tests {
             &pms(2),
             &[ready_deployment(1), ready_deployment(1)],
             &[Some(&a), Some(&b)],
+            None,
             None,
             None,
         );

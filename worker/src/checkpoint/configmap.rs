@@ -5,12 +5,13 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{ObjectMeta, PostParams};
+use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::Api;
 use tracing::info;
 
 use pms_crds::contract::{
-    checkpoint_name, labels, rescale_base, Checkpoint, Component, RescaleBase, Slot, CHECKPOINT_KEY,
+    checkpoint_name, labels, rescale_base, Checkpoint, Component, RebuildRequired, RescaleBase, Slot,
+    CHECKPOINT_KEY, REBUILD_REQUIRED_KEY,
 };
 
 use crate::error::{Result, WorkerError};
@@ -55,16 +56,22 @@ impl ConfigMapCheckpointStore {
         }
     }
 
-    async fn read(&self, slot: u32) -> Result<Option<(Checkpoint, Option<String>)>> {
+    /// Slot `slot`'s checkpoint, and the ConfigMap's resourceVersion when it exists. A
+    /// ConfigMap holding only a worker's rebuild-required note has no checkpoint yet.
+    async fn read(&self, slot: u32) -> Result<(Option<Checkpoint>, Option<String>)> {
         let name = checkpoint_name(&self.sync, slot);
         let cm = self
             .api
             .get_opt(&name)
             .await
             .map_err(|e| self.err(format!("reading {name}: {e}")))?;
-        let Some(cm) = cm else { return Ok(None) };
+        let Some(cm) = cm else { return Ok((None, None)) };
         let rv = cm.metadata.resource_version.clone();
-        let Some(body) = cm.data.as_ref().and_then(|d| d.get(CHECKPOINT_KEY)) else {
+        let data = cm.data.unwrap_or_default();
+        let Some(body) = data.get(CHECKPOINT_KEY) else {
+            if data.contains_key(REBUILD_REQUIRED_KEY) {
+                return Ok((None, rv));
+            }
             return Err(self.err(format!(
                 "{name} has no {CHECKPOINT_KEY}; delete it to start over"
             )));
@@ -74,7 +81,7 @@ impl ConfigMapCheckpointStore {
                 "{name} is corrupt ({e}); restore it or delete it to start over"
             ))
         })?;
-        Ok(Some((cp, rv)))
+        Ok((Some(cp), rv))
     }
 
     /// This slot's checkpoint. After a rescale (the stored checkpoints were written for another
@@ -82,9 +89,9 @@ impl ConfigMapCheckpointStore {
     /// of one rescale start at different times and overwrite old checkpoints, so the base is
     /// also kept in the new checkpoints (`rescaledFrom`) for the slots that start later.
     pub async fn load(&mut self) -> Result<Option<Checkpoint>> {
-        let own = self.read(self.slot.index).await?;
-        self.resource_version = own.as_ref().and_then(|(_, rv)| rv.clone());
-        let base = match own.map(|(cp, _)| cp) {
+        let (own, rv) = self.read(self.slot.index).await?;
+        self.resource_version = rv;
+        let base = match own {
             Some(cp) if cp.slot.count == self.slot.count => return Ok(Some(cp)),
             Some(cp) => self.rescale_from(cp.slot.count).await?,
             // A slot without a checkpoint: is a rescale under way? Ask the first other slot.
@@ -114,7 +121,7 @@ impl ConfigMapCheckpointStore {
 
     async fn first_other_slot(&self) -> Result<Option<Checkpoint>> {
         for j in (0..self.slot.count).filter(|&j| j != self.slot.index) {
-            if let Some((cp, _)) = self.read(j).await? {
+            if let (Some(cp), _) = self.read(j).await? {
                 return Ok(Some(cp));
             }
         }
@@ -124,7 +131,7 @@ impl ConfigMapCheckpointStore {
     async fn rescale_from(&self, old_slots: u32) -> Result<RescaleBase> {
         let mut old = Vec::with_capacity(old_slots as usize);
         for j in 0..old_slots {
-            old.push(self.read(j).await?.map(|(cp, _)| cp));
+            old.push(self.read(j).await?.0);
         }
         rescale_base(old_slots, self.slot.count, &old).map_err(|e| self.err(e.to_string()))
     }
@@ -133,16 +140,7 @@ impl ConfigMapCheckpointStore {
         let name = checkpoint_name(&self.sync, self.slot.index);
         let body = serde_json::to_string_pretty(checkpoint).map_err(|e| self.err(e.to_string()))?;
         let cm = ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(name.clone()),
-                labels: Some(labels(
-                    &self.sync,
-                    Component::Checkpoint,
-                    Some(self.slot.index),
-                )),
-                resource_version: self.resource_version.clone(),
-                ..Default::default()
-            },
+            metadata: self.metadata(&name, self.resource_version.clone()),
             data: Some(BTreeMap::from([(CHECKPOINT_KEY.to_string(), body)])),
             ..Default::default()
         };
@@ -160,5 +158,56 @@ impl ConfigMapCheckpointStore {
         })?;
         self.resource_version = written.metadata.resource_version;
         Ok(())
+    }
+}
+
+impl ConfigMapCheckpointStore {
+    /// Leaves `note` beside the checkpoint (the operator reads it; the next checkpoint
+    /// written replaces it). A slot that never checkpointed gets a ConfigMap with the note alone.
+    pub async fn note_rebuild_required(&self, note: &RebuildRequired) -> Result<()> {
+        let name = checkpoint_name(&self.sync, self.slot.index);
+        let body = serde_json::to_string_pretty(note).map_err(|e| self.err(e.to_string()))?;
+        let data = BTreeMap::from([(REBUILD_REQUIRED_KEY.to_string(), body)]);
+        let patch = serde_json::json!({ "data": data });
+        let patched = self
+            .api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await;
+        match patched {
+            Err(kube::Error::Api(s)) if s.code == 404 => {
+                let cm = ConfigMap {
+                    metadata: self.metadata(&name, None),
+                    data: Some(data),
+                    ..Default::default()
+                };
+                self.api.create(&PostParams::default(), &cm).await.map(drop)
+            }
+            other => other.map(drop),
+        }
+        .map_err(|e| self.err(format!("noting that a rebuild is required: {e}")))
+    }
+
+    /// Deletes this slot's checkpoint (a finished rebuild's new generation).
+    pub async fn remove(&self) -> Result<()> {
+        let name = checkpoint_name(&self.sync, self.slot.index);
+        match self.api.delete(&name, &DeleteParams::default()).await {
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            other => other
+                .map(drop)
+                .map_err(|e| self.err(format!("deleting: {e}"))),
+        }
+    }
+
+    fn metadata(&self, name: &str, resource_version: Option<String>) -> ObjectMeta {
+        ObjectMeta {
+            name: Some(name.to_string()),
+            labels: Some(labels(
+                &self.sync,
+                Component::Checkpoint,
+                Some(self.slot.index),
+            )),
+            resource_version,
+            ..Default::default()
+        }
     }
 }

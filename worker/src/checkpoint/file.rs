@@ -38,6 +38,13 @@ impl FileCheckpointStore {
         }
     }
 
+    pub fn remove(&self) -> Result<()> {
+        match std::fs::remove_file(&self.path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(self.err(e.to_string())),
+            _ => Ok(()),
+        }
+    }
+
     /// Writes to a temporary file in the same directory, syncs it, then renames it over the
     /// old one: a crash leaves either the old or the new checkpoint, never a torn one.
     pub fn save(&self, checkpoint: &Checkpoint) -> Result<()> {

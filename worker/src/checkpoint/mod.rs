@@ -118,6 +118,40 @@ impl Checkpointer {
         Store::of(cfg).await?.load().await
     }
 
+    /// Removes the slot's stored checkpoint (a finished rebuild's new generation).
+    pub async fn remove(cfg: &WorkerConfig) -> Result<()> {
+        match Store::of(cfg).await? {
+            Store::File(s) => s.remove(),
+            Store::ConfigMap(s) => s.remove().await,
+        }
+    }
+
+    /// After `error`, tells the operator when only a rebuild can take the sync on: a note in
+    /// the slot's checkpoint ConfigMap (`spec.rebuild.policy: auto` starts one). A file
+    /// checkpoint has no reader but the user, who has the error.
+    pub async fn note_if_rebuild_required(cfg: &WorkerConfig, error: &WorkerError) {
+        let Some(reason) = error.rebuild_reason() else {
+            return;
+        };
+        if !matches!(cfg.checkpoint, CheckpointTarget::ConfigMap { .. }) {
+            return;
+        }
+        let note = pms_crds::contract::RebuildRequired {
+            reason,
+            message: error.to_string(),
+            at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        };
+        let noted = match Store::of(cfg).await {
+            Ok(Store::ConfigMap(s)) => s.note_rebuild_required(&note).await,
+            Ok(Store::File(_)) => Ok(()),
+            Err(e) => Err(e),
+        };
+        match noted {
+            Ok(()) => info!(reason = reason.as_str(), "noted in the checkpoint ConfigMap that a rebuild is required"),
+            Err(e) => tracing::warn!(error = %e, "could not note that a rebuild is required"),
+        }
+    }
+
     /// Replaces the slot's stored checkpoint (a rebuild installing its new generation).
     pub async fn replace(cfg: &WorkerConfig, cp: &Checkpoint) -> Result<()> {
         let mut store = Store::of(cfg).await?;

@@ -26,12 +26,13 @@ impl MysqlCheckpointStore {
     ) -> Result<(Self, Option<Checkpoint>)> {
         let counts = sink.progress_slot_counts(sync).await?;
         if let Some(other) = counts.iter().find(|&&n| n != slot.count) {
-            return Err(WorkerError::Checkpoint {
-                location: format!("MySQL table {}", progress_table::TABLE),
+            return Err(WorkerError::RebuildRequired {
+                reason: pms_crds::contract::RebuildReason::ExactlyOnceRescale,
                 message: format!(
-                    "sync {sync} committed with {other} slots, and this worker is slot {slot}: with delivery \
+                    "checkpoint MySQL table {}: sync {sync} committed with {other} slots, and this worker is slot {slot}: with delivery \
                      exactly-once a different parallelism needs `pms-worker rebuild` with the new parallelism \
-                     (or a savepoint rescale), not a restart"
+                     (or a savepoint rescale), not a restart",
+                    progress_table::TABLE
                 ),
             });
         }

@@ -78,11 +78,15 @@ impl Pipeline {
             bulk,
             "full read"
         );
+        self.metrics.full_read_rows.set(0);
+        self.metrics.full_read_expected_rows.set(plan.expected_rows as i64);
+        self.metrics.full_reading.set(1);
         let mut eta = EtaLine::new(
             format!("full read of snapshot {snapshot_id}"),
             plan.expected_rows,
         );
         self.read_plan(&plan, from, Some(&mut eta)).await?;
+        self.metrics.full_reading.set(0);
         eta.finish();
         self.summary.full_read_rows_per_sec = Some(eta.rows_per_sec());
         if self.stopping() {

@@ -91,7 +91,6 @@ struct Pipeline {
 }
 
 pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Result<RunSummary> {
-    crate::rebuild::refuse_if_in_progress(&cfg)?;
     let mut records_read = 0;
     let mut read_before: Option<Vec<i32>> = None;
     loop {

@@ -20,12 +20,14 @@ impl Pipeline {
     pub(super) async fn apply_overwrite(&mut self, plan: &OverwritePlan) -> Result<()> {
         if self.checkpointer.joins_transactions() {
             // Parts of it committed before a crash would be applied again from the start.
-            return Err(WorkerError::Source {
-                table: self.source.name().to_string(),
+            return Err(WorkerError::RebuildRequired {
+                reason: pms_crds::contract::RebuildReason::Overwrite,
                 message: format!(
-                    "snapshot {} is an OVERWRITE commit; with delivery exactly-once it can't be applied without a \
+                    "Paimon table {}: snapshot {} is an OVERWRITE commit; with delivery exactly-once it can't be applied without a \
                      part of it possibly applied twice after a crash, so the sync stops before applying it. \
-                     Rebuild the target from a full read of the latest snapshot, or sync with at-least-once",
+                     Rebuild the target from a full read of the latest snapshot (`pms-worker rebuild`, or \
+                     spec.rebuild under the operator), or sync with at-least-once",
+                    self.source.name(),
                     plan.snapshot_id
                 ),
             });

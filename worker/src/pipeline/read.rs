@@ -45,6 +45,7 @@ impl Pipeline {
                 }
                 if let Some(eta) = eta.as_deref_mut() {
                     eta.add(batch.num_rows() as u64);
+                    self.metrics.full_read_rows.add(batch.num_rows() as i64);
                 }
                 self.consume(&batch, plan, &mut position).await?;
                 if self.stopping() {

@@ -34,6 +34,13 @@ use crate::pipeline::{self, RunOptions};
 use crate::sink::MysqlConnection;
 use crate::source::PaimonSource;
 use crate::verify::{self, VerifyOptions};
+use pms_crds::contract::RebuildPhase;
+use report::Reporter;
+
+mod report;
+
+/// How often the load's progress is reported.
+const REPORT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Suffixes of the new generation's table, the replaced table, and the new generation's sync.
 pub const SHADOW_SUFFIX: &str = "__pms_new";
@@ -47,12 +54,10 @@ pub struct Rebuilt {
     pub rows: u64,
 }
 
-/// The marker of a rebuild in progress: the new generation's checkpoint file of this slot.
-pub fn marker(cfg: &WorkerConfig) -> Option<PathBuf> {
-    match &cfg.checkpoint {
-        CheckpointTarget::File(path) => Some(shadow_path(path)),
-        CheckpointTarget::ConfigMap { .. } => None,
-    }
+/// Whether a rebuild of this sync is in progress: the new generation's checkpoint of this
+/// slot (a file beside the sync's, or the ConfigMap `<sync>-rebuild-checkpoint-<slot>`) exists.
+pub async fn in_progress(cfg: &WorkerConfig) -> Result<bool> {
+    Ok(Checkpointer::peek(&shadow(cfg)).await?.is_some())
 }
 
 fn shadow_path(path: &std::path::Path) -> PathBuf {
@@ -60,25 +65,31 @@ fn shadow_path(path: &std::path::Path) -> PathBuf {
 }
 
 /// Refuses to run the old generation while a rebuild of it is in progress.
-pub fn refuse_if_in_progress(cfg: &WorkerConfig) -> Result<()> {
-    match marker(cfg) {
-        Some(m) if m.exists() => Err(WorkerError::Config(format!(
-            "a rebuild of this sync is in progress ({} exists): finish it with `pms-worker rebuild`",
-            m.display()
-        ))),
-        _ => Ok(()),
+pub async fn refuse_if_in_progress(cfg: &WorkerConfig) -> Result<()> {
+    if in_progress(cfg).await? {
+        return Err(WorkerError::Config(format!(
+            "a rebuild of this sync is in progress (the new generation's checkpoint {} exists): finish it with \
+             `pms-worker rebuild` (under the operator: it runs while status.rebuild says so)",
+            shadow_location(cfg)
+        )));
+    }
+    Ok(())
+}
+
+/// Where the new generation of `cfg`'s slot keeps its checkpoint, for messages.
+fn shadow_location(cfg: &WorkerConfig) -> String {
+    let shadow = shadow(cfg);
+    match &shadow.checkpoint {
+        CheckpointTarget::File(path) => path.display().to_string(),
+        CheckpointTarget::ConfigMap { .. } => format!(
+            "ConfigMap {}",
+            pms_crds::contract::checkpoint_name(&shadow.sync_name, cfg.slot.index)
+        ),
     }
 }
 
 /// The new generation of slot `cfg.slot`: the same spec into the shadow table, from a full read.
-fn shadow(cfg: &WorkerConfig) -> Result<WorkerConfig> {
-    let CheckpointTarget::File(path) = &cfg.checkpoint else {
-        return Err(WorkerError::Config(
-            "rebuild keeps its generations in checkpoint files: checkpoint.storage must be file \
-             (under the operator, rebuilds are not driven yet)"
-                .into(),
-        ));
-    };
+fn shadow(cfg: &WorkerConfig) -> WorkerConfig {
     let mut shadow = cfg.clone();
     shadow.spec.sink.table = format!("{}{SHADOW_SUFFIX}", cfg.spec.sink.table);
     shadow.spec.source.scan_mode = ScanMode::LatestFull;
@@ -96,22 +107,40 @@ fn shadow(cfg: &WorkerConfig) -> Result<WorkerConfig> {
         &shadow.sync_name,
         cfg.slot,
     );
-    shadow.checkpoint = CheckpointTarget::File(shadow_path(path));
-    Ok(shadow)
+    if let CheckpointTarget::File(path) = &cfg.checkpoint {
+        shadow.checkpoint = CheckpointTarget::File(shadow_path(path));
+    }
+    // ConfigMap checkpoints: the new sync name names them (`<sync>-rebuild-checkpoint-<k>`).
+    shadow
 }
 
-/// Rebuilds the target of `slots` (one config per slot of the sync).
-pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
+/// Rebuilds the target of `slots` (one config per slot of the sync); `trigger` names the
+/// rebuild in its report (the operator's `spec.rebuild.trigger`).
+pub async fn rebuild(slots: &[WorkerConfig], trigger: Option<String>) -> Result<Rebuilt> {
     let cfg = slots
         .first()
         .ok_or_else(|| WorkerError::Config("no slot to rebuild".into()))?;
-    let shadows = slots.iter().map(shadow).collect::<Result<Vec<_>>>()?;
+    let mut report = Reporter::new(cfg, trigger).await;
+    let result = rebuild_reporting(slots, &mut report).await;
+    match &result {
+        Ok(_) => report.phase(RebuildPhase::Done).await,
+        Err(e) => report.fail(e).await,
+    }
+    result
+}
+
+async fn rebuild_reporting(slots: &[WorkerConfig], report: &mut Reporter) -> Result<Rebuilt> {
+    let cfg = &slots[0];
+    let shadows: Vec<WorkerConfig> = slots.iter().map(shadow).collect();
     let table = cfg.spec.sink.table.clone();
     let new_table = shadows[0].spec.sink.table.clone();
     let old_table = format!("{table}{OLD_SUFFIX}");
     let mysql = MysqlConnection::open(cfg).await?;
     stop_old_generation(&mysql, cfg, slots.len() as u32).await?;
-    let in_progress = slots.iter().any(|s| marker(s).is_some_and(|m| m.exists()));
+    let mut in_progress = false;
+    for s in slots {
+        in_progress |= self::in_progress(s).await?;
+    }
     let new_exists = mysql.table_exists(&new_table).await?;
     let begin = !in_progress || !new_exists && !mysql.table_exists(&old_table).await?;
     if begin {
@@ -128,7 +157,7 @@ pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
         }
         // Whatever an earlier attempt left of a new generation goes: it would resume into an
         // empty table.
-        remove_markers(&shadows)?;
+        remove_markers(&shadows).await?;
         mysql.drop_table(&new_table).await?;
         mysql.create_shadow(&new_table).await?;
         info!(table = %new_table, "rebuild: shadow table created");
@@ -136,9 +165,12 @@ pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
     }
     // Not swapped yet (after the swap only `t__pms_old` is left of the two).
     if begin || new_exists {
-        let snapshot_id = load(&shadows).await?;
+        let snapshot_id = load(&shadows, report).await?;
+        report.snapshot(snapshot_id).await;
+        report.phase(RebuildPhase::Verifying).await;
         check(&shadows[0], snapshot_id).await?;
         failpoint::hit("rebuild-before-swap");
+        report.phase(RebuildPhase::CuttingOver).await;
         // Again: a worker of the old generation started during the load would otherwise go
         // on writing into the new table from its old position.
         stop_old_generation(&mysql, cfg, slots.len() as u32).await?;
@@ -146,7 +178,9 @@ pub async fn rebuild(slots: &[WorkerConfig]) -> Result<Rebuilt> {
         info!(table = %table, old = %old_table, snapshot_id, "rebuild: swapped in");
         failpoint::hit("rebuild-after-swap");
     }
+    report.phase(RebuildPhase::CuttingOver).await;
     let snapshot_id = install(&mysql, slots, &shadows).await?;
+    report.snapshot(snapshot_id).await;
     let rows = mysql.count_target().await?;
     info!(table = %table, snapshot_id, rows, old = %old_table, retain_old = %cfg.spec.rebuild.retain_old,
           "rebuild done: the sync goes on from the new generation's checkpoints");
@@ -177,17 +211,31 @@ async fn stop_old_generation(
 
 /// Steps 2 and 3: every slot of the new generation full-reads and catches up (`--once`),
 /// in parallel; returns the snapshot all reached.
-async fn load(shadows: &[WorkerConfig]) -> Result<i64> {
+async fn load(shadows: &[WorkerConfig], report: &mut Reporter) -> Result<i64> {
     let (_stop_tx, stop) = tokio::sync::watch::channel(false);
-    let runs = shadows.iter().map(|s| {
+    let metrics: Vec<Metrics> = shadows
+        .iter()
+        .map(|s| Metrics::new(&s.sync_name, s.slot.index))
+        .collect();
+    let runs = shadows.iter().zip(&metrics).map(|(s, m)| {
         let opts = RunOptions {
             once: true,
             stop: stop.clone(),
             ready: pms_runtime::Readiness::default(),
         };
-        pipeline::run(s.clone(), opts, Metrics::new(&s.sync_name, s.slot.index))
+        pipeline::run(s.clone(), opts, m.clone())
     });
-    let summaries = futures::future::try_join_all(runs).await?;
+    report.phase(RebuildPhase::Loading).await;
+    let runs = futures::future::try_join_all(runs);
+    tokio::pin!(runs);
+    let mut tick = tokio::time::interval(REPORT_EVERY);
+    let summaries = loop {
+        tokio::select! {
+            done = &mut runs => break done?,
+            _ = tick.tick() => report.load_progress(&metrics).await,
+        }
+    };
+    report.load_progress(&metrics).await;
     let reached: Vec<Option<i64>> = summaries.iter().map(|s| s.snapshot_id).collect();
     match reached.iter().min() {
         Some(Some(low)) if reached.iter().all(|r| *r == Some(*low)) => Ok(*low),
@@ -211,6 +259,7 @@ async fn check(shadow: &WorkerConfig, snapshot_id: i64) -> Result<()> {
             show: 10,
             repair: false,
             rows_per_pass: verify::DEFAULT_ROWS_PER_PASS,
+            live: false,
         },
     )
     .await?;
@@ -250,7 +299,7 @@ async fn install(
     let mut snapshot_id = 0;
     for (cfg, shadow) in slots.iter().zip(shadows) {
         let new: Checkpoint = Checkpointer::peek(shadow).await?.ok_or_else(|| WorkerError::Checkpoint {
-            location: marker(cfg).map(|m| m.display().to_string()).unwrap_or_default(),
+            location: shadow_location(cfg),
             message: "the rebuild's checkpoint is missing after the swap; the table holds the new generation: \
                       start the sync over with a new checkpoint"
                 .into(),
@@ -278,24 +327,14 @@ async fn install(
         pms_crds::contract::Slot::SINGLE,
     );
     source.remove_consumers(&base).await?;
-    remove_markers(shadows)?;
+    remove_markers(shadows).await?;
     Ok(snapshot_id)
 }
 
-/// Removes the new generation's checkpoint files (the markers of a rebuild in progress).
-fn remove_markers(shadows: &[WorkerConfig]) -> Result<()> {
+/// Removes the new generation's checkpoints (the markers of a rebuild in progress).
+async fn remove_markers(shadows: &[WorkerConfig]) -> Result<()> {
     for shadow in shadows {
-        if let CheckpointTarget::File(path) = &shadow.checkpoint {
-            match std::fs::remove_file(path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(WorkerError::Checkpoint {
-                        location: path.display().to_string(),
-                        message: format!("can't remove a rebuild's checkpoint: {e}"),
-                    })
-                }
-                _ => {}
-            }
-        }
+        Checkpointer::remove(shadow).await?;
     }
     Ok(())
 }

@@ -26,6 +26,18 @@ pub async fn write(table: &Table, consumer_id: &str, next_snapshot: i64) -> paim
     io.rename(&tmp, &path).await
 }
 
+/// The `nextSnapshot` of consumer `consumer_id`, if it exists.
+pub async fn read(table: &Table, consumer_id: &str) -> paimon::Result<Option<i64>> {
+    let path = format!("{}/consumer-{consumer_id}", dir(table));
+    let io = table.file_io();
+    if !io.exists(&path).await? {
+        return Ok(None);
+    }
+    let bytes = io.new_input(&path)?.read().await?;
+    let parsed: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+    Ok(parsed.and_then(|v| v.get("nextSnapshot").and_then(serde_json::Value::as_i64)))
+}
+
 /// Removes this sync's consumers that no current slot owns (those of slots above a lowered
 /// parallelism, or of the other layout when moving between one and several slots), so they
 /// stop pinning snapshots. Returns the ids removed.

@@ -487,6 +487,13 @@ impl PaimonSource {
             .map_err(|e| self.err(e))
     }
 
+    /// The next snapshot consumer `consumer_id` needs (how far its slot has applied), if any.
+    pub async fn consumer_next_snapshot(&self, consumer_id: &str) -> Result<Option<i64>> {
+        consumer::read(&self.table, consumer_id)
+            .await
+            .map_err(|e| self.err(e))
+    }
+
     /// Tells Paimon's snapshot expiration that this consumer still needs `next_snapshot` on.
     pub async fn write_consumer(&self, consumer_id: &str, next_snapshot: i64) -> Result<()> {
         consumer::write(&self.table, consumer_id, next_snapshot)

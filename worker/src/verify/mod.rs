@@ -21,13 +21,14 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use mysql_async::Value;
-use pms_crds::contract::Slot;
+use pms_crds::contract::{Component, Slot, VerifyReport};
 use tracing::info;
 
 use crate::buffer::Batch;
 use crate::config::WorkerConfig;
 use crate::error::{Result, WorkerError};
 use crate::eta::EtaLine;
+use crate::report_configmap::ReportConfigMap;
 use crate::mapping::{decode_batch, Change, ChangeKind, Layout, TargetColumn};
 use crate::pipeline::validated_layout;
 use crate::sink::{MysqlConnection, MysqlSink};
@@ -42,7 +43,16 @@ pub struct VerifyOptions {
     pub repair: bool,
     /// Rows of both sides held in memory at most by one read of the second pass.
     pub rows_per_pass: u64,
+    /// A running sync: keys that differ are compared again, up to [`LIVE_ROUNDS`] times,
+    /// each time once every slot has applied the snapshot of the round before (changes in
+    /// flight are not divergence); only keys that differed every time count.
+    pub live: bool,
 }
+
+/// Comparisons a live verify makes at most.
+pub const LIVE_ROUNDS: u32 = 3;
+/// How long a live verify waits for the sync to apply a round's snapshot.
+const LIVE_WAIT: Duration = Duration::from_secs(600);
 
 /// About 100 MB of narrow rows.
 pub const DEFAULT_ROWS_PER_PASS: u64 = 500_000;
@@ -66,6 +76,8 @@ pub struct Report {
     /// With `repair`: rows upserted and deleted, then what a second verify found.
     pub repaired: Option<(u64, Box<Report>)>,
     pub elapsed: Duration,
+    /// Comparisons made (more than one in a live verify that found differences).
+    pub rounds: u32,
 }
 
 /// How many rows differ one way, and the first of their keys.
@@ -74,14 +86,41 @@ pub struct Differences {
     pub count: u64,
     /// `(key, detail)`: the key as `col=value, …`; for a different row, its differing columns.
     pub first: Vec<(String, String)>,
+    /// Live verify: every differing key in canonical form (with `first`'s at its front).
+    keys: Vec<Vec<u8>>,
 }
 
 impl Differences {
-    fn add(&mut self, show: usize, key: impl FnOnce() -> String, detail: impl FnOnce() -> String) {
+    fn add(
+        &mut self,
+        show: usize,
+        canonical_key: Option<&[u8]>,
+        key: impl FnOnce() -> String,
+        detail: impl FnOnce() -> String,
+    ) {
         self.count += 1;
         if self.first.len() < show {
             self.first.push((key(), detail()));
         }
+        if let Some(k) = canonical_key {
+            self.keys.push(k.to_vec());
+        }
+    }
+
+    /// Keeps only the keys that also differed in an earlier round.
+    fn retain(&mut self, earlier: &HashSet<Vec<u8>>) {
+        let keep: Vec<bool> = self.keys.iter().map(|k| earlier.contains(k)).collect();
+        let mut i = 0;
+        self.first.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+        let mut i = 0;
+        self.keys.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+        self.count = self.keys.len() as u64;
     }
 }
 
@@ -100,7 +139,7 @@ impl std::fmt::Display for Report {
         writeln!(
             f,
             "snapshot {}: Paimon {} rows, MySQL {} rows; {} of {} chunks differ; {} missing from MySQL, {} extra in MySQL, \
-             {} different ({:.1} s, {} MySQL rows scanned)",
+             {} different ({:.1} s, {} MySQL rows scanned{})",
             self.snapshot_id,
             self.paimon_rows,
             self.mysql_rows,
@@ -110,7 +149,11 @@ impl std::fmt::Display for Report {
             self.extra.count,
             self.different.count,
             self.elapsed.as_secs_f64(),
-            self.mysql_rows_scanned
+            self.mysql_rows_scanned,
+            match self.rounds {
+                0 | 1 => String::new(),
+                n => format!("; {n} rounds, only keys that differed in every round count"),
+            }
         )?;
         for (what, d) in [
             ("missing", &self.missing),
@@ -135,6 +178,11 @@ impl std::fmt::Display for Report {
 /// Compares the target table with a snapshot of the whole Paimon table (every bucket), and
 /// with `repair` writes what differs and compares again.
 pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> {
+    if opts.live && (opts.repair || opts.snapshot.is_some()) {
+        return Err(WorkerError::Config(
+            "verify --live compares a running sync with the latest snapshots: leave out --snapshot and --repair".into(),
+        ));
+    }
     if opts.repair && opts.snapshot.is_some() {
         // Rows set back to an older snapshot than the sync's checkpoint would never be
         // written again.
@@ -150,6 +198,9 @@ pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> 
         false => None,
     };
     let (mut report, written) = compare(&source, &mysql, &layout, cfg, opts, sink.as_ref()).await?;
+    if opts.live {
+        recheck(&source, &mysql, &layout, cfg, opts, &mut report).await?;
+    }
     if let Some(sink) = sink {
         sink.close().await;
         if written == 0 {
@@ -164,6 +215,97 @@ pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> 
         report.repaired = Some((written, Box::new(after)));
     }
     Ok(report)
+}
+
+/// Writes what `report` found into the ConfigMap `<sync>-verify` (the operator's
+/// `spec.verify` reads it).
+pub async fn publish(cfg: &WorkerConfig, report: &Report) -> Result<()> {
+    let namespace = match &cfg.checkpoint {
+        crate::config::CheckpointTarget::ConfigMap { namespace } => namespace.clone(),
+        crate::config::CheckpointTarget::File(_) => std::env::var(pms_crds::contract::ENV_NAMESPACE).ok(),
+    };
+    let name = pms_crds::contract::verify_name(&cfg.sync_name);
+    let target = ReportConfigMap::connect(namespace, name, &cfg.sync_name, Component::Verify).await?;
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let (missing, extra, different) = match &report.repaired {
+        Some((_, after)) => (after.missing.count, after.extra.count, after.different.count),
+        None => (report.missing.count, report.extra.count, report.different.count),
+    };
+    target
+        .write(&VerifyReport {
+            snapshot_id: report.snapshot_id,
+            paimon_rows: report.paimon_rows,
+            mysql_rows: report.mysql_rows,
+            missing,
+            extra,
+            different,
+            rounds: report.rounds,
+            seconds: report.elapsed.as_secs_f64(),
+            finished_at: now,
+        })
+        .await
+}
+
+/// Live verify: while keys differ, waits until every slot of the sync has applied the
+/// compared snapshot, then compares again at the latest; keeps the keys that differed every
+/// time (a key changed in every round's window would still count: rare, and said in the docs).
+async fn recheck(
+    source: &PaimonSource,
+    mysql: &MysqlConnection,
+    layout: &Layout,
+    cfg: &WorkerConfig,
+    opts: &VerifyOptions,
+    report: &mut Report,
+) -> Result<()> {
+    while report.divergent_rows() > 0 && report.rounds < LIVE_ROUNDS {
+        let compared = report.snapshot_id;
+        if !wait_until_applied(source, cfg, compared).await? {
+            info!(snapshot_id = compared, "verify: the sync did not apply the compared snapshot in time; reporting what differs now");
+            return Ok(());
+        }
+        let earlier: HashSet<Vec<u8>> = [&report.missing, &report.extra, &report.different]
+            .into_iter()
+            .flat_map(|d| d.keys.iter().cloned())
+            .collect();
+        let (mut again, _) = compare(source, mysql, layout, cfg, opts, None).await?;
+        for d in [&mut again.missing, &mut again.extra, &mut again.different] {
+            d.retain(&earlier);
+        }
+        again.rounds = report.rounds + 1;
+        again.elapsed += report.elapsed;
+        again.mysql_rows_scanned += report.mysql_rows_scanned;
+        info!(round = again.rounds, snapshot_id = again.snapshot_id, still_divergent = again.divergent_rows(), "verify: compared again");
+        *report = again;
+    }
+    Ok(())
+}
+
+/// Waits until every slot's consumer says it applied `snapshot_id` (its next snapshot is
+/// past it); false after [`LIVE_WAIT`].
+async fn wait_until_applied(source: &PaimonSource, cfg: &WorkerConfig, snapshot_id: i64) -> Result<bool> {
+    let deadline = Instant::now() + LIVE_WAIT;
+    let slots = cfg.spec.parallelism;
+    loop {
+        let mut applied = true;
+        for k in 0..slots {
+            let id = pms_crds::contract::consumer_id(
+                cfg.spec.source.consumer_id.as_deref(),
+                &cfg.sync_name,
+                Slot::new(k, slots)?,
+            );
+            applied &= source
+                .consumer_next_snapshot(&id)
+                .await?
+                .is_some_and(|next| next > snapshot_id);
+        }
+        if applied {
+            return Ok(true);
+        }
+        if Instant::now() >= deadline {
+            return Ok(false);
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
 }
 
 /// The two passes; with a `repair` sink, pass 2 also writes what makes MySQL equal (Paimon's
@@ -203,8 +345,10 @@ async fn compare(
     let mut report = Report {
         snapshot_id: plan.snapshot_id,
         chunks,
+        rounds: 1,
         ..Default::default()
     };
+    let keep_keys = opts.live;
 
     // Pass 1: count and sum per chunk, both sides.
     let mut in_paimon = vec![ChunkSum::default(); chunks];
@@ -270,14 +414,16 @@ async fn compare(
             }
             match stored.remove(&r.key) {
                 None => {
+                    let key = keep_keys.then_some(r.key.as_slice());
                     report
                         .missing
-                        .add(show, || rows.key_text(&row), String::new);
+                        .add(show, key, || rows.key_text(&row), String::new);
                     fix(&row, false);
                 }
                 Some((_, theirs)) if theirs != r.columns => {
                     report.different.add(
                         show,
+                        keep_keys.then_some(r.key.as_slice()),
                         || rows.key_text(&row),
                         || rows.differing_columns(&r.columns, &theirs),
                     );
@@ -291,8 +437,9 @@ async fn compare(
         // Sorted, so the report names the same keys on every run.
         let extra: BTreeMap<Vec<u8>, Vec<Value>> =
             stored.into_iter().map(|(k, (row, _))| (k, row)).collect();
-        for row in extra.values() {
-            report.extra.add(show, || rows.key_text(row), String::new);
+        for (key, row) in &extra {
+            let key = keep_keys.then_some(key.as_slice());
+            report.extra.add(show, key, || rows.key_text(row), String::new);
             fix(row, true);
         }
         if let Some(sink) = repair {

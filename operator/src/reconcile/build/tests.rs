@@ -40,7 +40,7 @@ fn env_of(d: &Deployment) -> BTreeMap<String, EnvVar> {
 #[test]
 fn one_deployment_per_slot_with_slot_env_secrets_by_reference_and_recreate() {
     let pms = sample(3, "running");
-    let d = deployment(&pms, 2, "abc", &Settings::default());
+    let d = deployment(&pms, 2, "abc", false, &Settings::default());
     assert_eq!(d.metadata.name.as_deref(), Some("orders-slot-2"));
     let spec = d.spec.as_ref().unwrap();
     assert_eq!(spec.replicas, Some(1));
@@ -78,7 +78,7 @@ fn one_deployment_per_slot_with_slot_env_secrets_by_reference_and_recreate() {
 
 #[test]
 fn suspended_means_zero_replicas() {
-    let d = deployment(&sample(1, "suspended"), 0, "abc", &Settings::default());
+    let d = deployment(&sample(1, "suspended"), 0, "abc", false, &Settings::default());
     assert_eq!(d.spec.unwrap().replicas, Some(0));
 }
 
@@ -105,15 +105,25 @@ fn role_names_only_this_syncs_configmaps() {
             "orders-checkpoint-0",
             "orders-checkpoint-1",
             "orders-checkpoint-2",
+            "orders-rebuild-checkpoint-0",
+            "orders-rebuild-checkpoint-1",
+            "orders-rebuild-checkpoint-2",
+            "orders-rebuild",
+            "orders-verify",
             "orders-config"
         ]
     );
     assert!(rules
         .iter()
         .all(|r| r.resources.as_deref() == Some(&["configmaps".to_string()][..])));
-    assert!(!rules
+    assert!(!rules.iter().any(|r| r.verbs.iter().any(|v| v == "list")));
+    // Only a finished rebuild's own checkpoints may be deleted.
+    let deletable: Vec<&String> = rules
         .iter()
-        .any(|r| r.verbs.iter().any(|v| v == "list" || v == "delete")));
+        .filter(|r| r.verbs.iter().any(|v| v == "delete"))
+        .flat_map(|r| r.resource_names.iter().flatten())
+        .collect();
+    assert!(deletable.iter().all(|n| n.starts_with("orders-rebuild-checkpoint-")), "{deletable:?}");
 }
 
 #[test]
@@ -125,7 +135,7 @@ fn all_builds_every_object_of_one_sync() {
         namespace: "data".into(),
         slots_known: 3,
     };
-    let d = all(&v, &Settings::default()).unwrap();
+    let d = all(&v, &JobPlan::default(), &Settings::default()).unwrap();
     let names = [
         d.service_account.name_any(),
         d.role.name_any(),
@@ -168,7 +178,7 @@ fn all_builds_every_object_of_one_sync() {
 
 #[test]
 fn the_worker_env_is_the_contracts_in_a_stable_order() {
-    let d = deployment(&sample(2, "running"), 0, "abc", &Settings::default());
+    let d = deployment(&sample(2, "running"), 0, "abc", false, &Settings::default());
     let c = worker_container(&d);
     let names: Vec<&str> = c
         .env
@@ -221,7 +231,7 @@ fn tls_secrets_are_mounted_and_the_worker_config_names_their_files() {
     );
     assert!(tls.ca_secret_ref.is_none() && tls.client_cert_secret_ref.is_none());
 
-    let d = deployment(&pms, 0, "abc", &Settings::default());
+    let d = deployment(&pms, 0, "abc", false, &Settings::default());
     let pod = d.spec.as_ref().unwrap().template.spec.as_ref().unwrap();
     let volumes = pod.volumes.as_ref().unwrap();
     let ca = volumes.iter().find(|v| v.name == "mysql-tls-ca").unwrap();
@@ -241,4 +251,48 @@ fn tls_secrets_are_mounted_and_the_worker_config_names_their_files() {
     assert_eq!(mounts["mysql-tls-ca"], "/etc/pms-mysql-tls/ca");
     assert_eq!(mounts["mysql-tls-client"], "/etc/pms-mysql-tls/client");
     assert_eq!(mounts["config"], "/etc/pms");
+}
+
+#[test]
+fn a_rebuild_stops_the_slots_and_runs_one_job_with_the_workers_pod() {
+    let pms = sample(2, "running");
+    let v = Validated {
+        pms: &pms,
+        name: "orders".into(),
+        namespace: "data".into(),
+        slots_known: 2,
+    };
+    let plan = JobPlan {
+        workers_stopped: true,
+        rebuild_job: Some("2026-11-30T10:00:00Z".into()),
+        ..Default::default()
+    };
+    let d = all(&v, &plan, &Settings::default()).unwrap();
+    assert!(d
+        .deployments
+        .iter()
+        .all(|d| d.spec.as_ref().unwrap().replicas == Some(0)));
+    assert_eq!(d.jobs.len(), 1);
+    let job = &d.jobs[0];
+    assert_eq!(job.name_any(), "orders-rebuild");
+    assert_eq!(job.annotations()[JOB_ID], "2026-11-30T10:00:00Z");
+    let spec = job.spec.as_ref().unwrap();
+    assert_eq!(spec.backoff_limit, Some(0));
+    let pod = spec.template.spec.as_ref().unwrap();
+    assert_eq!(pod.restart_policy.as_deref(), Some("Never"));
+    assert_eq!(pod.service_account_name.as_deref(), Some("orders-worker"));
+    let c = &pod.containers[0];
+    assert_eq!(
+        c.args.as_deref().unwrap(),
+        ["rebuild", "--trigger", "2026-11-30T10:00:00Z"]
+    );
+    assert!(c.readiness_probe.is_none());
+    assert!(!c.env.as_ref().unwrap().iter().any(|e| e.name == ENV_ADMIN_ADDR));
+    let names: Vec<String> = d.reports.iter().map(|c| c.name_any()).collect();
+    assert_eq!(names, ["orders-rebuild", "orders-verify"]);
+    // The Job's identity may write the new generation's checkpoints and the reports.
+    let role = serde_json::to_string(&d.role).unwrap();
+    for name in ["orders-rebuild-checkpoint-1", "orders-rebuild", "orders-verify"] {
+        assert!(role.contains(&format!("\"{name}\"")), "{role}");
+    }
 }

@@ -1,0 +1,202 @@
+//! How the jobs the operator starts report back, and how a worker says that only a rebuild
+//! can take its sync on. Everything travels in ConfigMaps the worker's Role names:
+//!
+//! - `<sync>-rebuild` (created by the operator, updated by `pms-worker rebuild`): a
+//!   [`RebuildReport`] under [`REPORT_KEY`];
+//! - `<sync>-verify` (created by the operator, updated by `pms-worker verify --publish`): a
+//!   [`VerifyReport`] under [`REPORT_KEY`];
+//! - a slot's checkpoint ConfigMap: a [`RebuildRequired`] under [`REBUILD_REQUIRED_KEY`], next to
+//!   (or, for a slot that never checkpointed, instead of) its checkpoint; the next checkpoint
+//!   written there replaces it.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub const REPORT_KEY: &str = "report.json";
+pub const REBUILD_REQUIRED_KEY: &str = "rebuild-required.json";
+
+/// The rebuild's ConfigMap and Job (two kinds, one name).
+pub fn rebuild_name(sync: &str) -> String {
+    format!("{sync}-rebuild")
+}
+/// The verify's ConfigMap and Job.
+pub fn verify_name(sync: &str) -> String {
+    format!("{sync}-verify")
+}
+
+/// Where a rebuild stands, in its order (`Pending` and `Stopping` are the operator's, before
+/// the rebuild job runs).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum RebuildPhase {
+    /// Asked for; the sync's workers are being stopped.
+    Stopping,
+    /// Full read of the latest snapshot into `<table>__pms_new`.
+    Loading,
+    /// From that snapshot to the latest, still into the shadow table.
+    CatchingUp,
+    /// The shadow table against Paimon at the snapshot it reached.
+    Verifying,
+    /// RENAME TABLE and the new generation's checkpoints installed.
+    CuttingOver,
+    Done,
+    Failed,
+}
+
+impl RebuildPhase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RebuildPhase::Stopping => "Stopping",
+            RebuildPhase::Loading => "Loading",
+            RebuildPhase::CatchingUp => "CatchingUp",
+            RebuildPhase::Verifying => "Verifying",
+            RebuildPhase::CuttingOver => "CuttingOver",
+            RebuildPhase::Done => "Done",
+            RebuildPhase::Failed => "Failed",
+        }
+    }
+
+    pub fn is_finished(self) -> bool {
+        matches!(self, RebuildPhase::Done | RebuildPhase::Failed)
+    }
+}
+
+impl std::fmt::Display for RebuildPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A phase and when it began.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PhaseChange {
+    pub phase: RebuildPhase,
+    /// RFC 3339.
+    pub at: String,
+}
+
+/// What `pms-worker rebuild` reports while it runs.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RebuildReport {
+    /// The rebuild this report belongs to (the operator's `spec.rebuild.trigger` it serves).
+    pub trigger: String,
+    pub phase: RebuildPhase,
+    /// Every phase so far, in order.
+    pub history: Vec<PhaseChange>,
+    /// The snapshot the new generation was loaded to (set from `Verifying` on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<i64>,
+    /// Rows of the full read done and expected, over every slot.
+    #[serde(default)]
+    pub rows_loaded: u64,
+    #[serde(default)]
+    pub rows_expected: u64,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl RebuildReport {
+    /// `loaded/expected rows (p%)` while loading, else empty.
+    pub fn progress(&self) -> Option<String> {
+        (self.rows_expected > 0).then(|| {
+            let pct = (self.rows_loaded.min(self.rows_expected) * 100) / self.rows_expected;
+            format!(
+                "{}/{} rows ({pct}%)",
+                self.rows_loaded, self.rows_expected
+            )
+        })
+    }
+}
+
+/// What `pms-worker verify --publish` found.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyReport {
+    /// The snapshot MySQL was compared with (the last round's).
+    pub snapshot_id: i64,
+    pub paimon_rows: u64,
+    pub mysql_rows: u64,
+    /// Keys that differed in every round: missing in MySQL, extra in MySQL, with other values.
+    pub missing: u64,
+    pub extra: u64,
+    pub different: u64,
+    /// Comparisons made: later rounds re-check what differed, after the sync applied the
+    /// snapshot the earlier round compared with (changes in flight are not divergence).
+    pub rounds: u32,
+    pub seconds: f64,
+    /// RFC 3339.
+    pub finished_at: String,
+}
+
+impl VerifyReport {
+    pub fn divergent_rows(&self) -> u64 {
+        self.missing + self.extra + self.different
+    }
+}
+
+/// Why only a rebuild can take a sync on.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum RebuildReason {
+    /// The resume snapshot expired in Paimon.
+    SnapshotExpired,
+    /// An OVERWRITE commit exactly-once delivery can't apply.
+    Overwrite,
+    /// Exactly-once progress rows written by another parallelism.
+    ExactlyOnceRescale,
+}
+
+impl RebuildReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RebuildReason::SnapshotExpired => "snapshot-expired",
+            RebuildReason::Overwrite => "overwrite",
+            RebuildReason::ExactlyOnceRescale => "exactly-once-rescale",
+        }
+    }
+}
+
+/// A worker's note that it stopped because only a rebuild can go on.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RebuildRequired {
+    pub reason: RebuildReason,
+    pub message: String,
+    /// RFC 3339.
+    pub at: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_round_trip_and_progress_reads_well() {
+        let r = RebuildReport {
+            trigger: "t1".into(),
+            phase: RebuildPhase::Loading,
+            history: vec![PhaseChange {
+                phase: RebuildPhase::Loading,
+                at: "2026-11-30T00:00:00Z".into(),
+            }],
+            snapshot_id: None,
+            rows_loaded: 250,
+            rows_expected: 1000,
+            error: None,
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains("\"phase\":\"Loading\""), "{text}");
+        assert_eq!(serde_json::from_str::<RebuildReport>(&text).unwrap(), r);
+        assert_eq!(r.progress().unwrap(), "250/1000 rows (25%)");
+        let need = RebuildRequired {
+            reason: RebuildReason::SnapshotExpired,
+            message: "m".into(),
+            at: "t".into(),
+        };
+        let text = serde_json::to_string(&need).unwrap();
+        assert!(text.contains("snapshot-expired"), "{text}");
+        assert!(RebuildPhase::Done.is_finished() && !RebuildPhase::Verifying.is_finished());
+    }
+}

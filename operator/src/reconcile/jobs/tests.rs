@@ -1,0 +1,177 @@
+//! Rebuild and verify decisions over a sequence of reconciles, without a cluster.
+
+use super::*;
+use pms_crds::contract::{PhaseChange, RebuildReason};
+use pms_crds::PaimonMysqlSyncStatus;
+
+fn sync(extra: &str) -> PaimonMysqlSync {
+    let spec = serde_yaml::from_str(&format!(
+        "source: {{warehouse: /wh, database: d, table: t}}\nsink: {{url: 'mysql://h/db', table: t}}\n{extra}"
+    ))
+    .unwrap();
+    let mut pms = PaimonMysqlSync::new("s", spec);
+    pms.status = Some(PaimonMysqlSyncStatus {
+        phase: Some(SyncPhase::Running),
+        ..Default::default()
+    });
+    pms
+}
+
+fn at(text: &str) -> Timestamp {
+    text.parse().unwrap()
+}
+
+/// The plan's statuses become the resource's, as after a status patch.
+fn settle(pms: &mut PaimonMysqlSync, plan: &JobPlan) {
+    let status = pms.status.get_or_insert_with(Default::default);
+    status.rebuild = plan.rebuild.clone();
+    status.verify = plan.verify.clone();
+}
+
+fn report(id: &str, phase: RebuildPhase) -> RebuildReport {
+    RebuildReport {
+        trigger: id.into(),
+        phase,
+        history: vec![PhaseChange {
+            phase,
+            at: "2026-11-30T10:00:05Z".into(),
+        }],
+        snapshot_id: Some(7),
+        rows_loaded: 50,
+        rows_expected: 100,
+        error: None,
+    }
+}
+
+#[test]
+fn a_changed_trigger_stops_the_workers_runs_the_job_and_reports_its_phases() {
+    let mut pms = sync("rebuild: {trigger: one}\n");
+    let now = at("2026-11-30T10:00:00Z");
+    let mut facts = JobFacts {
+        worker_pods: 2,
+        ..Default::default()
+    };
+    let p = plan(&pms, &facts, now);
+    let r = p.rebuild.clone().unwrap();
+    assert_eq!((r.phase, r.trigger.as_deref()), (RebuildPhase::Stopping, Some("one")));
+    assert!(p.workers_stopped && p.rebuild_job.is_none(), "the job waits for the workers to go");
+    assert_eq!(p.events[0].1, "RebuildStarted");
+    settle(&mut pms, &p);
+
+    facts.worker_pods = 0;
+    let p = plan(&pms, &facts, now);
+    assert_eq!(p.rebuild_job.as_deref(), Some(r.id.as_str()));
+
+    // A report of an earlier rebuild is not this one's.
+    facts.rebuild_report = Some(report("an-older-one", RebuildPhase::Done));
+    assert_eq!(plan(&pms, &facts, now).rebuild.unwrap().phase, RebuildPhase::Stopping);
+
+    facts.rebuild_report = Some(report(&r.id, RebuildPhase::Loading));
+    let p = plan(&pms, &facts, now);
+    let loading = p.rebuild.clone().unwrap();
+    assert_eq!(loading.phase, RebuildPhase::Loading);
+    assert_eq!(loading.progress.as_deref(), Some("50/100 rows (50%)"));
+    assert_eq!(p.events[0].2, "Stopping → Loading");
+    settle(&mut pms, &p);
+
+    facts.rebuild_report = Some(report(&r.id, RebuildPhase::Done));
+    let p = plan(&pms, &facts, at("2026-11-30T10:01:00Z"));
+    let done = p.rebuild.clone().unwrap();
+    assert_eq!(done.phase, RebuildPhase::Done);
+    assert_eq!(done.finished_at.as_deref(), Some("2026-11-30T10:01:00Z"));
+    assert!(!p.workers_stopped && p.rebuild_job.is_none());
+    assert_eq!(p.events[0].1, "RebuildDone");
+    settle(&mut pms, &p);
+
+    // The same trigger later: nothing new.
+    let p = plan(&pms, &facts, at("2026-11-30T11:00:00Z"));
+    assert_eq!(p.rebuild.unwrap().id, r.id);
+    assert!(p.events.is_empty());
+}
+
+#[test]
+fn a_failed_rebuild_keeps_the_workers_stopped_until_the_trigger_changes() {
+    let mut pms = sync("rebuild: {trigger: one}\n");
+    let facts = JobFacts::default();
+    let p = plan(&pms, &facts, at("2026-11-30T10:00:00Z"));
+    settle(&mut pms, &p);
+    let id = p.rebuild.unwrap().id;
+    let mut failed = report(&id, RebuildPhase::Failed);
+    failed.error = Some("the shadow table differs".into());
+    let facts = JobFacts {
+        rebuild_report: Some(failed),
+        ..Default::default()
+    };
+    let p = plan(&pms, &facts, at("2026-11-30T10:05:00Z"));
+    assert_eq!(p.rebuild.as_ref().unwrap().phase, RebuildPhase::Failed);
+    assert!(p.workers_stopped && p.rebuild_job.is_none());
+    assert_eq!(p.events[0].0, EventType::Warning);
+    assert!(p.events[0].2.contains("the shadow table differs"));
+    settle(&mut pms, &p);
+    assert!(plan(&pms, &facts, at("2026-11-30T10:06:00Z")).workers_stopped);
+
+    pms.spec.rebuild.trigger = Some("two".into());
+    let p = plan(&pms, &facts, at("2026-11-30T10:07:00Z"));
+    assert_eq!(p.rebuild.unwrap().phase, RebuildPhase::Stopping);
+}
+
+#[test]
+fn auto_starts_on_a_workers_note_once_and_manual_does_not() {
+    let note = RebuildRequired {
+        reason: RebuildReason::SnapshotExpired,
+        message: "snapshot 3 expired".into(),
+        at: "2026-11-30T09:59:00Z".into(),
+    };
+    let facts = JobFacts {
+        rebuild_required: vec![(1, note)],
+        ..Default::default()
+    };
+    let manual = sync("");
+    assert_eq!(plan(&manual, &facts, at("2026-11-30T10:00:00Z")).rebuild, None);
+
+    let mut auto = sync("rebuild: {policy: auto}\n");
+    let p = plan(&auto, &facts, at("2026-11-30T10:00:00Z"));
+    let r = p.rebuild.clone().unwrap();
+    assert!(r.reason.contains("slot 1 stopped (snapshot-expired)"), "{}", r.reason);
+    settle(&mut auto, &p);
+    // Failed: the same note does not start it again.
+    auto.status.as_mut().unwrap().rebuild.as_mut().unwrap().phase = RebuildPhase::Failed;
+    let p = plan(&auto, &facts, at("2026-11-30T10:10:00Z"));
+    assert_eq!(p.rebuild.unwrap().id, r.id);
+}
+
+#[test]
+fn verify_runs_every_interval_while_the_sync_runs_and_keeps_its_last_result() {
+    let mut pms = sync("verify: {interval: 1h}\n");
+    let mut facts = JobFacts::default();
+    let p = plan(&pms, &facts, at("2026-11-30T10:00:00Z"));
+    assert!(p.verify_job);
+    settle(&mut pms, &p);
+    assert!(plan(&pms, &facts, at("2026-11-30T10:00:30Z")).verify_job, "runs until it reports");
+
+    let found = VerifyReport {
+        snapshot_id: 9,
+        paimon_rows: 100,
+        mysql_rows: 101,
+        extra: 1,
+        rounds: 3,
+        finished_at: "2026-11-30T10:01:00Z".into(),
+        ..Default::default()
+    };
+    facts.verify_report = Some(found.clone());
+    let p = plan(&pms, &facts, at("2026-11-30T10:01:10Z"));
+    assert!(!p.verify_job);
+    assert_eq!(p.verify.as_ref().unwrap().result.as_ref(), Some(&found));
+    assert_eq!(p.events[0].1, "Divergent");
+    assert!(p.events[0].2.contains("1 rows differ") && p.events[0].2.contains("3 rounds"));
+    settle(&mut pms, &p);
+
+    assert!(!plan(&pms, &facts, at("2026-11-30T10:30:00Z")).verify_job);
+    let p = plan(&pms, &facts, at("2026-11-30T11:00:01Z"));
+    assert!(p.verify_job, "the interval passed");
+    assert_eq!(p.verify.unwrap().result, Some(found), "the last result stays until the next");
+
+    // Not while the sync is not running.
+    pms.status.as_mut().unwrap().phase = Some(SyncPhase::Degraded);
+    assert!(!plan(&pms, &facts, at("2026-11-30T12:00:01Z")).verify_job);
+}
