@@ -48,7 +48,7 @@ impl SyncConfig {
     }
 
     /// `pms-worker COMMAND --config <this> ARGS`, logging the worker's debug lines.
-    fn subcommand(&self, command: &str, args: &[&str]) -> Command {
+    pub fn subcommand(&self, command: &str, args: &[&str]) -> Command {
         let mut cmd = Command::new(worker_bin());
         cmd.args([command, "--config"])
             .arg(&self.path)

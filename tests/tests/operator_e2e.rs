@@ -132,8 +132,14 @@ fn mounted_config(dir: &std::path::Path) -> std::path::PathBuf {
 }
 
 /// `pms-worker ARGS` with exactly the environment a pod of `object` (a Deployment or a Job) gets.
-fn pod_process(object: &Json, config: &std::path::Path, args: &[String]) -> Child {
+fn pod_process(
+    object: &Json,
+    config: &std::path::Path,
+    args: &[String],
+    extra_env: &BTreeMap<String, String>,
+) -> Child {
     let mut env = pod_env(object);
+    env.extend(extra_env.clone());
     env.insert("PMS_CONFIG".into(), config.display().to_string());
     env.remove("PMS_ADMIN_ADDR");
     Command::new(worker_bin())
@@ -157,7 +163,7 @@ fn run_workers(slots: u32) -> Vec<std::process::Output> {
     let children: Vec<_> = (0..slots)
         .map(|k| {
             let d = get("deployment", &format!("{SYNC}-slot-{k}"), NS).expect("slot deployment");
-            pod_process(&d, &config, &args)
+            pod_process(&d, &config, &args, &BTreeMap::new())
         })
         .collect();
     children
@@ -177,8 +183,17 @@ fn run_workers_once(slots: u32) -> String {
     logs
 }
 
-/// There is no kubelet: runs the Job `name`'s container (its args, env and config) to the end.
+/// There is no kubelet: runs the Job's container (its args, env and config) to the end.
 fn run_job(job: &Json) -> std::process::Output {
+    run_job_process(job, None)
+}
+
+/// The same, aborted at `failpoint` (the process dies as with kill -9).
+fn run_job_killed_at(job: &Json, failpoint: &str) -> std::process::Output {
+    run_job_process(job, Some(failpoint))
+}
+
+fn run_job_process(job: &Json, failpoint: Option<&str>) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let config = mounted_config(dir.path());
     let container = &job["spec"]["template"]["spec"]["containers"][0];
@@ -188,19 +203,35 @@ fn run_job(job: &Json) -> std::process::Output {
         .iter()
         .map(|a| a.as_str().unwrap().to_string())
         .collect();
-    pod_process(job, &config, &args).wait_with_output().unwrap()
+    let mut env = BTreeMap::new();
+    if let Some(point) = failpoint {
+        env.insert("PMS_FAILPOINT".to_string(), point.to_string());
+    }
+    pod_process(job, &config, &args, &env)
+        .wait_with_output()
+        .unwrap()
 }
 
 /// Waits for the Job `name` of a run other than `not_id` (its `paimonsync.io/job-id`).
 async fn wait_job(name: &str, not_id: Option<&str>) -> Json {
     wait_for(&format!("job {name}"), LONG, || {
-        get("job", name, NS).filter(|j| j["metadata"]["annotations"]["paimonsync.io/job-id"].as_str() != not_id)
+        get("job", name, NS)
+            .filter(|j| j["metadata"]["annotations"]["paimonsync.io/job-id"].as_str() != not_id)
     })
     .await
 }
 
 fn merge_patch(patch: Json) {
-    kubectl(&["patch", "pms", SYNC, "-n", NS, "--type=merge", "-p", &patch.to_string()]);
+    kubectl(&[
+        "patch",
+        "pms",
+        SYNC,
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        &patch.to_string(),
+    ]);
 }
 
 fn event_reasons() -> String {
@@ -519,37 +550,55 @@ async fn periodic_verify_finds_a_deleted_row(db: &TestDb) {
     merge_patch(json!({"spec": {"verify": {"interval": "2s"}}}));
     let job = wait_job(&format!("{SYNC}-verify"), None).await;
     let args = job["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
-    assert!(args.contains("--live") && args.contains("--publish"), "{args}");
+    assert!(
+        args.contains("--live") && args.contains("--publish"),
+        "{args}"
+    );
     let out = run_job(&job);
     assert!(out.status.success(), "verify: {}", stderr(&out));
     let verified = |status: &'static str| {
         move |s: &Json| {
-            s["conditions"]
-                .as_array()
-                .is_some_and(|cs| cs.iter().any(|c| c["type"] == "Verified" && c["status"] == status))
+            s["conditions"].as_array().is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "Verified" && c["status"] == status)
+            })
         }
     };
     let s = wait_status("Verified True", verified("True")).await;
     assert_eq!(s["verify"]["result"]["missing"], 0);
-    assert!(kubectl(&["get", "pms", "-n", NS]).contains("True"), "the Verified column");
+    assert!(
+        kubectl(&["get", "pms", "-n", NS]).contains("True"),
+        "the Verified column"
+    );
 
     db.exec("DELETE FROM orders ORDER BY id LIMIT 1").await;
-    let first = job["metadata"]["annotations"]["paimonsync.io/job-id"].as_str().unwrap().to_string();
+    let first = job["metadata"]["annotations"]["paimonsync.io/job-id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let job = wait_job(&format!("{SYNC}-verify"), Some(&first)).await;
     let out = run_job(&job);
-    assert_eq!(out.status.code(), Some(3), "verify exits 3 on a difference: {}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "verify exits 3 on a difference: {}",
+        stderr(&out)
+    );
     let s = wait_status("Verified False", verified("False")).await;
     assert_eq!(s["verify"]["result"]["missing"], 1, "{s}");
-    assert_eq!(s["verify"]["result"]["rounds"], 3, "a live verify compares a difference 3 times");
+    assert_eq!(
+        s["verify"]["result"]["rounds"], 3,
+        "a live verify compares a difference 3 times"
+    );
     let message = s["conditions"].to_string();
     assert!(message.contains("1 rows differ"), "{message}");
     assert!(event_reasons().contains("Divergent"));
     merge_patch(json!({"spec": {"verify": null}}));
 }
 
-/// Runs the rebuild the operator started: waits for the slots to be stopped (0 replicas,
-/// then reported gone), runs the Job, and waits for `Done`; returns the status.
-async fn rebuild_runs_to_done(slots: u32) -> Json {
+/// The rebuild Job the operator started, once the slots are stopped (0 replicas, then
+/// reported gone by the harness); with the status that started it.
+async fn rebuild_job_after_the_workers_stopped(slots: u32) -> (Json, Json) {
     let s = wait_status("a rebuild stopping the workers", |s| {
         s["phase"] == "Rebuilding" && s["rebuild"]["phase"] == "Stopping"
     })
@@ -561,28 +610,32 @@ async fn rebuild_runs_to_done(slots: u32) -> Json {
             .then_some(())
     })
     .await;
-    assert!(
-        get("job", &format!("{SYNC}-rebuild"), NS).is_none(),
-        "the rebuild waits until the workers are gone"
-    );
     mark_ready(slots, false);
-    let job = wait_job(&format!("{SYNC}-rebuild"), None).await;
-    assert_eq!(
-        job["metadata"]["annotations"]["paimonsync.io/job-id"], s["rebuild"]["id"],
-        "the Job runs this rebuild"
-    );
-    let out = run_job(&job);
+    let id = s["rebuild"]["id"].as_str().unwrap().to_string();
+    let job = wait_for("the rebuild Job of this rebuild", LONG, || {
+        get("job", &format!("{SYNC}-rebuild"), NS)
+            .filter(|j| j["metadata"]["annotations"]["paimonsync.io/job-id"] == id.as_str())
+    })
+    .await;
+    (job, s)
+}
+
+/// Runs the rebuild Job to the end and waits for `Done`, the report naming `phases`, the
+/// slots back and the Job gone; returns the status.
+async fn rebuild_job_runs_to_done(job: &Json, phases: &[&str]) -> Json {
+    let out = run_job(job);
     assert!(out.status.success(), "rebuild: {}", stderr(&out));
     let s = wait_status("rebuild Done", |s| s["rebuild"]["phase"] == "Done").await;
     let report = get("configmap", &format!("{SYNC}-rebuild"), NS).unwrap();
-    let report: Json = serde_json::from_str(report["data"]["report.json"].as_str().unwrap()).unwrap();
-    let phases: Vec<&str> = report["history"]
+    let report: Json =
+        serde_json::from_str(report["data"]["report.json"].as_str().unwrap()).unwrap();
+    let reported: Vec<&str> = report["history"]
         .as_array()
         .unwrap()
         .iter()
         .map(|p| p["phase"].as_str().unwrap())
         .collect();
-    assert_eq!(phases, ["Loading", "CatchingUp", "Verifying", "CuttingOver", "Done"]);
+    assert_eq!(reported, phases);
     wait_for("slots back at 1 replica, the Job gone", LONG, || {
         let up = list("deployment", NS, SELECTOR)
             .iter()
@@ -593,20 +646,69 @@ async fn rebuild_runs_to_done(slots: u32) -> Json {
     s
 }
 
+const ALL_PHASES: [&str; 5] = ["Loading", "CatchingUp", "Verifying", "CuttingOver", "Done"];
+
 /// `spec.rebuild.trigger`: the operator stops the workers, runs the rebuild Job, shows its
 /// phases, and starts the workers from the new generation; the row deleted behind the sync's
 /// back is back, and the old table goes after `retainOld`. Then with `policy: auto`, a sync
 /// stopped on an expired snapshot is rebuilt without anyone asking, with no orphans.
 async fn operator_driven_rebuilds(table: &Table, db: &TestDb) {
     merge_patch(json!({"spec": {"rebuild": {"trigger": "first", "retainOld": "1s"}}}));
-    let s = rebuild_runs_to_done(3).await;
-    assert_eq!(s["rebuild"]["trigger"], "first");
+    let (job, _) = rebuild_job_after_the_workers_stopped(3).await;
+    // kill -9 right after the RENAME: there is no job controller here, so the harness reports
+    // the failed pod as it would.
+    let out = run_job_killed_at(&job, "rebuild-after-swap");
+    assert!(!out.status.success());
+    kubectl(&[
+        "patch",
+        "job",
+        &format!("{SYNC}-rebuild"),
+        "-n",
+        NS,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"failed":1}}"#,
+    ]);
+    let s = wait_status("rebuild Failed", |s| s["rebuild"]["phase"] == "Failed").await;
+    assert!(
+        s["rebuild"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("failed in phase CuttingOver"),
+        "{s}"
+    );
+    assert!(event_reasons().contains("RebuildFailed"));
+    assert!(
+        list("deployment", NS, SELECTOR)
+            .iter()
+            .all(|d| d["spec"]["replicas"] == 0),
+        "the old generation stays stopped"
+    );
+    assert!(
+        run_workers(3)
+            .iter()
+            .all(|o| stderr(o).contains("a rebuild of this sync is in progress")),
+        "and would refuse to run"
+    );
+    // A new trigger resumes it: only the cutover was left.
+    merge_patch(json!({"spec": {"rebuild": {"trigger": "first-again"}}}));
+    let (job, _) = rebuild_job_after_the_workers_stopped(3).await;
+    let s = rebuild_job_runs_to_done(&job, &["CuttingOver", "Done"]).await;
+    assert_eq!(s["rebuild"]["trigger"], "first-again");
     assert_eq!(s["rebuild"]["snapshotId"], table.latest());
     let printed = kubectl(&["get", "pms", "-n", NS]);
     assert!(printed.contains("Done"), "the Rebuild column:\n{printed}");
     let reasons = event_reasons();
-    assert!(reasons.contains("RebuildStarted") && reasons.contains("RebuildDone"), "{reasons}");
-    assert_eq!(db.count("orders__pms_old").await, 400 - 40 - 1, "the replaced table is kept");
+    assert!(
+        reasons.contains("RebuildStarted") && reasons.contains("RebuildDone"),
+        "{reasons}"
+    );
+    assert_eq!(
+        db.count("orders__pms_old").await,
+        400 - 40 - 1,
+        "the replaced table is kept"
+    );
     assert_synced(table, db, "orders", None).await;
     tokio::time::sleep(Duration::from_millis(1100)).await;
     run_workers_once(3);
@@ -614,32 +716,52 @@ async fn operator_driven_rebuilds(table: &Table, db: &TestDb) {
     let old = db
         .query_strings("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'orders__pms_old'")
         .await;
-    assert_eq!(old[0][0].as_deref(), Some("0"), "dropped once retainOld passed");
+    assert_eq!(
+        old[0][0].as_deref(),
+        Some("0"),
+        "dropped once retainOld passed"
+    );
 
     // policy: auto, and a gap: rows deleted while the sync was away, their snapshots expired.
     merge_patch(json!({"spec": {"rebuild": {"policy": "auto"}}}));
-    table.commits(vec![generate(201, 50, "-D", 0), generate(5001, 10, "+I", 0)]);
+    table.commits(vec![
+        generate(201, 50, "-D", 0),
+        generate(5001, 10, "+I", 0),
+    ]);
     for consumer in std::fs::read_dir(table.table_dir().join("consumer")).unwrap() {
         std::fs::remove_file(consumer.unwrap().path()).unwrap();
     }
     table.expire(1);
     let outs = run_workers(3);
     assert!(
-        outs.iter().any(|o| !o.status.success() && stderr(o).contains("has expired")),
+        outs.iter()
+            .any(|o| !o.status.success() && stderr(o).contains("has expired")),
         "the workers stop on the expired snapshot"
     );
     let checkpoint = get("configmap", &format!("{SYNC}-checkpoint-0"), NS).unwrap();
     assert!(
-        checkpoint["data"]["rebuild-required.json"].as_str().is_some_and(|n| n.contains("snapshot-expired")),
+        checkpoint["data"]["rebuild-required.json"]
+            .as_str()
+            .is_some_and(|n| n.contains("snapshot-expired")),
         "the worker notes why: {checkpoint}"
     );
-    let s = rebuild_runs_to_done(3).await;
-    assert!(s["rebuild"]["reason"].as_str().unwrap().contains("policy is auto"), "{s}");
+    let (job, _) = rebuild_job_after_the_workers_stopped(3).await;
+    let s = rebuild_job_runs_to_done(&job, &ALL_PHASES).await;
+    assert!(
+        s["rebuild"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("policy is auto"),
+        "{s}"
+    );
     run_workers_once(3);
     mark_ready(3, true);
     assert_synced(table, db, "orders", None).await;
     let s = wait_status("Running after the rebuilds", |s| s["phase"] == "Running").await;
-    assert!(!s["conditions"].to_string().contains("RebuildRequired"), "{s}");
+    assert!(
+        !s["conditions"].to_string().contains("RebuildRequired"),
+        "{s}"
+    );
 }
 
 /// Secrets never reach status, events or the operator's log.

@@ -26,9 +26,11 @@ impl ReportConfigMap {
         sync: &str,
         component: Component,
     ) -> Result<Self> {
-        let client = kube::Client::try_default()
-            .await
-            .map_err(|e| WorkerError::Config(format!("can't reach the Kubernetes API to write {name}: {e}")))?;
+        let client = kube::Client::try_default().await.map_err(|e| {
+            WorkerError::Config(format!(
+                "can't reach the Kubernetes API to write {name}: {e}"
+            ))
+        })?;
         let ns = namespace.unwrap_or_else(|| client.default_namespace().to_string());
         Ok(Self {
             api: Api::namespaced(client, &ns),
@@ -39,7 +41,12 @@ impl ReportConfigMap {
     }
 
     pub async fn write(&self, report: &impl serde::Serialize) -> Result<()> {
-        let err = |e: String| WorkerError::Config(format!("writing the report into ConfigMap {}: {e}", self.name));
+        let err = |e: String| {
+            WorkerError::Config(format!(
+                "writing the report into ConfigMap {}: {e}",
+                self.name
+            ))
+        };
         let body = serde_json::to_string_pretty(report).map_err(|e| err(e.to_string()))?;
         let data = BTreeMap::from([(REPORT_KEY.to_string(), body)]);
         let patch = serde_json::json!({ "data": data });

@@ -102,10 +102,7 @@ impl RebuildReport {
     pub fn progress(&self) -> Option<String> {
         (self.rows_expected > 0).then(|| {
             let pct = (self.rows_loaded.min(self.rows_expected) * 100) / self.rows_expected;
-            format!(
-                "{}/{} rows ({pct}%)",
-                self.rows_loaded, self.rows_expected
-            )
+            format!("{}/{} rows ({pct}%)", self.rows_loaded, self.rows_expected)
         })
     }
 }

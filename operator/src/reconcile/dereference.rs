@@ -155,7 +155,10 @@ async fn job_facts(
                 .get_opt(&name)
                 .await
                 .map_err(|e| Error::api::<Job>(Verb::Get, ns, &name, e))?;
-            Ok::<_, Error>(job.filter(job_failed).and_then(|j| j.annotations().get(JOB_ID).cloned()))
+            Ok::<_, Error>(
+                job.filter(job_failed)
+                    .and_then(|j| j.annotations().get(JOB_ID).cloned()),
+            )
         }
     };
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);

@@ -54,7 +54,9 @@ pub fn plan(pms: &PaimonMysqlSync, facts: &JobFacts, now: Timestamp) -> JobPlan 
     let rebuild = next_rebuild(pms, facts, now, &mut events);
     // Stopped while a rebuild runs, and after one failed (its marker keeps the workers from
     // starting anyway, and must: the old generation must not write beside a half-built new one).
-    let workers_stopped = rebuild.as_ref().is_some_and(|r| r.phase != RebuildPhase::Done);
+    let workers_stopped = rebuild
+        .as_ref()
+        .is_some_and(|r| r.phase != RebuildPhase::Done);
     let rebuild_job = rebuild
         .as_ref()
         .filter(|r| !r.phase.is_finished() && facts.worker_pods == 0)
@@ -89,21 +91,24 @@ fn next_rebuild(
     let spec = &pms.spec.rebuild;
     if let Some(mut r) = previous.clone().filter(|r| !r.phase.is_finished()) {
         let was = r.phase;
-        match facts.rebuild_report.as_ref().filter(|rep| rep.trigger == r.id) {
-            Some(report) => {
-                r.phase = report.phase;
-                r.progress = report.progress();
-                r.snapshot_id = report.snapshot_id.or(r.snapshot_id);
-                r.message = report.error.clone();
-            }
-            None if facts.rebuild_job_failed.as_ref() == Some(&r.id) => {
-                r.phase = RebuildPhase::Failed;
-                r.message = Some(format!(
-                    "the rebuild Job failed before it reported: see `kubectl logs job/{}`",
-                    pms_crds::contract::rebuild_name(&pms.metadata.name.clone().unwrap_or_default())
-                ));
-            }
-            None => {}
+        if let Some(report) = facts
+            .rebuild_report
+            .as_ref()
+            .filter(|rep| rep.trigger == r.id)
+        {
+            r.phase = report.phase;
+            r.progress = report.progress();
+            r.snapshot_id = report.snapshot_id.or(r.snapshot_id);
+            r.message = report.error.clone();
+        }
+        // Killed (OOM, eviction, kill -9) before it could report how it ended.
+        if !r.phase.is_finished() && facts.rebuild_job_failed.as_ref() == Some(&r.id) {
+            r.message = Some(format!(
+                "the rebuild Job failed in phase {} without a word: see `kubectl logs job/{}` (its pod's log)",
+                r.phase,
+                pms_crds::contract::rebuild_name(&pms.metadata.name.clone().unwrap_or_default())
+            ));
+            r.phase = RebuildPhase::Failed;
         }
         if r.phase != was {
             let (type_, reason, note) = match r.phase {
@@ -181,7 +186,9 @@ fn next_verify(
     if let Some(v) = verify.as_mut().filter(|v| v.running) {
         let started = parse(&v.started_at);
         let fresh = facts.verify_report.as_ref().filter(|r| {
-            parse(&r.finished_at).zip(started).is_some_and(|(f, s)| f >= s)
+            parse(&r.finished_at)
+                .zip(started)
+                .is_some_and(|(f, s)| f >= s)
         });
         if let Some(report) = fresh {
             v.running = false;

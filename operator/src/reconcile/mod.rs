@@ -155,7 +155,8 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         publish(ctx, v.pms, type_, reason, note).await;
     }
     if let Some(result) = plan.verify.as_ref().and_then(|v| v.result.as_ref()) {
-        ctx.metrics.verify_divergent_rows(&v.namespace, &v.name, result.divergent_rows());
+        ctx.metrics
+            .verify_divergent_rows(&v.namespace, &v.name, result.divergent_rows());
     }
     // A rebuild or verify under way is looked at more often than a steady sync.
     let busy = plan.rebuild_job.is_some() || plan.verify_job || plan.workers_stopped;

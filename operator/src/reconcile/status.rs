@@ -182,7 +182,11 @@ impl Facts<'_> {
             || !p.all_checkpointed;
         let progressing_cond = self.condition(
             "Progressing",
-            progressing && !matches!(self.phase, Phase::Failed | Phase::Suspended | Phase::Rebuilding),
+            progressing
+                && !matches!(
+                    self.phase,
+                    Phase::Failed | Phase::Suspended | Phase::Rebuilding
+                ),
             if p.all_checkpointed {
                 "CatchingUp"
             } else {
@@ -205,7 +209,11 @@ impl Facts<'_> {
     /// and `Verified` (the last periodic verify), each only when it has something to say.
     fn job_conditions(&self, plan: &JobPlan, found: &JobFacts) -> Vec<Condition> {
         let mut out = Vec::new();
-        if let Some((slot, note)) = found.rebuild_required.first().filter(|_| !plan.workers_stopped) {
+        if let Some((slot, note)) = found
+            .rebuild_required
+            .first()
+            .filter(|_| !plan.workers_stopped)
+        {
             out.push(self.condition(
                 "RebuildRequired",
                 true,
@@ -219,11 +227,17 @@ impl Facts<'_> {
         }
         if let Some(v) = &plan.verify {
             let cond = match (&v.error, &v.result) {
-                (Some(e), _) => self.condition_status("Verified", "Unknown", "VerifyFailed", e.clone()),
+                (Some(e), _) => {
+                    self.condition_status("Verified", "Unknown", "VerifyFailed", e.clone())
+                }
                 (None, Some(r)) => self.condition(
                     "Verified",
                     r.divergent_rows() == 0,
-                    if r.divergent_rows() == 0 { "Equal" } else { "Divergent" },
+                    if r.divergent_rows() == 0 {
+                        "Equal"
+                    } else {
+                        "Divergent"
+                    },
                     verified_message(r),
                 ),
                 (None, None) => self.condition_status(
@@ -242,7 +256,13 @@ impl Facts<'_> {
         self.condition_status(type_, if ok { "True" } else { "False" }, reason, message)
     }
 
-    fn condition_status(&self, type_: &str, status: &str, reason: &str, message: String) -> Condition {
+    fn condition_status(
+        &self,
+        type_: &str,
+        status: &str,
+        reason: &str,
+        message: String,
+    ) -> Condition {
         // Keep the transition time while the status doesn't change.
         let since = self
             .previous

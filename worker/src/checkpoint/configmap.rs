@@ -10,8 +10,8 @@ use kube::Api;
 use tracing::info;
 
 use pms_crds::contract::{
-    checkpoint_name, labels, rescale_base, Checkpoint, Component, RebuildRequired, RescaleBase, Slot,
-    CHECKPOINT_KEY, REBUILD_REQUIRED_KEY,
+    checkpoint_name, labels, rescale_base, Checkpoint, Component, RebuildRequired, RescaleBase,
+    Slot, CHECKPOINT_KEY, REBUILD_REQUIRED_KEY,
 };
 
 use crate::error::{Result, WorkerError};
@@ -65,7 +65,9 @@ impl ConfigMapCheckpointStore {
             .get_opt(&name)
             .await
             .map_err(|e| self.err(format!("reading {name}: {e}")))?;
-        let Some(cm) = cm else { return Ok((None, None)) };
+        let Some(cm) = cm else {
+            return Ok((None, None));
+        };
         let rv = cm.metadata.resource_version.clone();
         let data = cm.data.unwrap_or_default();
         let Some(body) = data.get(CHECKPOINT_KEY) else {

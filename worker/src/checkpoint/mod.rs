@@ -147,7 +147,10 @@ impl Checkpointer {
             Err(e) => Err(e),
         };
         match noted {
-            Ok(()) => info!(reason = reason.as_str(), "noted in the checkpoint ConfigMap that a rebuild is required"),
+            Ok(()) => info!(
+                reason = reason.as_str(),
+                "noted in the checkpoint ConfigMap that a rebuild is required"
+            ),
             Err(e) => tracing::warn!(error = %e, "could not note that a rebuild is required"),
         }
     }

@@ -79,7 +79,9 @@ impl Pipeline {
             "full read"
         );
         self.metrics.full_read_rows.set(0);
-        self.metrics.full_read_expected_rows.set(plan.expected_rows as i64);
+        self.metrics
+            .full_read_expected_rows
+            .set(plan.expected_rows as i64);
         self.metrics.full_reading.set(1);
         let mut eta = EtaLine::new(
             format!("full read of snapshot {snapshot_id}"),

@@ -21,7 +21,14 @@ impl Reporter {
         let target = match &cfg.checkpoint {
             CheckpointTarget::ConfigMap { namespace } => {
                 let name = rebuild_name(&cfg.sync_name);
-                match ReportConfigMap::connect(namespace.clone(), name, &cfg.sync_name, Component::Rebuild).await {
+                match ReportConfigMap::connect(
+                    namespace.clone(),
+                    name,
+                    &cfg.sync_name,
+                    Component::Rebuild,
+                )
+                .await
+                {
                     Ok(t) => Some(t),
                     Err(e) => {
                         warn!(error = %e, "the rebuild's progress is only logged");
@@ -67,11 +74,13 @@ impl Reporter {
     /// of the full reads (from the slots' metrics).
     pub async fn load_progress(&mut self, slots: &[Metrics]) {
         let loading = slots.iter().any(|m| {
-            m.full_reading.get() == 1 || m.full_read_expected_rows.get() == 0 && m.current_snapshot.get() == 0
+            m.full_reading.get() == 1
+                || m.full_read_expected_rows.get() == 0 && m.current_snapshot.get() == 0
         });
         let loaded: i64 = slots.iter().map(|m| m.full_read_rows.get()).sum();
         let expected: i64 = slots.iter().map(|m| m.full_read_expected_rows.get()).sum();
-        let moved = self.report.rows_loaded != loaded as u64 || self.report.rows_expected != expected as u64;
+        let moved = self.report.rows_loaded != loaded as u64
+            || self.report.rows_expected != expected as u64;
         self.report.rows_loaded = loaded.max(0) as u64;
         self.report.rows_expected = expected.max(0) as u64;
         let phase = if loading {

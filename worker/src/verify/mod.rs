@@ -28,9 +28,9 @@ use crate::buffer::Batch;
 use crate::config::WorkerConfig;
 use crate::error::{Result, WorkerError};
 use crate::eta::EtaLine;
-use crate::report_configmap::ReportConfigMap;
 use crate::mapping::{decode_batch, Change, ChangeKind, Layout, TargetColumn};
 use crate::pipeline::validated_layout;
+use crate::report_configmap::ReportConfigMap;
 use crate::sink::{MysqlConnection, MysqlSink};
 use crate::source::{PaimonSource, SnapshotPlan};
 
@@ -222,14 +222,25 @@ pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> 
 pub async fn publish(cfg: &WorkerConfig, report: &Report) -> Result<()> {
     let namespace = match &cfg.checkpoint {
         crate::config::CheckpointTarget::ConfigMap { namespace } => namespace.clone(),
-        crate::config::CheckpointTarget::File(_) => std::env::var(pms_crds::contract::ENV_NAMESPACE).ok(),
+        crate::config::CheckpointTarget::File(_) => {
+            std::env::var(pms_crds::contract::ENV_NAMESPACE).ok()
+        }
     };
     let name = pms_crds::contract::verify_name(&cfg.sync_name);
-    let target = ReportConfigMap::connect(namespace, name, &cfg.sync_name, Component::Verify).await?;
+    let target =
+        ReportConfigMap::connect(namespace, name, &cfg.sync_name, Component::Verify).await?;
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     let (missing, extra, different) = match &report.repaired {
-        Some((_, after)) => (after.missing.count, after.extra.count, after.different.count),
-        None => (report.missing.count, report.extra.count, report.different.count),
+        Some((_, after)) => (
+            after.missing.count,
+            after.extra.count,
+            after.different.count,
+        ),
+        None => (
+            report.missing.count,
+            report.extra.count,
+            report.different.count,
+        ),
     };
     target
         .write(&VerifyReport {
@@ -259,6 +270,12 @@ async fn recheck(
 ) -> Result<()> {
     while report.divergent_rows() > 0 && report.rounds < LIVE_ROUNDS {
         let compared = report.snapshot_id;
+        info!(
+            round = report.rounds,
+            snapshot_id = compared,
+            divergent = report.divergent_rows(),
+            "verify: keys differ; comparing them again once the sync applied this snapshot"
+        );
         if !wait_until_applied(source, cfg, compared).await? {
             info!(snapshot_id = compared, "verify: the sync did not apply the compared snapshot in time; reporting what differs now");
             return Ok(());
@@ -274,7 +291,12 @@ async fn recheck(
         again.rounds = report.rounds + 1;
         again.elapsed += report.elapsed;
         again.mysql_rows_scanned += report.mysql_rows_scanned;
-        info!(round = again.rounds, snapshot_id = again.snapshot_id, still_divergent = again.divergent_rows(), "verify: compared again");
+        info!(
+            round = again.rounds,
+            snapshot_id = again.snapshot_id,
+            still_divergent = again.divergent_rows(),
+            "verify: compared again"
+        );
         *report = again;
     }
     Ok(())
@@ -282,7 +304,11 @@ async fn recheck(
 
 /// Waits until every slot's consumer says it applied `snapshot_id` (its next snapshot is
 /// past it); false after [`LIVE_WAIT`].
-async fn wait_until_applied(source: &PaimonSource, cfg: &WorkerConfig, snapshot_id: i64) -> Result<bool> {
+async fn wait_until_applied(
+    source: &PaimonSource,
+    cfg: &WorkerConfig,
+    snapshot_id: i64,
+) -> Result<bool> {
     let deadline = Instant::now() + LIVE_WAIT;
     let slots = cfg.spec.parallelism;
     loop {
@@ -439,7 +465,9 @@ async fn compare(
             stored.into_iter().map(|(k, (row, _))| (k, row)).collect();
         for (key, row) in &extra {
             let key = keep_keys.then_some(key.as_slice());
-            report.extra.add(show, key, || rows.key_text(row), String::new);
+            report
+                .extra
+                .add(show, key, || rows.key_text(row), String::new);
             fix(row, true);
         }
         if let Some(sink) = repair {

@@ -78,7 +78,13 @@ fn one_deployment_per_slot_with_slot_env_secrets_by_reference_and_recreate() {
 
 #[test]
 fn suspended_means_zero_replicas() {
-    let d = deployment(&sample(1, "suspended"), 0, "abc", false, &Settings::default());
+    let d = deployment(
+        &sample(1, "suspended"),
+        0,
+        "abc",
+        false,
+        &Settings::default(),
+    );
     assert_eq!(d.spec.unwrap().replicas, Some(0));
 }
 
@@ -123,7 +129,12 @@ fn role_names_only_this_syncs_configmaps() {
         .filter(|r| r.verbs.iter().any(|v| v == "delete"))
         .flat_map(|r| r.resource_names.iter().flatten())
         .collect();
-    assert!(deletable.iter().all(|n| n.starts_with("orders-rebuild-checkpoint-")), "{deletable:?}");
+    assert!(
+        deletable
+            .iter()
+            .all(|n| n.starts_with("orders-rebuild-checkpoint-")),
+        "{deletable:?}"
+    );
 }
 
 #[test]
@@ -287,12 +298,21 @@ fn a_rebuild_stops_the_slots_and_runs_one_job_with_the_workers_pod() {
         ["rebuild", "--trigger", "2026-11-30T10:00:00Z"]
     );
     assert!(c.readiness_probe.is_none());
-    assert!(!c.env.as_ref().unwrap().iter().any(|e| e.name == ENV_ADMIN_ADDR));
+    assert!(!c
+        .env
+        .as_ref()
+        .unwrap()
+        .iter()
+        .any(|e| e.name == ENV_ADMIN_ADDR));
     let names: Vec<String> = d.reports.iter().map(|c| c.name_any()).collect();
     assert_eq!(names, ["orders-rebuild", "orders-verify"]);
     // The Job's identity may write the new generation's checkpoints and the reports.
     let role = serde_json::to_string(&d.role).unwrap();
-    for name in ["orders-rebuild-checkpoint-1", "orders-rebuild", "orders-verify"] {
+    for name in [
+        "orders-rebuild-checkpoint-1",
+        "orders-rebuild",
+        "orders-verify",
+    ] {
         assert!(role.contains(&format!("\"{name}\"")), "{role}");
     }
 }

@@ -53,8 +53,14 @@ fn a_changed_trigger_stops_the_workers_runs_the_job_and_reports_its_phases() {
     };
     let p = plan(&pms, &facts, now);
     let r = p.rebuild.clone().unwrap();
-    assert_eq!((r.phase, r.trigger.as_deref()), (RebuildPhase::Stopping, Some("one")));
-    assert!(p.workers_stopped && p.rebuild_job.is_none(), "the job waits for the workers to go");
+    assert_eq!(
+        (r.phase, r.trigger.as_deref()),
+        (RebuildPhase::Stopping, Some("one"))
+    );
+    assert!(
+        p.workers_stopped && p.rebuild_job.is_none(),
+        "the job waits for the workers to go"
+    );
     assert_eq!(p.events[0].1, "RebuildStarted");
     settle(&mut pms, &p);
 
@@ -64,7 +70,10 @@ fn a_changed_trigger_stops_the_workers_runs_the_job_and_reports_its_phases() {
 
     // A report of an earlier rebuild is not this one's.
     facts.rebuild_report = Some(report("an-older-one", RebuildPhase::Done));
-    assert_eq!(plan(&pms, &facts, now).rebuild.unwrap().phase, RebuildPhase::Stopping);
+    assert_eq!(
+        plan(&pms, &facts, now).rebuild.unwrap().phase,
+        RebuildPhase::Stopping
+    );
 
     facts.rebuild_report = Some(report(&r.id, RebuildPhase::Loading));
     let p = plan(&pms, &facts, now);
@@ -127,15 +136,28 @@ fn auto_starts_on_a_workers_note_once_and_manual_does_not() {
         ..Default::default()
     };
     let manual = sync("");
-    assert_eq!(plan(&manual, &facts, at("2026-11-30T10:00:00Z")).rebuild, None);
+    assert_eq!(
+        plan(&manual, &facts, at("2026-11-30T10:00:00Z")).rebuild,
+        None
+    );
 
     let mut auto = sync("rebuild: {policy: auto}\n");
     let p = plan(&auto, &facts, at("2026-11-30T10:00:00Z"));
     let r = p.rebuild.clone().unwrap();
-    assert!(r.reason.contains("slot 1 stopped (snapshot-expired)"), "{}", r.reason);
+    assert!(
+        r.reason.contains("slot 1 stopped (snapshot-expired)"),
+        "{}",
+        r.reason
+    );
     settle(&mut auto, &p);
     // Failed: the same note does not start it again.
-    auto.status.as_mut().unwrap().rebuild.as_mut().unwrap().phase = RebuildPhase::Failed;
+    auto.status
+        .as_mut()
+        .unwrap()
+        .rebuild
+        .as_mut()
+        .unwrap()
+        .phase = RebuildPhase::Failed;
     let p = plan(&auto, &facts, at("2026-11-30T10:10:00Z"));
     assert_eq!(p.rebuild.unwrap().id, r.id);
 }
@@ -147,7 +169,10 @@ fn verify_runs_every_interval_while_the_sync_runs_and_keeps_its_last_result() {
     let p = plan(&pms, &facts, at("2026-11-30T10:00:00Z"));
     assert!(p.verify_job);
     settle(&mut pms, &p);
-    assert!(plan(&pms, &facts, at("2026-11-30T10:00:30Z")).verify_job, "runs until it reports");
+    assert!(
+        plan(&pms, &facts, at("2026-11-30T10:00:30Z")).verify_job,
+        "runs until it reports"
+    );
 
     let found = VerifyReport {
         snapshot_id: 9,
@@ -169,9 +194,31 @@ fn verify_runs_every_interval_while_the_sync_runs_and_keeps_its_last_result() {
     assert!(!plan(&pms, &facts, at("2026-11-30T10:30:00Z")).verify_job);
     let p = plan(&pms, &facts, at("2026-11-30T11:00:01Z"));
     assert!(p.verify_job, "the interval passed");
-    assert_eq!(p.verify.unwrap().result, Some(found), "the last result stays until the next");
+    assert_eq!(
+        p.verify.unwrap().result,
+        Some(found),
+        "the last result stays until the next"
+    );
 
     // Not while the sync is not running.
     pms.status.as_mut().unwrap().phase = Some(SyncPhase::Degraded);
     assert!(!plan(&pms, &facts, at("2026-11-30T12:00:01Z")).verify_job);
+}
+
+#[test]
+fn a_rebuild_job_killed_mid_phase_fails_the_rebuild() {
+    let mut pms = sync("rebuild: {trigger: one}\n");
+    let p = plan(&pms, &JobFacts::default(), at("2026-11-30T10:00:00Z"));
+    settle(&mut pms, &p);
+    let id = p.rebuild.unwrap().id;
+    let facts = JobFacts {
+        rebuild_report: Some(report(&id, RebuildPhase::CuttingOver)),
+        rebuild_job_failed: Some(id),
+        ..Default::default()
+    };
+    let r = plan(&pms, &facts, at("2026-11-30T10:02:00Z"))
+        .rebuild
+        .unwrap();
+    assert_eq!(r.phase, RebuildPhase::Failed);
+    assert!(r.message.unwrap().contains("failed in phase CuttingOver"));
 }
