@@ -234,8 +234,9 @@ fn merge_patch(patch: Json) {
     ]);
 }
 
+/// The reasons of the sync's Events, a line each.
 fn event_reasons() -> String {
-    let events = kubectl(&[
+    kubectl(&[
         "get",
         "events",
         "-n",
@@ -244,14 +245,12 @@ fn event_reasons() -> String {
         &format!("involvedObject.name={SYNC}"),
         "-o",
         "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
-    ]);
-    events
+    ])
 }
 
 /// Patches `spec.state` and waits until every slot Deployment has `replicas` replicas.
 async fn set_state(state: SyncState, replicas: i64) {
-    let patch = json!({"spec": {"state": state}}).to_string();
-    kubectl(&["patch", "pms", SYNC, "-n", NS, "--type=merge", "-p", &patch]);
+    merge_patch(json!({"spec": {"state": state}}));
     wait_for(&format!("replicas {replicas}"), LONG, || {
         list("deployment", NS, SELECTOR)
             .iter()
@@ -488,16 +487,7 @@ async fn workers_sync_the_table(table: &Table, db: &TestDb) {
         printed.contains("Running") && printed.contains("2/2"),
         "printer columns:\n{printed}"
     );
-    let events = kubectl(&[
-        "get",
-        "events",
-        "-n",
-        NS,
-        "--field-selector",
-        &format!("involvedObject.name={SYNC}"),
-        "-o",
-        "json",
-    ]);
+    let events = event_reasons();
     assert!(
         events.contains("Running"),
         "a phase change is an event:\n{events}"

@@ -11,6 +11,14 @@ use pms_crds::contract::{labels, Component, REPORT_KEY};
 
 use crate::error::{Result, WorkerError};
 
+/// The ConfigMaps of `namespace` (default: the kubeconfig's, or the pod's), and which namespace
+/// that is.
+pub async fn config_maps(namespace: Option<String>) -> kube::Result<(Api<ConfigMap>, String)> {
+    let client = kube::Client::try_default().await?;
+    let ns = namespace.unwrap_or_else(|| client.default_namespace().to_string());
+    Ok((Api::namespaced(client, &ns), ns))
+}
+
 pub struct ReportConfigMap {
     api: Api<ConfigMap>,
     name: String,

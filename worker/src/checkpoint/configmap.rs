@@ -15,6 +15,7 @@ use pms_crds::contract::{
 };
 
 use crate::error::{Result, WorkerError};
+use crate::report_configmap::config_maps;
 
 pub struct ConfigMapCheckpointStore {
     api: Api<ConfigMap>,
@@ -27,13 +28,12 @@ pub struct ConfigMapCheckpointStore {
 impl ConfigMapCheckpointStore {
     /// Uses `PMS_NAMESPACE` (the pod's namespace from the downward API) or the kubeconfig's.
     pub async fn connect(sync: &str, slot: Slot, namespace: Option<String>) -> Result<Self> {
-        let client = kube::Client::try_default().await.map_err(|e| WorkerError::Checkpoint {
+        let (api, namespace) = config_maps(namespace).await.map_err(|e| WorkerError::Checkpoint {
             location: format!("ConfigMap {}", checkpoint_name(sync, slot.index)),
             message: format!("can't reach the Kubernetes API ({e}); checkpoint.storage configmap needs in-cluster config or KUBECONFIG"),
         })?;
-        let namespace = namespace.unwrap_or_else(|| client.default_namespace().to_string());
         Ok(Self {
-            api: Api::namespaced(client, &namespace),
+            api,
             namespace,
             sync: sync.to_string(),
             slot,
