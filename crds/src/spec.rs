@@ -51,6 +51,69 @@ pub struct PaimonMysqlSyncSpec {
     /// Periodic verification of MySQL against Paimon (`pms-worker verify`, a Job).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifySpec>,
+    /// Savepoints the operator takes (`PaimonMysqlSyncSavepoint` resources) and keeps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub savepoint: Option<SavepointSpec>,
+    /// Start every slot from this point (changing it restarts the sync from there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore_from: Option<RestoreFrom>,
+}
+
+/// When the operator takes savepoints, and how many it keeps.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct SavepointSpec {
+    /// Any string; setting or changing it takes a savepoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// Take one this often while the sync runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<HumanDuration>,
+    /// Completed savepoints of the sync beyond these are deleted, oldest first (with their data).
+    #[serde(default)]
+    pub history: SavepointHistory,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct SavepointHistory {
+    #[serde(default = "default_history_count")]
+    #[schemars(range(min = 1))]
+    pub max_count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_age: Option<HumanDuration>,
+}
+
+impl Default for SavepointHistory {
+    fn default() -> Self {
+        Self {
+            max_count: default_history_count(),
+            max_age: None,
+        }
+    }
+}
+
+fn default_history_count() -> u32 {
+    5
+}
+
+/// A point to start every slot from: a savepoint's snapshot, or a snapshot id.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "has(self.savepoint) != has(self.snapshotId)", "message": "restoreFrom takes either savepoint or snapshotId"}
+]))]
+pub struct RestoreFrom {
+    /// A Completed `PaimonMysqlSyncSavepoint` of this sync.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub savepoint: Option<String>,
+    /// Every slot goes on after this snapshot (its changes and the earlier ones count as applied).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub snapshot_id: Option<i64>,
 }
 
 /// Periodic verification.

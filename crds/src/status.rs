@@ -31,9 +31,67 @@ pub struct PaimonMysqlSyncStatus {
     /// The last (or current) rebuild.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rebuild: Option<RebuildStatus>,
+    /// The last (or current) restore of `spec.restoreFrom` (`trigger` holds what it restored
+    /// from; phases `Stopping`, `CuttingOver`, `Done`/`Failed`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<RebuildStatus>,
     /// The last periodic verify.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyStatus>,
+    /// What `spec.savepoint` has asked for so far.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub savepoints: Option<SavepointsStatus>,
+    /// The parallelism the slot Deployments run with (behind `spec.parallelism` while a
+    /// rescale waits for its cut).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallelism: Option<u32>,
+    /// The last (or current) rescale of a running sync.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rescale: Option<RescaleStatus>,
+}
+
+/// A rescale at a consistent cut: every old slot pauses at the end of one snapshot S, the new
+/// slots start exactly there.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RescaleStatus {
+    /// The pause request's id.
+    pub id: String,
+    pub from: u32,
+    pub to: u32,
+    pub phase: RescalePhase,
+    /// The cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<i64>,
+    pub started_at: String,
+    /// Pause asked → every new slot at the cut.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum RescalePhase {
+    /// The old slots are pausing at one snapshot's end.
+    Cutting,
+    /// The new slots are starting from the cut.
+    Starting,
+    Done,
+    /// No cut in time: rescaled from the lowest old checkpoint instead (at-least-once).
+    Failed,
+}
+
+/// The savepoints the operator took for `spec.savepoint`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SavepointsStatus {
+    /// The `spec.savepoint.trigger` last served.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_trigger: Option<String>,
+    /// When the last periodic savepoint was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_periodic_at: Option<String>,
 }
 
 /// A rebuild the operator drives.

@@ -10,11 +10,13 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::controller::Controller;
 use kube::runtime::events::{Recorder, Reporter};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
+use kube::ResourceExt;
 use kube::{Api, Client};
 use kube_lease_manager::LeaseManagerBuilder;
-use pms_crds::contract::MANAGER;
-use pms_crds::PaimonMysqlSync;
+use pms_crds::contract::{Component, COMPONENT_LABEL, MANAGER, SYNC_LABEL};
+use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncSavepoint};
 use pms_operator::context::{Context, Metrics, Settings};
 use pms_operator::reconcile;
 use pms_runtime::Readiness;
@@ -144,26 +146,44 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 /// Reconciles the syncs on every change of them or of what they own: the Deployments, Jobs
 /// (rebuild, verify) and ConfigMaps (config, the jobs' reports) labelled as the operator's (the workers' checkpoints too, which move the status).
 async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Context>) {
-    let (syncs, deployments, config_maps, jobs) = match namespace {
+    let (syncs, deployments, config_maps, jobs, savepoints) = match namespace {
         Some(ns) => (
             Api::<PaimonMysqlSync>::namespaced(client.clone(), ns),
             Api::<Deployment>::namespaced(client.clone(), ns),
             Api::<ConfigMap>::namespaced(client.clone(), ns),
             Api::<Job>::namespaced(client.clone(), ns),
+            Api::<PaimonMysqlSyncSavepoint>::namespaced(client.clone(), ns),
         ),
         None => (
             Api::all(client.clone()),
             Api::all(client.clone()),
             Api::all(client.clone()),
             Api::all(client.clone()),
+            Api::all(client.clone()),
         ),
     };
+    // The workers' checkpoints have no owner (the workers write them): mapped by label, so a
+    // checkpoint moves the status (and a savepoint) at once.
+    let checkpoints = watcher::Config::default().labels(&format!(
+        "{COMPONENT_LABEL}={}",
+        Component::Checkpoint.as_str()
+    ));
+    let by_sync_label = |cm: ConfigMap| {
+        let sync = cm.labels().get(SYNC_LABEL)?.clone();
+        Some(ObjectRef::<PaimonMysqlSync>::new(&sync).within(&cm.namespace()?))
+    };
+    let by_sync_name = |sp: PaimonMysqlSyncSavepoint| {
+        Some(ObjectRef::<PaimonMysqlSync>::new(&sp.spec.sync_name).within(&sp.namespace()?))
+    };
+    let config_maps_of_checkpoints = config_maps.clone();
     let owned =
         watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGER}"));
     Controller::new(syncs, watcher::Config::default())
         .owns(deployments, owned.clone())
-        .owns(config_maps, owned.clone())
+        .owns(config_maps.clone(), owned.clone())
         .owns(jobs, owned)
+        .watches(config_maps_of_checkpoints, checkpoints, by_sync_label)
+        .watches(savepoints, watcher::Config::default(), by_sync_name)
         .shutdown_on_signal()
         .run(reconcile::reconcile, reconcile::error_policy, ctx)
         .for_each(|result| async move {

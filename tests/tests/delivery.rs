@@ -516,16 +516,28 @@ async fn a_lost_commit_acknowledgement_is_not_applied_twice() {
     }
 }
 
-/// With exactly-once, a parallelism other than the one the progress rows were committed with
-/// is refused by every slot, old and new, before anything is written.
+/// Exactly-once and a new parallelism: refused while the old slot stopped inside a snapshot (a
+/// crash in the middle of its full read), done once every old slot is at the end of one
+/// snapshot (a cut): the progress rows go to the new slots in one transaction, and the audit
+/// trail equals that of a sync that never changed its parallelism.
 #[tokio::test]
-async fn exactly_once_refuses_a_changed_parallelism() {
+async fn exactly_once_rescales_only_at_a_cut() {
     let table = changes_table();
-    let db = audited_target("eo_parallelism").await;
-    let cfg = SyncConfig::builder(&table, &db)
-        .delivery(Delivery::ExactlyOnce)
-        .build();
-    cfg.sync_once(&[]);
+    let clean = audited_target("eo_rescale_clean").await;
+    let db = audited_target("eo_rescale").await;
+    let builder = |db: &TestDb| {
+        SyncConfig::builder(&table, db)
+            .delivery(Delivery::ExactlyOnce)
+            .max_rows(10)
+            .build()
+    };
+    let (clean_cfg, cfg) = (builder(&clean), builder(&db));
+    clean_cfg.sync_once(&[]);
+    let out = run_with(
+        &cfg,
+        &[("PMS_FAILPOINT", "after-commit-before-checkpoint@2")],
+    );
+    assert!(!out.status.success(), "killed inside the full read");
     let audit = db.count("audit").await;
     for slot in ["0", "1"] {
         let out = cfg.run_once(&["--slot", slot, "--slots", "2"]);
@@ -537,7 +549,31 @@ async fn exactly_once_refuses_a_changed_parallelism() {
         );
     }
     assert_eq!(db.count("audit").await, audit, "nothing written");
+    // One slot finishes: every old slot is at the end of one snapshot.
     cfg.sync_once(&[]);
+    table.commits(vec![
+        generate_step(1, 40, 3, "+U", 7),
+        generate(201, 20, "+I", 0),
+    ]);
+    clean_cfg.sync_once(&[]);
+    let logs: Vec<String> = ["0", "1"]
+        .map(|slot| {
+            let out = cfg.run_once(&["--slot", slot, "--slots", "2"]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            stderr(&out)
+        })
+        .to_vec();
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("exactly-once rescale at a consistent cut")),
+        "{logs:?}"
+    );
+    assert_synced(&table, &db, "orders", None).await;
+    assert_eq!(
+        db.count("audit").await,
+        clean.count("audit").await,
+        "each change applied once, across the rescale"
+    );
 }
 
 /// Two workers of one slot with at-least-once delivery (a restarted pod whose old pod has not

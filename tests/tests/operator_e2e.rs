@@ -138,21 +138,31 @@ fn pod_process(
     args: &[String],
     extra_env: &BTreeMap<String, String>,
 ) -> Child {
-    let mut env = pod_env(object);
-    env.extend(extra_env.clone());
-    env.insert("PMS_CONFIG".into(), config.display().to_string());
-    env.remove("PMS_ADMIN_ADDR");
-    Command::new(worker_bin())
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap())
-        .env("KUBECONFIG", kubeconfig())
-        .env("RUST_LOG", "info")
-        .envs(env)
+    pod_command(object, config, args, extra_env)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
+}
+
+fn pod_command(
+    object: &Json,
+    config: &std::path::Path,
+    args: &[String],
+    extra_env: &BTreeMap<String, String>,
+) -> Command {
+    let mut env = pod_env(object);
+    env.extend(extra_env.clone());
+    env.insert("PMS_CONFIG".into(), config.display().to_string());
+    env.remove("PMS_ADMIN_ADDR");
+    let mut cmd = Command::new(worker_bin());
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap())
+        .env("KUBECONFIG", kubeconfig())
+        .env("RUST_LOG", "info")
+        .envs(env);
+    cmd
 }
 
 /// Runs every slot's worker once (`run --once`), as its pod would; their outputs.
@@ -494,9 +504,17 @@ async fn workers_sync_the_table(table: &Table, db: &TestDb) {
     );
 }
 
-/// Rescale 2 → 3 through the scale subresource; the new slots resume from the old checkpoints.
-async fn scale_2_to_3(table: &Table, db: &TestDb) {
+/// Rescale 2 → 3 of a running sync through the scale subresource, at a consistent cut: the two
+/// old slots (running, as their pods would) pause at the end of one snapshot before the
+/// Deployments change; the three new slots start exactly there, while Paimon keeps committing.
+async fn scale_2_to_3_at_a_cut(table: &Table, db: &TestDb) {
+    let (mut old, _old_logs) = spawn_workers(2);
     kubectl(&["scale", "pms", SYNC, "-n", NS, "--replicas=3"]);
+    let s = wait_status("the old slots paused at one cut", |s| {
+        s["rescale"]["phase"] == "Starting"
+    })
+    .await;
+    let cut = s["rescale"]["snapshotId"].as_i64().unwrap();
     wait_for("3 slot deployments", LONG, || {
         (list("deployment", NS, SELECTOR).len() == 3).then_some(())
     })
@@ -505,22 +523,42 @@ async fn scale_2_to_3(table: &Table, db: &TestDb) {
     assert_eq!(pod_env(&slot2)["PMS_SLOTS"], "3");
     let role = get("role", &format!("{SYNC}-worker"), NS).unwrap();
     assert!(role.to_string().contains(&format!("{SYNC}-checkpoint-2")));
+    // Recreate: the old pods get SIGTERM; Paimon goes on committing; the new pods start.
+    for w in &mut old {
+        assert!(stop_with_sigterm(w).await.success());
+    }
     table.commits(vec![
         generate_step(1, 100, 3, "+U", 5),
         generate_step(2, 40, 7, "-D", 0),
     ]);
-    let logs = run_workers_once(3);
-    assert!(
-        logs.contains("rescaled"),
-        "the new slots start from the old checkpoints:\n{logs}"
-    );
+    let (mut new, logs) = spawn_workers(3);
     mark_ready(3, true);
-    assert_synced(table, db, "orders", None).await;
+    let s = wait_status("the new slots at the cut, the pause lifted", |s| {
+        s["rescale"]["phase"] == "Done"
+    })
+    .await;
+    assert_eq!(
+        (s["rescale"]["from"].as_i64(), s["rescale"]["to"].as_i64()),
+        (Some(2), Some(3))
+    );
+    assert!(s["rescale"]["took"].as_str().is_some(), "{s}");
+    assert!(event_reasons().contains("Rescaled"));
     let latest = table.latest();
     wait_status("status after rescale", |s| {
         s["phase"] == "Running" && s["snapshotId"] == latest && s["slotsReady"] == "3/3"
     })
     .await;
+    for w in &mut new {
+        assert!(stop_with_sigterm(w).await.success());
+    }
+    for k in 0..3 {
+        let log = std::fs::read_to_string(logs.path().join(format!("slot-{k}.log"))).unwrap();
+        assert!(
+            log.contains("rescaled") && log.contains(&format!("next_snapshot: {}", cut + 1)),
+            "slot {k} starts at the cut (after snapshot {cut}):\n{log}"
+        );
+    }
+    assert_synced(table, db, "orders", None).await;
 }
 
 /// Suspend: the slots go to 0 replicas (a pod's SIGTERM flushes and checkpoints); resume brings them back.
@@ -589,8 +627,13 @@ async fn periodic_verify_finds_a_deleted_row(db: &TestDb) {
 /// The rebuild Job the operator started, once the slots are stopped (0 replicas, then
 /// reported gone by the harness); with the status that started it.
 async fn rebuild_job_after_the_workers_stopped(slots: u32) -> (Json, Json) {
-    let s = wait_status("a rebuild stopping the workers", |s| {
-        s["phase"] == "Rebuilding" && s["rebuild"]["phase"] == "Stopping"
+    job_after_the_workers_stopped(slots, "rebuild").await
+}
+
+/// The same for `status.<what>` (`rebuild`, `restore`) and the Job `<sync>-<what>`.
+async fn job_after_the_workers_stopped(slots: u32, what: &str) -> (Json, Json) {
+    let s = wait_status(&format!("a {what} stopping the workers"), |s| {
+        s["phase"] == "Rebuilding" && s[what]["phase"] == "Stopping"
     })
     .await;
     wait_for("slots at 0 replicas", LONG, || {
@@ -601,9 +644,9 @@ async fn rebuild_job_after_the_workers_stopped(slots: u32) -> (Json, Json) {
     })
     .await;
     mark_ready(slots, false);
-    let id = s["rebuild"]["id"].as_str().unwrap().to_string();
-    let job = wait_for("the rebuild Job of this rebuild", LONG, || {
-        get("job", &format!("{SYNC}-rebuild"), NS)
+    let id = s[what]["id"].as_str().unwrap().to_string();
+    let job = wait_for(&format!("the Job of this {what}"), LONG, || {
+        get("job", &format!("{SYNC}-{what}"), NS)
             .filter(|j| j["metadata"]["annotations"]["paimonsync.io/job-id"] == id.as_str())
     })
     .await;
@@ -754,6 +797,144 @@ async fn operator_driven_rebuilds(table: &Table, db: &TestDb) {
     );
 }
 
+fn savepoint(name: &str) -> Option<Json> {
+    get("pmssp", name, NS)
+}
+
+async fn wait_savepoint_completed(name: &str) -> Json {
+    wait_for(&format!("savepoint {name} Completed"), LONG, || {
+        savepoint(name).filter(|s| {
+            assert_ne!(s["status"]["state"], "Failed", "{s}");
+            s["status"]["state"] == "Completed"
+        })
+    })
+    .await
+}
+
+/// Savepoints of a running sync while Paimon keeps committing: one made by hand, one by
+/// `spec.savepoint.trigger`; every slot stops at the end of one snapshot, the cut is kept in
+/// `<savepoint>-data`, the slots go on, and the history keeps only `maxCount`.
+async fn savepoints_while_paimon_commits(table: &Table, db: &TestDb) {
+    let (mut workers, logs) = spawn_workers(3);
+    mark_ready(3, true);
+    let created_at = table.latest();
+    let manifest = format!(
+        "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSyncSavepoint\nmetadata: {{name: by-hand, namespace: {NS}}}\nspec: {{syncName: {SYNC}}}\n"
+    );
+    let out = apply(&manifest);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    table.commits(vec![generate_step(3, 60, 5, "+U", 11)]);
+    table.commits(vec![generate(7001, 20, "+I", 0)]);
+    let sp = wait_savepoint_completed("by-hand").await;
+    let cut = sp["status"]["snapshotId"].as_i64().unwrap();
+    assert!(cut >= created_at, "{sp}");
+    assert_eq!(sp["status"]["slots"], 3);
+    assert!(sp["status"]["location"]
+        .as_str()
+        .unwrap()
+        .ends_with("/by-hand-data"));
+    let data = get("configmap", "by-hand-data", NS).expect("the savepoint's data");
+    let data: Json =
+        serde_json::from_str(data["data"]["savepoint.json"].as_str().unwrap()).unwrap();
+    let checkpoints = data["checkpoints"].as_array().unwrap();
+    assert_eq!(checkpoints.len(), 3);
+    for cp in checkpoints {
+        assert_eq!(
+            (
+                cp["snapshotId"].as_i64(),
+                cp["phase"].as_str(),
+                cp["pausedFor"].as_str()
+            ),
+            (Some(cut), Some("incremental"), Some("by-hand")),
+            "every slot at the end of snapshot {cut}: {cp}"
+        );
+        assert!(
+            cp.get("position").is_none(),
+            "never inside a snapshot: {cp}"
+        );
+    }
+    assert!(event_reasons().contains("SavepointCompleted"));
+    assert!(kubectl(&["get", "pmssp", "-n", NS]).contains("Completed"));
+
+    // The slots go on after the cut.
+    table.commits(vec![generate(7101, 10, "+I", 0)]);
+    let latest = table.latest();
+    wait_status("the slots past the cut", |s| s["snapshotId"] == latest).await;
+
+    // spec.savepoint.trigger takes one; history keeps the newest.
+    merge_patch(json!({"spec": {"savepoint": {"trigger": "t1", "history": {"maxCount": 1}}}}));
+    let name = wait_for("a savepoint for the trigger", LONG, || {
+        list("pmssp", NS, SELECTOR)
+            .into_iter()
+            .find(|s| s["metadata"]["name"] != "by-hand")
+            .map(|s| s["metadata"]["name"].as_str().unwrap().to_string())
+    })
+    .await;
+    wait_savepoint_completed(&name).await;
+    wait_for("history trimmed to 1", LONG, || {
+        (savepoint("by-hand").is_none() && get("configmap", "by-hand-data", NS).is_none())
+            .then_some(())
+    })
+    .await;
+    assert_eq!(status()["savepoints"]["lastTrigger"], "t1");
+    merge_patch(json!({"spec": {"savepoint": null}}));
+
+    for w in &mut workers {
+        assert!(stop_with_sigterm(w).await.success());
+    }
+    let log = std::fs::read_to_string(logs.path().join("slot-0.log")).unwrap();
+    assert!(
+        log.contains("paused at the end of a snapshot") && log.contains("pause lifted"),
+        "{log}"
+    );
+    mark_ready(3, false);
+    assert_synced(table, db, "orders", None).await;
+    // Back to the trigger's savepoint: every slot goes on after its cut, and the replay converges.
+    let cut = savepoint(&name).unwrap()["status"]["snapshotId"]
+        .as_i64()
+        .unwrap();
+    merge_patch(json!({"spec": {"restoreFrom": {"savepoint": name}}}));
+    let (job, _) = job_after_the_workers_stopped(3, "restore").await;
+    let args = job["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
+    assert!(
+        args.contains("restore") && args.contains(&cut.to_string()),
+        "{args}"
+    );
+    let out = run_job(&job);
+    assert!(out.status.success(), "restore: {}", stderr(&out));
+    let s = wait_status("restore Done", |s| s["restore"]["phase"] == "Done").await;
+    assert_eq!(s["restore"]["snapshotId"], cut);
+    assert!(event_reasons().contains("RestoreDone"));
+    for k in 0..3 {
+        let cm = get("configmap", &format!("{SYNC}-checkpoint-{k}"), NS).unwrap();
+        let cp: Json =
+            serde_json::from_str(cm["data"]["checkpoint.json"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            (cp["snapshotId"].as_i64(), cp["phase"].as_str()),
+            (Some(cut), Some("incremental")),
+            "{cp}"
+        );
+    }
+    wait_for("slots back at 1 replica", LONG, || {
+        list("deployment", NS, SELECTOR)
+            .iter()
+            .all(|d| d["spec"]["replicas"] == 1)
+            .then_some(())
+    })
+    .await;
+    run_workers_once(3);
+    assert_synced(table, db, "orders", None).await;
+    merge_patch(json!({"spec": {"restoreFrom": null}}));
+
+    // Savepoints (and their data) outlive the sync: deleted by hand.
+    kubectl(&["delete", "pmssp", &name, "-n", NS]);
+    kubectl(&["delete", "configmap", &format!("{name}-data"), "-n", NS]);
+}
+
 /// Secrets never reach status, events or the operator's log.
 fn no_secret_in_status_events_or_logs() {
     let everything = format!(
@@ -819,10 +1000,11 @@ async fn operator_end_to_end() {
     operator_builds_the_objects().await;
     only_the_leader_reconciles().await;
     workers_sync_the_table(&table, &db).await;
-    scale_2_to_3(&table, &db).await;
+    scale_2_to_3_at_a_cut(&table, &db).await;
     suspend_and_resume().await;
     periodic_verify_finds_a_deleted_row(&db).await;
     operator_driven_rebuilds(&table, &db).await;
+    savepoints_while_paimon_commits(&table, &db).await;
     no_secret_in_status_events_or_logs();
     delete_cleans_up();
 }

@@ -214,8 +214,15 @@ async fn an_exactly_once_sync_changes_its_parallelism_by_a_rebuild() {
     db.exec(ORDERS_DDL).await;
     let one = SyncConfig::builder(&t, &db)
         .delivery(Delivery::ExactlyOnce)
+        .max_rows(100)
         .build();
-    one.sync_once(&[]);
+    // Stopped inside its full read: not at the end of a snapshot, so no rescale in place.
+    let out = one
+        .command(&["--once"])
+        .env("PMS_FAILPOINT", "after-commit-before-checkpoint@2")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
     t.commits(vec![generate(1, 50, "-D", 0), generate(1000, 20, "+I", 0)]);
     let two = SyncConfig::builder(&t, &db)
         .delivery(Delivery::ExactlyOnce)
@@ -227,7 +234,7 @@ async fn an_exactly_once_sync_changes_its_parallelism_by_a_rebuild() {
     ];
     let out = two.run_once(&slots[1]);
     assert!(
-        stderr(&out).contains("needs `pms-worker rebuild` with the new parallelism"),
+        stderr(&out).contains("`pms-worker rebuild` with the new parallelism"),
         "{}",
         stderr(&out)
     );

@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod pipeline;
 pub mod rebuild;
 pub mod report_configmap;
+pub mod restore;
 pub mod sink;
 pub mod source;
 pub mod verify;

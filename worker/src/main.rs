@@ -39,6 +39,8 @@ enum Command {
     /// Start the sync over into a shadow table, verify it, and swap it in atomically
     /// (stop the sync first; run it again after an interruption to finish).
     Rebuild(RebuildArgs),
+    /// Set every slot to go on after snapshot S (a savepoint's snapshot); stop the sync first.
+    Restore(RestoreArgs),
 }
 
 /// The config file every command reads.
@@ -74,6 +76,13 @@ struct RunArgs {
     /// Write the final metrics (Prometheus text) to this file on exit (for batch runs and benchmarks).
     #[arg(long)]
     metrics_file: Option<PathBuf>,
+    /// Apply every snapshot through S (a consistent cut: the end of a snapshot), flush,
+    /// checkpoint and exit 0.
+    #[arg(long, value_name = "S", conflicts_with = "stop_at")]
+    stop_at_snapshot: Option<i64>,
+    /// `latest`: stop at the snapshot that is the latest when the run starts.
+    #[arg(long, value_parser = ["latest"])]
+    stop_at: Option<String>,
 }
 
 #[derive(Args)]
@@ -114,6 +123,18 @@ struct RebuildArgs {
     trigger: Option<String>,
 }
 
+#[derive(Args)]
+struct RestoreArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+    /// Every slot goes on after this snapshot.
+    #[arg(long)]
+    snapshot: i64,
+    /// Names this restore in its report (the operator's run of `spec.restoreFrom`).
+    #[arg(long)]
+    trigger: Option<String>,
+}
+
 /// Exit status of a `verify` that found differences (1 is an error).
 const EXIT_DIVERGENT: u8 = 3;
 
@@ -135,6 +156,7 @@ fn main() -> ExitCode {
         Command::Run(args) => runtime.block_on(run(args)).map(|()| ExitCode::SUCCESS),
         Command::Verify(args) => runtime.block_on(verify(args)),
         Command::Rebuild(args) => runtime.block_on(rebuild(args)).map(|()| ExitCode::SUCCESS),
+        Command::Restore(args) => runtime.block_on(restore(args)).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,
@@ -169,12 +191,30 @@ async fn verify(args: VerifyArgs) -> Result<ExitCode, pms_worker::error::WorkerE
     }
 }
 
+impl ConfigArg {
+    /// The config of every slot of the sync.
+    fn load_all(&self) -> Result<Vec<WorkerConfig>, pms_worker::error::WorkerError> {
+        let slots = self.load(Slot::SINGLE)?.spec.parallelism;
+        (0..slots)
+            .map(|k| self.load(Slot::new(k, slots)?))
+            .collect()
+    }
+}
+
+async fn restore(args: RestoreArgs) -> Result<(), pms_worker::error::WorkerError> {
+    let configs = args.config.load_all()?;
+    pms_worker::restore::restore(&configs, args.snapshot, args.trigger).await?;
+    println!(
+        "restored {}: every slot goes on after snapshot {}",
+        configs[0].target_name(),
+        args.snapshot
+    );
+    Ok(())
+}
+
 async fn rebuild(args: RebuildArgs) -> Result<(), pms_worker::error::WorkerError> {
-    let first = args.config.load(Slot::SINGLE)?;
-    let slots = first.spec.parallelism;
-    let configs = (0..slots)
-        .map(|k| args.config.load(Slot::new(k, slots)?))
-        .collect::<Result<Vec<_>, _>>()?;
+    let configs = args.config.load_all()?;
+    let first = &configs[0];
     let done = pms_worker::rebuild::rebuild(&configs, args.trigger).await?;
     println!(
         "rebuilt {}: {} rows at snapshot {}",
@@ -193,7 +233,12 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
         slots,
         admin_addr,
         metrics_file,
+        stop_at_snapshot,
+        stop_at,
     } = args;
+    let stop_at = stop_at_snapshot
+        .map(pipeline::StopAt::Snapshot)
+        .or(stop_at.map(|_| pipeline::StopAt::Latest));
     let cfg = config.load(Slot::new(slot, slots)?)?;
     let metrics = Metrics::new(&cfg.sync_name, cfg.slot.index);
     let ready = Readiness::default();
@@ -210,7 +255,12 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
     });
     let result = pipeline::run(
         cfg.clone(),
-        RunOptions { once, stop, ready },
+        RunOptions {
+            once,
+            stop_at,
+            stop,
+            ready,
+        },
         metrics.clone(),
     )
     .await;
@@ -227,6 +277,9 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
         Outcome::CaughtUp => "done",
         Outcome::Stopped => "stopped: flushed and checkpointed; the next run resumes here",
         Outcome::NoSnapshot => "done: the table has no snapshot yet",
+        Outcome::ReachedCut(_) => {
+            "stopped at the end of the requested snapshot: flushed and checkpointed"
+        }
     };
     info!(
         snapshot = ?summary.snapshot_id,

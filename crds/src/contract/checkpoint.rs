@@ -115,6 +115,9 @@ pub struct Checkpoint {
     /// The latest Paimon snapshot seen when this was written (for lag in status).
     pub latest_snapshot: Option<i64>,
     pub rescaled_from: Option<RescaleBase>,
+    /// The slot is paused at this point (the end of a snapshot) for this pause request
+    /// (see `control.rs`).
+    pub paused_for: Option<String>,
 }
 
 impl Checkpoint {
@@ -154,6 +157,8 @@ mod wire {
         latest_snapshot: Option<i64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rescaled_from: Option<RescaleBaseJson>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        paused_for: Option<String>,
     }
 
     #[derive(Serialize, Deserialize)]
@@ -212,6 +217,7 @@ mod wire {
                         phase,
                     }
                 }),
+                paused_for: c.paused_for,
             }
         }
     }
@@ -231,6 +237,7 @@ mod wire {
                     slots: b.slots,
                     point: join(b.snapshot_id, b.phase, None),
                 }),
+                paused_for: j.paused_for,
             })
         }
     }
@@ -281,6 +288,7 @@ mod tests {
                     at: Position::START,
                 },
             }),
+            paused_for: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! what the operator builds and what the worker expects is a compile error, not a silent miss.
 
 mod checkpoint;
+mod control;
 mod env;
 mod names;
 mod reports;
@@ -12,6 +13,7 @@ mod slot;
 pub use checkpoint::{
     from_wire_columns, wire_columns, Checkpoint, Position, ReadPoint, RescaleBase,
 };
+pub use control::*;
 pub use env::*;
 pub use names::*;
 pub use reports::*;

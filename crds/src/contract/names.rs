@@ -25,6 +25,10 @@ pub enum Component {
     Rebuild,
     /// The periodic verify's Job and report ConfigMap.
     Verify,
+    /// The restore's Job and report ConfigMap (`spec.restoreFrom`).
+    Restore,
+    /// Savepoints the operator created, and every savepoint's data.
+    Savepoint,
 }
 
 impl Component {
@@ -37,6 +41,8 @@ impl Component {
             Component::Checkpoint => "checkpoint",
             Component::Rebuild => "rebuild",
             Component::Verify => "verify",
+            Component::Restore => "restore",
+            Component::Savepoint => "savepoint",
         }
     }
 }

@@ -19,6 +19,11 @@ pub const REBUILD_REQUIRED_KEY: &str = "rebuild-required.json";
 pub fn rebuild_name(sync: &str) -> String {
     format!("{sync}-rebuild")
 }
+/// The restore's ConfigMap and Job (`spec.restoreFrom`; its report is a [`RebuildReport`]
+/// that goes `CuttingOver` → `Done`/`Failed`).
+pub fn restore_name(sync: &str) -> String {
+    format!("{sync}-restore")
+}
 /// The verify's ConfigMap and Job.
 pub fn verify_name(sync: &str) -> String {
     format!("{sync}-verify")

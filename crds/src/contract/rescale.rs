@@ -81,6 +81,7 @@ mod tests {
             updated: String::new(),
             latest_snapshot: None,
             rescaled_from,
+            paused_for: None,
         })
     }
     fn changes(next_snapshot: i64, row: u64) -> ReadPoint {

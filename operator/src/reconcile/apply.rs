@@ -11,15 +11,17 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Api, Client, Resource, ResourceExt};
 use pms_crds::contract::{self, Component, COMPONENT_LABEL, MANAGER};
+use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncSavepoint, PaimonMysqlSyncSavepointSpec};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use tracing::info;
 
 use super::build::Desired;
 use super::jobs::JOB_ID;
+use super::savepoints::{data_name, SavepointPlan, DATA_KEY};
 use crate::error::{Error, Result, Verb};
 
 /// A namespaced Kubernetes object we can apply, list and delete.
@@ -58,6 +60,7 @@ pub async fn apply(client: &Client, ns: &str, sync: &str, desired: &Desired) -> 
     apply_one(client, ns, &desired.role).await?;
     apply_one(client, ns, &desired.role_binding).await?;
     apply_one(client, ns, &desired.config).await?;
+    apply_one(client, ns, &desired.control).await?;
     for report in &desired.reports {
         apply_one(client, ns, report).await?;
     }
@@ -73,7 +76,8 @@ pub async fn apply(client: &Client, ns: &str, sync: &str, desired: &Desired) -> 
     let mut removed = Vec::new();
     let service = [desired.metrics_service.name_any()];
     let identity = [desired.role.name_any()];
-    let configs: Vec<String> = std::iter::once(&desired.config)
+    let configs: Vec<String> = [&desired.config, &desired.control]
+        .into_iter()
         .chain(&desired.reports)
         .map(|c| c.name_any())
         .collect();
@@ -129,6 +133,83 @@ async fn delete_more<K: Namespaced>(
     let names = delete_unwanted::<K>(client, ns, sync, wanted, true, DeleteParams::background());
     let kind = K::kind(&());
     removed.extend(names.await?.into_iter().map(|n| format!("{kind} {n}")));
+    Ok(())
+}
+
+/// Carries out a savepoint plan: statuses, the data of a completed one (owned by it), the
+/// savepoints the spec asks for, and the ones history trims (with their data).
+pub async fn savepoints(
+    client: &Client,
+    pms: &PaimonMysqlSync,
+    existing: &[PaimonMysqlSyncSavepoint],
+    plan: &SavepointPlan,
+) -> Result<()> {
+    let ns = pms.namespace().unwrap_or_default();
+    let sync = pms.name_any();
+    let api: Api<PaimonMysqlSyncSavepoint> = Api::namespaced(client.clone(), &ns);
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
+    if let Some((name, data)) = &plan.data {
+        let owner = existing
+            .iter()
+            .find(|s| &s.name_any() == name)
+            .and_then(|s| s.controller_owner_ref(&()));
+        let body = serde_json::to_string_pretty(data).expect("savepoint data serializes");
+        let cm = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(data_name(name)),
+                namespace: Some(ns.clone()),
+                labels: Some(contract::labels(&sync, Component::Savepoint, None)),
+                owner_references: owner.map(|o| vec![o]),
+                ..Default::default()
+            },
+            data: Some(BTreeMap::from([(DATA_KEY.to_string(), body)])),
+            ..Default::default()
+        };
+        apply_one(client, &ns, &cm).await?;
+    }
+    for (name, status) in &plan.statuses {
+        let patch = serde_json::json!({ "status": status });
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|e| Error::api::<PaimonMysqlSyncSavepoint>(Verb::PatchStatus, &ns, name, e))?;
+    }
+    for name in &plan.create {
+        let mut sp = PaimonMysqlSyncSavepoint::new(
+            name,
+            PaimonMysqlSyncSavepointSpec {
+                sync_name: sync.clone(),
+            },
+        );
+        sp.metadata.namespace = Some(ns.clone());
+        sp.metadata.labels = Some(contract::labels(&sync, Component::Savepoint, None));
+        info!(%sync, savepoint = %name, "taking a savepoint (spec.savepoint)");
+        match api.create(&PostParams::default(), &sp).await {
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            other => {
+                other.map_err(|e| {
+                    Error::api::<PaimonMysqlSyncSavepoint>(Verb::Apply, &ns, name, e)
+                })?;
+            }
+        }
+    }
+    for name in &plan.delete {
+        info!(%sync, savepoint = %name, "deleting a savepoint beyond spec.savepoint.history");
+        for result in [
+            api.delete(name, &DeleteParams::background())
+                .await
+                .map(drop),
+            cms.delete(&data_name(name), &DeleteParams::background())
+                .await
+                .map(drop),
+        ] {
+            match result {
+                Err(kube::Error::Api(s)) if s.code == 404 => {}
+                other => other.map_err(|e| {
+                    Error::api::<PaimonMysqlSyncSavepoint>(Verb::Delete, &ns, name, e)
+                })?,
+            }
+        }
+    }
     Ok(())
 }
 
@@ -205,8 +286,12 @@ pub fn unwanted(
     wanted: &[String],
     keep_checkpoints: bool,
 ) -> bool {
-    let checkpoint =
-        labels.get(COMPONENT_LABEL).map(String::as_str) == Some(Component::Checkpoint.as_str());
+    let component = labels.get(COMPONENT_LABEL).map(String::as_str);
+    // A savepoint's data belongs to the savepoint (which outlives the sync), not to the sync.
+    if component == Some(Component::Savepoint.as_str()) {
+        return false;
+    }
+    let checkpoint = component == Some(Component::Checkpoint.as_str());
     let kept = wanted.iter().any(|w| w == name) || (checkpoint && keep_checkpoints);
     !kept
 }
@@ -224,5 +309,10 @@ mod tests {
         assert!(unwanted("s-slot-2", &worker, &wanted, true));
         assert!(!unwanted("s-checkpoint-2", &checkpoint, &[], true));
         assert!(unwanted("s-checkpoint-2", &checkpoint, &[], false));
+        let savepoint = contract::labels("s", Component::Savepoint, None);
+        assert!(
+            !unwanted("sp-data", &savepoint, &[], false),
+            "savepoint data outlives the sync"
+        );
     }
 }

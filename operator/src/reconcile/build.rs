@@ -27,6 +27,7 @@ use super::jobs::{JobPlan, JOB_ID};
 use super::validate::Validated;
 use crate::context::Settings;
 use crate::error::{Error, Result};
+use pms_crds::contract::{Control, CONTROL_KEY};
 
 const CONFIG_DIR: &str = "/etc/pms";
 
@@ -42,11 +43,18 @@ pub struct Desired {
     pub deployments: Vec<Deployment>,
     /// `<sync>-rebuild` and `<sync>-verify`, which the jobs write their reports into.
     pub reports: Vec<ConfigMap>,
+    /// `<sync>-control`: what the workers are asked to do (pause for a savepoint).
+    pub control: ConfigMap,
     /// The Jobs that should run now.
     pub jobs: Vec<Job>,
 }
 
-pub fn all(v: &Validated, plan: &JobPlan, settings: &Settings) -> Result<Desired> {
+pub fn all(
+    v: &Validated,
+    plan: &JobPlan,
+    control: &Control,
+    settings: &Settings,
+) -> Result<Desired> {
     let pms = v.pms;
     let config = worker_config(pms)?;
     let hash = config_hash(&config);
@@ -54,6 +62,18 @@ pub fn all(v: &Validated, plan: &JobPlan, settings: &Settings) -> Result<Desired
     if let Some(id) = &plan.rebuild_job {
         let args = vec!["rebuild".to_string(), "--trigger".into(), id.clone()];
         jobs.push(job(pms, Component::Rebuild, id, args, settings));
+    }
+    if let Some((id, snapshot)) = &plan.restore_job {
+        let args = [
+            "restore",
+            "--snapshot",
+            &snapshot.to_string(),
+            "--trigger",
+            id,
+        ]
+        .map(String::from)
+        .to_vec();
+        jobs.push(job(pms, Component::Restore, id, args, settings));
     }
     if let Some(v) = plan.verify.as_ref().filter(|v| v.running) {
         let args = ["verify", "--live", "--publish"].map(String::from).to_vec();
@@ -70,6 +90,7 @@ pub fn all(v: &Validated, plan: &JobPlan, settings: &Settings) -> Result<Desired
         config,
         reports: [
             (contract::rebuild_name(&pms.name_any()), Component::Rebuild),
+            (contract::restore_name(&pms.name_any()), Component::Restore),
             (contract::verify_name(&pms.name_any()), Component::Verify),
         ]
         .into_iter()
@@ -79,7 +100,24 @@ pub fn all(v: &Validated, plan: &JobPlan, settings: &Settings) -> Result<Desired
         })
         .collect(),
         jobs,
+        control: control_config_map(pms, control),
     })
+}
+
+/// The control ConfigMap, holding `control` (or nothing to do).
+fn control_config_map(pms: &PaimonMysqlSync, control: &Control) -> ConfigMap {
+    // Strings and numbers only: serializing can't fail.
+    let text = serde_json::to_string(control).expect("a Control serializes");
+    ConfigMap {
+        metadata: meta(
+            pms,
+            contract::control_name(&pms.name_any()),
+            Component::Config,
+            None,
+        ),
+        data: Some(BTreeMap::from([(CONTROL_KEY.to_string(), text)])),
+        ..Default::default()
+    }
 }
 
 /// A run of `pms-worker <args>` with the workers' pod (identity, config, Secrets), once: no
@@ -94,6 +132,7 @@ fn job(
     let sync = pms.name_any();
     let name = match component {
         Component::Rebuild => contract::rebuild_name(&sync),
+        Component::Restore => contract::restore_name(&sync),
         _ => contract::verify_name(&sync),
     };
     let labels = contract::labels(&sync, component, None);
@@ -479,9 +518,11 @@ pub fn role(pms: &PaimonMysqlSync, slots: u32) -> Role {
         .collect();
     checkpoints.extend(shadow_checkpoints.iter().cloned());
     checkpoints.push(contract::rebuild_name(&sync));
+    checkpoints.push(contract::restore_name(&sync));
     checkpoints.push(contract::verify_name(&sync));
     let mut readable = checkpoints.clone();
     readable.push(contract::config_map_name(&sync));
+    readable.push(contract::control_name(&sync));
     let rule = |verbs: &[&str], names: Option<Vec<String>>| PolicyRule {
         api_groups: Some(vec!["".into()]),
         resources: Some(vec!["configmaps".into()]),

@@ -14,7 +14,7 @@ use kube::{Api, Client, ResourceExt};
 use pms_crds::contract::{
     self, Checkpoint, Component, RebuildRequired, CHECKPOINT_KEY, REBUILD_REQUIRED_KEY, REPORT_KEY,
 };
-use pms_crds::PaimonMysqlSync;
+use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncSavepoint};
 use tracing::debug;
 
 use super::jobs::{JobFacts, JOB_ID};
@@ -29,7 +29,7 @@ pub struct SecretKeys {
 }
 
 /// Everything the other steps read from the cluster.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct Dereferenced {
     /// `sink.credentialsSecretRef`, when set.
     pub mysql_secret: Option<SecretKeys>,
@@ -43,6 +43,8 @@ pub struct Dereferenced {
     pub checkpoints: BTreeMap<String, Checkpoint>,
     /// Rebuild and verify: reports, notes, Jobs, worker pods.
     pub jobs: JobFacts,
+    /// The `PaimonMysqlSyncSavepoint`s of this sync (`spec.syncName`).
+    pub savepoints: Vec<PaimonMysqlSyncSavepoint>,
 }
 
 impl Dereferenced {
@@ -75,7 +77,17 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
     let sync = pms.name_any();
     let (checkpoints, rebuild_required) = checkpoints(client, ns, &sync).await?;
     let jobs = job_facts(client, ns, &sync, rebuild_required).await?;
+    let api: Api<PaimonMysqlSyncSavepoint> = Api::namespaced(client.clone(), ns);
+    let savepoints = api
+        .list(&ListParams::default())
+        .await
+        .map_err(|e| Error::api::<PaimonMysqlSyncSavepoint>(Verb::List, ns, "", e))?
+        .items
+        .into_iter()
+        .filter(|s| s.spec.sync_name == sync)
+        .collect();
     Ok(Dereferenced {
+        savepoints,
         mysql_secret,
         s3_secret,
         tls_ca_secret,
@@ -178,6 +190,8 @@ async fn job_facts(
         worker_pods,
         rebuild_job_failed: failed(contract::rebuild_name(sync)).await?,
         verify_job_failed: failed(contract::verify_name(sync)).await?,
+        restore_report: report(&cms, ns, &contract::restore_name(sync)).await?,
+        restore_job_failed: failed(contract::restore_name(sync)).await?,
     })
 }
 

@@ -16,7 +16,10 @@
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::runtime::events::EventType;
 use pms_crds::contract::{RebuildPhase, RebuildReport, RebuildRequired, VerifyReport};
-use pms_crds::{PaimonMysqlSync, RebuildPolicy, RebuildStatus, SyncPhase, VerifyStatus};
+use pms_crds::{
+    PaimonMysqlSync, PaimonMysqlSyncSavepoint, RebuildPolicy, RebuildStatus, RestoreFrom,
+    SavepointState, SyncPhase, VerifyStatus,
+};
 
 /// The annotation of a Job naming the rebuild or verify it runs (`status.rebuild.id`,
 /// `status.verify.startedAt`).
@@ -34,6 +37,9 @@ pub struct JobFacts {
     /// The id (annotation [`JOB_ID`]) of a rebuild or verify Job Kubernetes gave up on.
     pub rebuild_job_failed: Option<String>,
     pub verify_job_failed: Option<String>,
+    /// The restore's report and failed Job, as the rebuild's.
+    pub restore_report: Option<RebuildReport>,
+    pub restore_job_failed: Option<String>,
 }
 
 /// The decision.
@@ -44,23 +50,40 @@ pub struct JobPlan {
     pub workers_stopped: bool,
     /// The rebuild Job should exist (the workers are gone).
     pub rebuild_job: Option<String>,
+    /// `spec.restoreFrom` being served.
+    pub restore: Option<RebuildStatus>,
+    /// The restore Job should exist: its id and snapshot.
+    pub restore_job: Option<(String, i64)>,
     pub verify: Option<VerifyStatus>,
     pub verify_job: bool,
     pub events: Vec<(EventType, &'static str, String)>,
 }
 
-pub fn plan(pms: &PaimonMysqlSync, facts: &JobFacts, now: Timestamp) -> JobPlan {
+pub fn plan(
+    pms: &PaimonMysqlSync,
+    facts: &JobFacts,
+    savepoints: &[PaimonMysqlSyncSavepoint],
+    now: Timestamp,
+) -> JobPlan {
     let mut events = Vec::new();
     let rebuild = next_rebuild(pms, facts, now, &mut events);
-    // Stopped while a rebuild runs, and after one failed (its marker keeps the workers from
-    // starting anyway, and must: the old generation must not write beside a half-built new one).
-    let workers_stopped = rebuild
-        .as_ref()
-        .is_some_and(|r| r.phase != RebuildPhase::Done);
-    let rebuild_job = rebuild
-        .as_ref()
-        .filter(|r| !r.phase.is_finished() && facts.worker_pods == 0)
-        .map(|r| r.id.clone());
+    // A rebuild first: a restore waits for it to be over.
+    let restore = match rebuild.as_ref().filter(|r| !r.phase.is_finished()) {
+        Some(_) => pms.status.as_ref().and_then(|s| s.restore.clone()),
+        None => next_restore(pms, facts, savepoints, now, &mut events),
+    };
+    // Stopped while a rebuild or restore runs, and after one failed (a rebuild's marker keeps
+    // the workers from starting anyway, and must: the old generation must not write beside a
+    // half-built new one; a restore half done must be finished first).
+    let held =
+        |r: &Option<RebuildStatus>| r.as_ref().is_some_and(|r| r.phase != RebuildPhase::Done);
+    let workers_stopped = held(&rebuild) || held(&restore);
+    let runnable = |r: &Option<RebuildStatus>| {
+        r.clone()
+            .filter(|r| !r.phase.is_finished() && facts.worker_pods == 0)
+    };
+    let rebuild_job = runnable(&rebuild).map(|r| r.id);
+    let restore_job = runnable(&restore).and_then(|r| Some((r.id, r.snapshot_id?)));
     let previous_phase = pms.status.as_ref().and_then(|s| s.phase);
     let running = previous_phase == Some(SyncPhase::Running) && !workers_stopped;
     let mut verify = next_verify(pms, facts, now, running, &mut events);
@@ -75,9 +98,123 @@ pub fn plan(pms: &PaimonMysqlSync, facts: &JobFacts, now: Timestamp) -> JobPlan 
         rebuild,
         workers_stopped,
         rebuild_job,
+        restore,
+        restore_job,
         verify,
         verify_job,
         events,
+    }
+}
+
+/// A rebuild or a restore: what tells them apart.
+struct Kind {
+    /// `Rebuild` / `Restore`: the prefix of their Events.
+    what: &'static str,
+    /// The name of its Job and report ConfigMap.
+    name: fn(&str) -> String,
+    /// What a Done says, given the snapshot.
+    done: fn(&str) -> String,
+    /// How to go on after a failure.
+    retry: &'static str,
+}
+
+const REBUILD: Kind = Kind {
+    what: "Rebuild",
+    name: pms_crds::contract::rebuild_name,
+    done: |s| {
+        format!(
+            "the table was rebuilt at snapshot {s} and swapped in; the workers go on from there"
+        )
+    },
+    retry: "change spec.rebuild.trigger to resume the rebuild",
+};
+
+const RESTORE: Kind = Kind {
+    what: "Restore",
+    name: pms_crds::contract::restore_name,
+    done: |s| format!("every slot goes on after snapshot {s}"),
+    retry: "change or remove spec.restoreFrom",
+};
+
+/// Moves a running rebuild or restore on from its Job's report (or the Job's failure).
+fn follow(
+    kind: &Kind,
+    mut r: RebuildStatus,
+    report: Option<&RebuildReport>,
+    job_failed: Option<&String>,
+    sync: &str,
+    now: Timestamp,
+    events: &mut Vec<(EventType, &'static str, String)>,
+) -> RebuildStatus {
+    let was = r.phase;
+    if let Some(report) = report.filter(|rep| rep.trigger == r.id) {
+        r.phase = report.phase;
+        r.progress = report.progress();
+        r.snapshot_id = report.snapshot_id.or(r.snapshot_id);
+        r.message = report.error.clone();
+    }
+    // Killed (OOM, eviction, kill -9) before it could report how it ended.
+    if !r.phase.is_finished() && job_failed == Some(&r.id) {
+        r.message = Some(format!(
+            "the {} Job failed in phase {} without a word: see `kubectl logs job/{}` (its pod's log)",
+            kind.what.to_lowercase(),
+            r.phase,
+            (kind.name)(sync)
+        ));
+        r.phase = RebuildPhase::Failed;
+    }
+    if r.phase != was {
+        let event = |suffix: &str| -> &'static str {
+            match (kind.what, suffix) {
+                ("Rebuild", "Done") => "RebuildDone",
+                ("Rebuild", "Failed") => "RebuildFailed",
+                ("Rebuild", _) => "RebuildPhase",
+                (_, "Done") => "RestoreDone",
+                (_, "Failed") => "RestoreFailed",
+                _ => "RestorePhase",
+            }
+        };
+        let snapshot = r.snapshot_id.map_or("?".into(), |s| s.to_string());
+        events.push(match r.phase {
+            RebuildPhase::Done => (EventType::Normal, event("Done"), (kind.done)(&snapshot)),
+            RebuildPhase::Failed => (
+                EventType::Warning,
+                event("Failed"),
+                format!(
+                    "{}; the workers stay stopped: {}",
+                    r.message.clone().unwrap_or_default(),
+                    kind.retry
+                ),
+            ),
+            phase => (
+                EventType::Normal,
+                event("Phase"),
+                format!("{was} → {phase}"),
+            ),
+        });
+    }
+    if r.phase.is_finished() {
+        r.finished_at = Some(seconds(now));
+    }
+    r
+}
+
+fn started(
+    id: String,
+    trigger: Option<String>,
+    reason: String,
+    snapshot_id: Option<i64>,
+) -> RebuildStatus {
+    RebuildStatus {
+        started_at: id.clone(),
+        id,
+        trigger,
+        reason,
+        phase: RebuildPhase::Stopping,
+        progress: None,
+        snapshot_id,
+        finished_at: None,
+        message: None,
     }
 }
 
@@ -89,53 +226,11 @@ fn next_rebuild(
 ) -> Option<RebuildStatus> {
     let previous = pms.status.as_ref().and_then(|s| s.rebuild.clone());
     let spec = &pms.spec.rebuild;
-    if let Some(mut r) = previous.clone().filter(|r| !r.phase.is_finished()) {
-        let was = r.phase;
-        if let Some(report) = facts
-            .rebuild_report
-            .as_ref()
-            .filter(|rep| rep.trigger == r.id)
-        {
-            r.phase = report.phase;
-            r.progress = report.progress();
-            r.snapshot_id = report.snapshot_id.or(r.snapshot_id);
-            r.message = report.error.clone();
-        }
-        // Killed (OOM, eviction, kill -9) before it could report how it ended.
-        if !r.phase.is_finished() && facts.rebuild_job_failed.as_ref() == Some(&r.id) {
-            r.message = Some(format!(
-                "the rebuild Job failed in phase {} without a word: see `kubectl logs job/{}` (its pod's log)",
-                r.phase,
-                pms_crds::contract::rebuild_name(&pms.metadata.name.clone().unwrap_or_default())
-            ));
-            r.phase = RebuildPhase::Failed;
-        }
-        if r.phase != was {
-            let (type_, reason, note) = match r.phase {
-                RebuildPhase::Done => (
-                    EventType::Normal,
-                    "RebuildDone",
-                    format!(
-                        "the table was rebuilt at snapshot {} and swapped in; the workers go on from there",
-                        r.snapshot_id.map_or("?".into(), |s| s.to_string())
-                    ),
-                ),
-                RebuildPhase::Failed => (
-                    EventType::Warning,
-                    "RebuildFailed",
-                    format!(
-                        "{}; the workers stay stopped: change spec.rebuild.trigger to resume the rebuild",
-                        r.message.clone().unwrap_or_default()
-                    ),
-                ),
-                phase => (EventType::Normal, "RebuildPhase", format!("{was} → {phase}")),
-            };
-            events.push((type_, reason, note));
-        }
-        if r.phase.is_finished() {
-            r.finished_at = Some(seconds(now));
-        }
-        return Some(r);
+    if let Some(r) = previous.clone().filter(|r| !r.phase.is_finished()) {
+        let sync = pms.metadata.name.clone().unwrap_or_default();
+        let report = facts.rebuild_report.as_ref();
+        let failed = facts.rebuild_job_failed.as_ref();
+        return Some(follow(&REBUILD, r, report, failed, &sync, now, events));
     }
     let asked = spec
         .trigger
@@ -161,18 +256,68 @@ fn next_rebuild(
         return previous;
     };
     events.push((EventType::Normal, "RebuildStarted", reason.clone()));
-    let id = seconds(now);
-    Some(RebuildStatus {
-        id: id.clone(),
-        trigger: spec.trigger.clone(),
-        reason,
-        phase: RebuildPhase::Stopping,
-        progress: None,
-        snapshot_id: None,
-        started_at: id,
-        finished_at: None,
-        message: None,
-    })
+    Some(started(seconds(now), spec.trigger.clone(), reason, None))
+}
+
+/// `spec.restoreFrom`, as the text a restore keeps in `status.restore.trigger`.
+fn restore_from_text(r: &RestoreFrom) -> String {
+    match (&r.savepoint, r.snapshot_id) {
+        (Some(sp), _) => format!("savepoint {sp}"),
+        (None, Some(s)) => format!("snapshot {s}"),
+        (None, None) => String::new(),
+    }
+}
+
+/// A restore starts when `spec.restoreFrom` differs from the last restore's; a savepoint is
+/// resolved to its snapshot here (a missing or unfinished one fails the restore at once).
+fn next_restore(
+    pms: &PaimonMysqlSync,
+    facts: &JobFacts,
+    savepoints: &[PaimonMysqlSyncSavepoint],
+    now: Timestamp,
+    events: &mut Vec<(EventType, &'static str, String)>,
+) -> Option<RebuildStatus> {
+    let previous = pms.status.as_ref().and_then(|s| s.restore.clone());
+    if let Some(r) = previous.clone().filter(|r| !r.phase.is_finished()) {
+        let sync = pms.metadata.name.clone().unwrap_or_default();
+        let report = facts.restore_report.as_ref();
+        let failed = facts.restore_job_failed.as_ref();
+        return Some(follow(&RESTORE, r, report, failed, &sync, now, events));
+    }
+    let from = pms.spec.restore_from.as_ref().map(restore_from_text);
+    if from.is_none() || from == previous.as_ref().and_then(|p| p.trigger.clone()) {
+        return previous;
+    }
+    let rf = pms.spec.restore_from.as_ref()?;
+    let snapshot = match (&rf.savepoint, rf.snapshot_id) {
+        (Some(name), _) => savepoints
+            .iter()
+            .find(|s| s.metadata.name.as_deref() == Some(name))
+            .and_then(|s| s.status.as_ref())
+            .filter(|s| s.state == SavepointState::Completed)
+            .and_then(|s| s.snapshot_id)
+            .ok_or(format!(
+                "savepoint {name} of this sync is not there or not Completed"
+            )),
+        (None, Some(s)) => Ok(s),
+        (None, None) => Err("restoreFrom names neither a savepoint nor a snapshot".to_string()),
+    };
+    let reason = format!("spec.restoreFrom is {}", from.clone().unwrap_or_default());
+    let mut r = started(seconds(now), from, reason.clone(), snapshot.clone().ok());
+    match snapshot {
+        Ok(s) => events.push((
+            EventType::Normal,
+            "RestoreStarted",
+            format!("{reason}: every slot goes on after snapshot {s}"),
+        )),
+        Err(why) => {
+            r.phase = RebuildPhase::Failed;
+            r.finished_at = Some(r.started_at.clone());
+            events.push((EventType::Warning, "RestoreFailed", why.clone()));
+            r.message = Some(why);
+        }
+    }
+    Some(r)
 }
 
 fn next_verify(

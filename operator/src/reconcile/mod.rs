@@ -12,6 +12,8 @@ pub mod apply;
 pub mod build;
 pub mod dereference;
 pub mod jobs;
+pub mod rescale;
+pub mod savepoints;
 pub mod status;
 pub mod validate;
 
@@ -128,38 +130,78 @@ async fn apply_sync(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Ac
 /// Steps 3 to 5 of a valid sync.
 async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced) -> Result<Action> {
     let now = k8s_openapi::jiff::Timestamp::now();
-    let plan = jobs::plan(v.pms, &found.jobs, now);
-    let desired = build::all(v, &plan, &ctx.settings)?;
+    let plan = jobs::plan(v.pms, &found.jobs, &found.savepoints, now);
+    let running = savepoints::sync_running(v.pms, plan.workers_stopped);
+    // Slot k's checkpoint, whatever parallelism wrote it (a rescale looks at old and new slots).
+    let known = v.slots_known.max(v.pms.spec.parallelism);
+    let by_slot: Vec<Option<&Checkpoint>> = (0..known)
+        .map(|slot| found.checkpoint(&v.name, slot))
+        .collect();
+    let rescale = rescale::plan(v.pms, &by_slot, running, now);
+    // The Deployments run `rescale.slots` until a rescale's cut is taken.
+    let mut effective = v.pms.clone();
+    effective.spec.parallelism = rescale.slots;
+    let v = &Validated {
+        pms: &effective,
+        slots_known: v.slots_known.max(rescale.slots),
+        ..v.clone()
+    };
+    let checkpoints = &by_slot[..rescale.slots.min(known) as usize];
+    // One pause at a time: a rescale's, else a savepoint's.
+    let saves = savepoints::plan(
+        v.pms,
+        &found.savepoints,
+        checkpoints,
+        running && rescale.control.is_none(),
+        now,
+    );
+    let control = rescale
+        .control
+        .clone()
+        .unwrap_or_else(|| saves.control.clone());
+    let desired = build::all(v, &plan, &control, &ctx.settings)?;
     let applied = apply::apply(&ctx.client, &v.namespace, &v.name, &desired).await?;
+    apply::savepoints(&ctx.client, v.pms, &found.savepoints, &saves).await?;
     if !applied.removed_slots.is_empty() {
         let note = format!("deleted {}", applied.removed_slots.join(", "));
         publish(ctx, v.pms, EventType::Normal, "SlotsRemoved", note).await;
     }
     let deployments: Vec<_> = applied.deployments.into_iter().map(Some).collect();
-    let checkpoints: Vec<Option<&Checkpoint>> = (0..v.pms.spec.parallelism)
-        .map(|slot| found.checkpoint(&v.name, slot))
-        .collect();
     let previous = v.pms.status.as_ref();
-    let status = status::compute(
+    let mut status = status::compute(
         v.pms,
         &deployments,
-        &checkpoints,
+        checkpoints,
         None,
         previous,
         Some((&plan, &found.jobs)),
     );
+    if let Some(s) = &saves.status {
+        status.savepoints = Some(s.clone());
+    }
+    status.parallelism = Some(rescale.slots);
+    status.rescale = rescale.status.clone();
     update_status(ctx, v.pms, &v.namespace, status).await?;
     // After the status: an event is published once, by the reconcile that saved the change.
-    for (type_, reason, note) in plan.events {
-        info!(sync = %v.name, %reason, %note, "rebuild/verify");
+    let events = plan
+        .events
+        .into_iter()
+        .chain(saves.events)
+        .chain(rescale.events);
+    for (type_, reason, note) in events {
+        info!(sync = %v.name, %reason, %note, "event");
         publish(ctx, v.pms, type_, reason, note).await;
     }
     if let Some(result) = plan.verify.as_ref().and_then(|v| v.result.as_ref()) {
         ctx.metrics
             .verify_divergent_rows(&v.namespace, &v.name, result.divergent_rows());
     }
-    // A rebuild or verify under way is looked at more often than a steady sync.
-    let busy = plan.rebuild_job.is_some() || plan.verify_job || plan.workers_stopped;
+    // A rebuild, verify, savepoint or rescale under way is looked at more often than a steady sync.
+    let busy = plan.rebuild_job.is_some()
+        || plan.restore_job.is_some()
+        || plan.verify_job
+        || plan.workers_stopped
+        || control.pause.is_some();
     Ok(Action::requeue(if busy { RETRY } else { RESYNC }))
 }
 

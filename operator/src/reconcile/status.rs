@@ -65,13 +65,18 @@ pub fn compute(
             .unwrap_or_default(),
     };
     let mut conditions = facts.conditions();
-    let (rebuild, verify) = match jobs {
+    let (rebuild, restore, verify) = match jobs {
         Some((plan, found)) => {
             conditions.extend(facts.job_conditions(plan, found));
-            (plan.rebuild.clone(), plan.verify.clone())
+            (
+                plan.rebuild.clone(),
+                plan.restore.clone(),
+                plan.verify.clone(),
+            )
         }
         None => (
             previous.and_then(|p| p.rebuild.clone()),
+            previous.and_then(|p| p.restore.clone()),
             previous.and_then(|p| p.verify.clone()),
         ),
     };
@@ -85,7 +90,11 @@ pub fn compute(
         conditions,
         slots: progress.slots,
         rebuild,
+        restore,
         verify,
+        savepoints: previous.and_then(|p| p.savepoints.clone()),
+        parallelism: previous.and_then(|p| p.parallelism),
+        rescale: previous.and_then(|p| p.rescale.clone()),
     }
 }
 
@@ -172,7 +181,8 @@ impl Facts<'_> {
                 "Ready",
                 false,
                 "Rebuilding",
-                "a rebuild runs instead of the workers (status.rebuild)".into(),
+                "a rebuild or restore runs instead of the workers (status.rebuild, status.restore)"
+                    .into(),
             ),
             _ => self.condition("Ready", false, "SlotsNotReady", ready.clone()),
         };
@@ -328,6 +338,7 @@ mod tests {
             updated: "t".into(),
             latest_snapshot: Some(latest),
             rescaled_from: None,
+            paused_for: None,
         }
     }
 

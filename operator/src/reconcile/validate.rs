@@ -166,6 +166,7 @@ mod tests {
             updated: String::new(),
             latest_snapshot: None,
             rescaled_from: None,
+            paused_for: None,
         };
         let found = Dereferenced {
             mysql_secret: keys("writer", Some(&["username", "password"])),

@@ -118,6 +118,7 @@ impl ConfigMapCheckpointStore {
             updated: String::new(),
             latest_snapshot: None,
             rescaled_from: Some(base),
+            paused_for: None,
         }))
     }
 

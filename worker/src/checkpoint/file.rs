@@ -96,6 +96,7 @@ mod tests {
             updated: "2026-11-30T00:00:00Z".into(),
             latest_snapshot: Some(9),
             rescaled_from: None,
+            paused_for: None,
         };
         store.save(&cp).unwrap();
         assert_eq!(store.load().unwrap(), Some(cp.clone()));

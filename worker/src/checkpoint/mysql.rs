@@ -4,7 +4,9 @@
 use pms_crds::contract::{from_wire_columns, wire_columns, Checkpoint, Position, Slot};
 
 use crate::error::{Result, WorkerError};
+use crate::sink::progress_table::Rescale;
 use crate::sink::{progress_table, MysqlSink, Progress, ProgressRow, ProgressUpdate};
+use tracing::info;
 
 pub struct MysqlCheckpointStore {
     sync: String,
@@ -16,9 +18,23 @@ pub struct MysqlCheckpointStore {
 }
 
 impl MysqlCheckpointStore {
+    fn not_at_cut(sync: &str, other: u32, slot: Slot) -> WorkerError {
+        WorkerError::RebuildRequired {
+            reason: pms_crds::contract::RebuildReason::ExactlyOnceRescale,
+            message: format!(
+                "checkpoint MySQL table {}: sync {sync} committed with {other} slots, and this worker is slot {slot}: with delivery \
+                 exactly-once a different parallelism needs every old slot at the end of one snapshot (the \
+                 operator pauses them there before a rescale; standalone: `run --stop-at-snapshot S` for every \
+                 old slot) or `pms-worker rebuild` with the new parallelism, not a plain restart",
+                progress_table::TABLE
+            ),
+        }
+    }
+
     /// Takes the slot over (a new epoch) and returns the checkpoint committed by earlier runs.
-    /// Refused when the sync's rows were committed with another parallelism, by every slot,
-    /// old or new: its slots would start from points that are not one consistent snapshot.
+    /// Rows committed with another parallelism are replaced when every old slot is at the end
+    /// of one snapshot (a cut); otherwise refused, by every slot, old or new: its slots would
+    /// start from points that are not one consistent snapshot.
     pub async fn claim(
         sink: &MysqlSink,
         sync: &str,
@@ -26,15 +42,13 @@ impl MysqlCheckpointStore {
     ) -> Result<(Self, Option<Checkpoint>)> {
         let counts = sink.progress_slot_counts(sync).await?;
         if let Some(other) = counts.iter().find(|&&n| n != slot.count) {
-            return Err(WorkerError::RebuildRequired {
-                reason: pms_crds::contract::RebuildReason::ExactlyOnceRescale,
-                message: format!(
-                    "checkpoint MySQL table {}: sync {sync} committed with {other} slots, and this worker is slot {slot}: with delivery \
-                     exactly-once a different parallelism needs `pms-worker rebuild` with the new parallelism \
-                     (or a savepoint rescale), not a restart",
-                    progress_table::TABLE
-                ),
-            });
+            match sink.rescale_progress_at_cut(sync, slot.count).await? {
+                Rescale::AtCut(snapshot) => info!(sync, from_slots = other, to_slots = slot.count, snapshot,
+                    "exactly-once rescale at a consistent cut: every old slot was at the end of this snapshot; \
+                     progress rows replaced in one transaction"),
+                Rescale::Done => {}
+                Rescale::NotAtCut => return Err(Self::not_at_cut(sync, *other, slot)),
+            }
         }
         let row = sink
             .claim_progress_row(sync, slot.index, slot.count)
@@ -69,6 +83,7 @@ impl MysqlCheckpointStore {
             updated: row.updated,
             latest_snapshot: None,
             rescaled_from: None,
+            paused_for: None,
         };
         Ok((store, Some(checkpoint)))
     }

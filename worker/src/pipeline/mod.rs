@@ -7,6 +7,7 @@
 //! (a [`ReadPoint`]) names the same records on every run: a checkpoint can be taken after any
 //! flush, also in the middle of a large snapshot, and a restart continues exactly there.
 
+mod cut;
 mod flush_policy;
 mod full_read;
 mod overwrite;
@@ -30,6 +31,8 @@ use crate::mapping::Layout;
 use crate::metrics::Metrics;
 use crate::sink::{MysqlConnection, MysqlSink, WriteMode, WriteRequest};
 use crate::source::{PaimonSource, SnapshotChanges};
+use cut::Cut;
+pub use cut::StopAt;
 pub use flush_policy::{Clock, FlushPolicy, FlushReason, SystemClock};
 use full_read::FullRead;
 pub(crate) use schema::validated_layout;
@@ -46,6 +49,8 @@ pub enum Outcome {
     Stopped,
     /// `--once` on a table without a snapshot: nothing to do.
     NoSnapshot,
+    /// `--stop-at-snapshot`: every snapshot through this one is applied and checkpointed.
+    ReachedCut(i64),
 }
 
 /// What a run did, for the closing log line and tests.
@@ -61,6 +66,8 @@ pub struct RunSummary {
 #[derive(Clone)]
 pub struct RunOptions {
     pub once: bool,
+    /// Standalone: stop at the end of this snapshot (a consistent cut).
+    pub stop_at: Option<StopAt>,
     /// Becomes `true` on SIGTERM/SIGINT: flush, checkpoint, return.
     pub stop: watch::Receiver<bool>,
     pub ready: pms_runtime::Readiness,
@@ -84,6 +91,8 @@ struct Pipeline {
     /// The read point of the last flush handed to the writer (committed or not yet).
     sent_to_writer: Option<ReadPoint>,
     latest: i64,
+    /// Where the run stops or pauses at a snapshot's end (`cut.rs`).
+    cut: Cut,
     /// Slot 0 removes other layouts' consumers once, after its first consumer write.
     stale_consumers_removed: bool,
     summary: RunSummary,
@@ -158,6 +167,7 @@ async fn run_with_one_schema(
         read_to: resumed_point,
         sent_to_writer: resumed_point,
         latest: 0,
+        cut: Cut::default(),
         stale_consumers_removed: false,
         records_read: metrics.records_read_counters(),
         summary: RunSummary::default(),
@@ -168,8 +178,11 @@ async fn run_with_one_schema(
         checkpointer,
         metrics,
     };
+    let latest = p.source.latest_snapshot().await?.unwrap_or(0);
+    p.cut = Cut::new(&p.cfg, opts.stop_at, latest).await?;
     opts.ready.set(true);
     let start = p.start(resumed.as_ref()).await?;
+    p.cut.check_start(&start, latest)?;
     info!(sync = %p.cfg.sync_name, slot = %p.cfg.slot, table = %p.source.name(), target = %p.cfg.target_name(),
           delivery = ?p.cfg.spec.sink.delivery, visibility = ?p.cfg.spec.sink.visibility, epoch = p.checkpointer.epoch(),
           checkpoint = %p.checkpointer.location(), resume = ?resumed_point, "starting");
@@ -198,10 +211,10 @@ async fn run_with_one_schema(
     p.flush(FlushReason::Close).await?;
     p.latest = p.source.latest_snapshot().await?.unwrap_or(0);
     p.checkpoint().await?;
-    let outcome = if p.stopping() {
-        Outcome::Stopped
-    } else {
-        Outcome::CaughtUp
+    let outcome = match p.cut.stop_at() {
+        _ if p.stopping() => Outcome::Stopped,
+        Some(s) if p.summary.snapshot_id == Some(s) => Outcome::ReachedCut(s),
+        _ => Outcome::CaughtUp,
     };
     let reopen = (followed == Followed::NewSchema).then(|| p.source.field_ids());
     Ok((p.finish(outcome).await?, reopen))
@@ -226,6 +239,9 @@ impl Pipeline {
                 self.check_not_expired(next).await?;
             }
             while next <= self.latest && !self.stopping() {
+                if self.at_boundary(next).await? {
+                    return Ok(Followed::Done);
+                }
                 match self.source.plan_snapshot(next).await? {
                     SnapshotChanges::Changes(plan) => self.read_plan(&plan, from, None).await?,
                     SnapshotChanges::Overwrite(plan) => self.apply_overwrite(&plan).await?,
@@ -250,7 +266,7 @@ impl Pipeline {
                 next += 1;
                 from = Position::START;
             }
-            if once || self.stopping() {
+            if once || self.stopping() || self.at_boundary(next).await? {
                 return Ok(Followed::Done);
             }
             // Caught up: write now, rather than make readers wait for the flush interval.
@@ -318,6 +334,7 @@ impl Pipeline {
             updated: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             latest_snapshot: Some(self.latest.max(point.next_snapshot() - 1)),
             rescaled_from: self.rescaled_from,
+            paused_for: self.cut.paused_for().map(str::to_string),
         }
     }
 

@@ -35,7 +35,7 @@ use crate::sink::MysqlConnection;
 use crate::source::PaimonSource;
 use crate::verify::{self, VerifyOptions};
 use pms_crds::contract::RebuildPhase;
-use report::Reporter;
+pub use report::Reporter;
 
 mod report;
 
@@ -120,7 +120,7 @@ pub async fn rebuild(slots: &[WorkerConfig], trigger: Option<String>) -> Result<
     let cfg = slots
         .first()
         .ok_or_else(|| WorkerError::Config("no slot to rebuild".into()))?;
-    let mut report = Reporter::new(cfg, trigger).await;
+    let mut report = Reporter::new(cfg, trigger, pms_crds::contract::rebuild_name).await;
     let result = rebuild_reporting(slots, &mut report).await;
     match &result {
         Ok(_) => report.phase(RebuildPhase::Done).await,
@@ -190,7 +190,7 @@ async fn rebuild_reporting(slots: &[WorkerConfig], report: &mut Reporter) -> Res
 /// Makes sure no worker of the sync writes: at-least-once, none may hold a slot lock (the
 /// rebuild refuses); exactly-once, the progress rows' epochs are bumped, so a worker still
 /// running fails its next commit instead of writing.
-async fn stop_old_generation(
+pub(crate) async fn stop_old_generation(
     mysql: &MysqlConnection,
     cfg: &WorkerConfig,
     slots: u32,
@@ -220,6 +220,7 @@ async fn load(shadows: &[WorkerConfig], report: &mut Reporter) -> Result<i64> {
     let runs = shadows.iter().zip(&metrics).map(|(s, m)| {
         let opts = RunOptions {
             once: true,
+            stop_at: None,
             stop: stop.clone(),
             ready: pms_runtime::Readiness::default(),
         };

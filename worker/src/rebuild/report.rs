@@ -3,7 +3,7 @@
 //! `status.rebuild`. Reporting never fails the rebuild: a report that can't be written is a
 //! warning.
 
-use pms_crds::contract::{rebuild_name, Component, PhaseChange, RebuildPhase, RebuildReport};
+use pms_crds::contract::{Component, PhaseChange, RebuildPhase, RebuildReport};
 use tracing::{info, warn};
 
 use crate::config::{CheckpointTarget, WorkerConfig};
@@ -17,10 +17,15 @@ pub struct Reporter {
 }
 
 impl Reporter {
-    pub async fn new(cfg: &WorkerConfig, trigger: Option<String>) -> Self {
+    /// Reports into `<sync>-rebuild` (`name`: `rebuild_name`, or `restore_name` for a restore).
+    pub async fn new(
+        cfg: &WorkerConfig,
+        trigger: Option<String>,
+        name: fn(&str) -> String,
+    ) -> Self {
         let target = match &cfg.checkpoint {
             CheckpointTarget::ConfigMap { namespace } => {
-                let name = rebuild_name(&cfg.sync_name);
+                let name = name(&cfg.sync_name);
                 match ReportConfigMap::connect(
                     namespace.clone(),
                     name,

@@ -158,6 +158,18 @@ impl MysqlSink {
             .map_err(progress_error)
     }
 
+    /// Exactly-once rescale at a consistent cut (see `progress_table::rescale_at_cut`).
+    pub async fn rescale_progress_at_cut(
+        &self,
+        sync: &str,
+        slots: u32,
+    ) -> Result<progress_table::Rescale> {
+        let mut conn = self.conn().await?;
+        progress_table::rescale_at_cut(&mut conn, sync, slots)
+            .await
+            .map_err(progress_error)
+    }
+
     /// Takes the slot over with a new epoch (see `progress_table::claim`).
     pub async fn claim_progress_row(
         &self,

@@ -231,6 +231,99 @@ pub async fn hand_over(conn: &mut Conn, from: &str, to: &str) -> Result<bool, my
     Ok(true)
 }
 
+/// What [`rescale_at_cut`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rescale {
+    /// The rows of the old parallelism were all at the end of this snapshot and are replaced.
+    AtCut(i64),
+    /// Another slot of the new parallelism did it first.
+    Done,
+    /// Not every old slot is at the end of one snapshot: a rescale would lose or repeat changes.
+    NotAtCut,
+}
+
+/// Replaces the sync's rows of another parallelism by `slots` rows at the same point, in one
+/// transaction, when every old row sits at the end of the same snapshot (a savepoint's cut):
+/// each key's changes through it are applied, none after, whatever slot owned it.
+pub async fn rescale_at_cut(
+    conn: &mut Conn,
+    sync: &str,
+    slots: u32,
+) -> Result<Rescale, mysql_async::Error> {
+    let mut tx = conn.start_transaction(Default::default()).await?;
+    type Row = (u32, u32, i64, String, Option<u32>, u64);
+    let rows: Vec<Row> = tx
+        .exec(
+            "SELECT slot, slots, snapshot_id, phase, split_index, epoch FROM `_paimon_sync_progress` \
+             WHERE sync_name = ? FOR UPDATE",
+            (sync,),
+        )
+        .await?;
+    let old: Vec<&Row> = rows.iter().filter(|r| r.1 != slots).collect();
+    if old.is_empty() {
+        tx.rollback().await?;
+        return Ok(Rescale::Done);
+    }
+    let old_slots = old[0].1;
+    let snapshot = old[0].2;
+    let at_cut = old.len() == old_slots as usize
+        && old
+            .iter()
+            .all(|r| r.1 == old_slots && r.2 == snapshot && r.3 == "incremental" && r.4.is_none());
+    if !at_cut {
+        tx.rollback().await?;
+        return Ok(Rescale::NotAtCut);
+    }
+    let epoch = rows.iter().map(|r| r.5).max().unwrap_or(0) + 1;
+    replace_rows(&mut tx, sync, slots, snapshot, epoch).await?;
+    tx.commit().await?;
+    Ok(Rescale::AtCut(snapshot))
+}
+
+/// Every slot of `sync` (any parallelism before) at the end of `snapshot`, in one transaction,
+/// at an epoch above any the rows had (a restore).
+pub async fn set_all(
+    conn: &mut Conn,
+    sync: &str,
+    slots: u32,
+    snapshot: i64,
+) -> Result<(), mysql_async::Error> {
+    conn.query_drop(CREATE).await?;
+    let mut tx = conn.start_transaction(Default::default()).await?;
+    let epoch: u64 = tx
+        .exec_first(
+            "SELECT COALESCE(MAX(epoch), 0) FROM `_paimon_sync_progress` WHERE sync_name = ? FOR UPDATE",
+            (sync,),
+        )
+        .await?
+        .unwrap_or(0);
+    replace_rows(&mut tx, sync, slots, snapshot, epoch + 1).await?;
+    tx.commit().await
+}
+
+async fn replace_rows(
+    tx: &mut mysql_async::Transaction<'_>,
+    sync: &str,
+    slots: u32,
+    snapshot: i64,
+    epoch: u64,
+) -> Result<(), mysql_async::Error> {
+    tx.exec_drop(
+        "DELETE FROM `_paimon_sync_progress` WHERE sync_name = ?",
+        (sync,),
+    )
+    .await?;
+    for slot in 0..slots {
+        tx.exec_drop(
+            "INSERT INTO `_paimon_sync_progress` (sync_name, slot, slots, snapshot_id, phase, epoch, updated_at) \
+             VALUES (?, ?, ?, ?, 'incremental', ?, NOW(6))",
+            (sync, slot, slots, snapshot, epoch),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
 /// Bumps the epoch of every row of `sync`, so none of its running workers can commit again
 /// (a rebuild about to swap tables). A database without the table has no such workers.
 pub async fn fence(conn: &mut Conn, sync: &str) -> Result<(), mysql_async::Error> {

@@ -145,6 +145,14 @@ impl MysqlConnection {
             .map_err(|e| self.admin_err("hand over the progress rows", e))
     }
 
+    /// Exactly-once: every slot of `sync` at the end of `snapshot` (see `progress_table::set_all`).
+    pub async fn set_progress(&self, sync: &str, slots: u32, snapshot: i64) -> Result<()> {
+        let mut conn = self.admin_conn("set the progress rows").await?;
+        super::progress_table::set_all(&mut conn, sync, slots, snapshot)
+            .await
+            .map_err(|e| self.admin_err("set the progress rows", e))
+    }
+
     /// Exactly-once: fences every running worker of `sync` (see `progress_table::fence`).
     pub async fn fence_progress(&self, sync: &str) -> Result<()> {
         let mut conn = self.admin_conn("fence the sync's workers").await?;

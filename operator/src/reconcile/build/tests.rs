@@ -115,8 +115,10 @@ fn role_names_only_this_syncs_configmaps() {
             "orders-rebuild-checkpoint-1",
             "orders-rebuild-checkpoint-2",
             "orders-rebuild",
+            "orders-restore",
             "orders-verify",
-            "orders-config"
+            "orders-config",
+            "orders-control"
         ]
     );
     assert!(rules
@@ -146,7 +148,13 @@ fn all_builds_every_object_of_one_sync() {
         namespace: "data".into(),
         slots_known: 3,
     };
-    let d = all(&v, &JobPlan::default(), &Settings::default()).unwrap();
+    let d = all(
+        &v,
+        &JobPlan::default(),
+        &Control::default(),
+        &Settings::default(),
+    )
+    .unwrap();
     let names = [
         d.service_account.name_any(),
         d.role.name_any(),
@@ -278,7 +286,7 @@ fn a_rebuild_stops_the_slots_and_runs_one_job_with_the_workers_pod() {
         rebuild_job: Some("2026-11-30T10:00:00Z".into()),
         ..Default::default()
     };
-    let d = all(&v, &plan, &Settings::default()).unwrap();
+    let d = all(&v, &plan, &Control::default(), &Settings::default()).unwrap();
     assert!(d
         .deployments
         .iter()
@@ -305,7 +313,7 @@ fn a_rebuild_stops_the_slots_and_runs_one_job_with_the_workers_pod() {
         .iter()
         .any(|e| e.name == ENV_ADMIN_ADDR));
     let names: Vec<String> = d.reports.iter().map(|c| c.name_any()).collect();
-    assert_eq!(names, ["orders-rebuild", "orders-verify"]);
+    assert_eq!(names, ["orders-rebuild", "orders-restore", "orders-verify"]);
     // The Job's identity may write the new generation's checkpoints and the reports.
     let role = serde_json::to_string(&d.role).unwrap();
     for name in [

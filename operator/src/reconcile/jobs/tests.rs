@@ -51,7 +51,7 @@ fn a_changed_trigger_stops_the_workers_runs_the_job_and_reports_its_phases() {
         worker_pods: 2,
         ..Default::default()
     };
-    let p = plan(&pms, &facts, now);
+    let p = plan(&pms, &facts, &[], now);
     let r = p.rebuild.clone().unwrap();
     assert_eq!(
         (r.phase, r.trigger.as_deref()),
@@ -65,18 +65,18 @@ fn a_changed_trigger_stops_the_workers_runs_the_job_and_reports_its_phases() {
     settle(&mut pms, &p);
 
     facts.worker_pods = 0;
-    let p = plan(&pms, &facts, now);
+    let p = plan(&pms, &facts, &[], now);
     assert_eq!(p.rebuild_job.as_deref(), Some(r.id.as_str()));
 
     // A report of an earlier rebuild is not this one's.
     facts.rebuild_report = Some(report("an-older-one", RebuildPhase::Done));
     assert_eq!(
-        plan(&pms, &facts, now).rebuild.unwrap().phase,
+        plan(&pms, &facts, &[], now).rebuild.unwrap().phase,
         RebuildPhase::Stopping
     );
 
     facts.rebuild_report = Some(report(&r.id, RebuildPhase::Loading));
-    let p = plan(&pms, &facts, now);
+    let p = plan(&pms, &facts, &[], now);
     let loading = p.rebuild.clone().unwrap();
     assert_eq!(loading.phase, RebuildPhase::Loading);
     assert_eq!(loading.progress.as_deref(), Some("50/100 rows (50%)"));
@@ -84,7 +84,7 @@ fn a_changed_trigger_stops_the_workers_runs_the_job_and_reports_its_phases() {
     settle(&mut pms, &p);
 
     facts.rebuild_report = Some(report(&r.id, RebuildPhase::Done));
-    let p = plan(&pms, &facts, at("2026-11-30T10:01:00Z"));
+    let p = plan(&pms, &facts, &[], at("2026-11-30T10:01:00Z"));
     let done = p.rebuild.clone().unwrap();
     assert_eq!(done.phase, RebuildPhase::Done);
     assert_eq!(done.finished_at.as_deref(), Some("2026-11-30T10:01:00Z"));
@@ -93,7 +93,7 @@ fn a_changed_trigger_stops_the_workers_runs_the_job_and_reports_its_phases() {
     settle(&mut pms, &p);
 
     // The same trigger later: nothing new.
-    let p = plan(&pms, &facts, at("2026-11-30T11:00:00Z"));
+    let p = plan(&pms, &facts, &[], at("2026-11-30T11:00:00Z"));
     assert_eq!(p.rebuild.unwrap().id, r.id);
     assert!(p.events.is_empty());
 }
@@ -102,7 +102,7 @@ fn a_changed_trigger_stops_the_workers_runs_the_job_and_reports_its_phases() {
 fn a_failed_rebuild_keeps_the_workers_stopped_until_the_trigger_changes() {
     let mut pms = sync("rebuild: {trigger: one}\n");
     let facts = JobFacts::default();
-    let p = plan(&pms, &facts, at("2026-11-30T10:00:00Z"));
+    let p = plan(&pms, &facts, &[], at("2026-11-30T10:00:00Z"));
     settle(&mut pms, &p);
     let id = p.rebuild.unwrap().id;
     let mut failed = report(&id, RebuildPhase::Failed);
@@ -111,16 +111,16 @@ fn a_failed_rebuild_keeps_the_workers_stopped_until_the_trigger_changes() {
         rebuild_report: Some(failed),
         ..Default::default()
     };
-    let p = plan(&pms, &facts, at("2026-11-30T10:05:00Z"));
+    let p = plan(&pms, &facts, &[], at("2026-11-30T10:05:00Z"));
     assert_eq!(p.rebuild.as_ref().unwrap().phase, RebuildPhase::Failed);
     assert!(p.workers_stopped && p.rebuild_job.is_none());
     assert_eq!(p.events[0].0, EventType::Warning);
     assert!(p.events[0].2.contains("the shadow table differs"));
     settle(&mut pms, &p);
-    assert!(plan(&pms, &facts, at("2026-11-30T10:06:00Z")).workers_stopped);
+    assert!(plan(&pms, &facts, &[], at("2026-11-30T10:06:00Z")).workers_stopped);
 
     pms.spec.rebuild.trigger = Some("two".into());
-    let p = plan(&pms, &facts, at("2026-11-30T10:07:00Z"));
+    let p = plan(&pms, &facts, &[], at("2026-11-30T10:07:00Z"));
     assert_eq!(p.rebuild.unwrap().phase, RebuildPhase::Stopping);
 }
 
@@ -137,12 +137,12 @@ fn auto_starts_on_a_workers_note_once_and_manual_does_not() {
     };
     let manual = sync("");
     assert_eq!(
-        plan(&manual, &facts, at("2026-11-30T10:00:00Z")).rebuild,
+        plan(&manual, &facts, &[], at("2026-11-30T10:00:00Z")).rebuild,
         None
     );
 
     let mut auto = sync("rebuild: {policy: auto}\n");
-    let p = plan(&auto, &facts, at("2026-11-30T10:00:00Z"));
+    let p = plan(&auto, &facts, &[], at("2026-11-30T10:00:00Z"));
     let r = p.rebuild.clone().unwrap();
     assert!(
         r.reason.contains("slot 1 stopped (snapshot-expired)"),
@@ -158,7 +158,7 @@ fn auto_starts_on_a_workers_note_once_and_manual_does_not() {
         .as_mut()
         .unwrap()
         .phase = RebuildPhase::Failed;
-    let p = plan(&auto, &facts, at("2026-11-30T10:10:00Z"));
+    let p = plan(&auto, &facts, &[], at("2026-11-30T10:10:00Z"));
     assert_eq!(p.rebuild.unwrap().id, r.id);
 }
 
@@ -166,11 +166,11 @@ fn auto_starts_on_a_workers_note_once_and_manual_does_not() {
 fn verify_runs_every_interval_while_the_sync_runs_and_keeps_its_last_result() {
     let mut pms = sync("verify: {interval: 1h}\n");
     let mut facts = JobFacts::default();
-    let p = plan(&pms, &facts, at("2026-11-30T10:00:00Z"));
+    let p = plan(&pms, &facts, &[], at("2026-11-30T10:00:00Z"));
     assert!(p.verify_job);
     settle(&mut pms, &p);
     assert!(
-        plan(&pms, &facts, at("2026-11-30T10:00:30Z")).verify_job,
+        plan(&pms, &facts, &[], at("2026-11-30T10:00:30Z")).verify_job,
         "runs until it reports"
     );
 
@@ -184,15 +184,15 @@ fn verify_runs_every_interval_while_the_sync_runs_and_keeps_its_last_result() {
         ..Default::default()
     };
     facts.verify_report = Some(found.clone());
-    let p = plan(&pms, &facts, at("2026-11-30T10:01:10Z"));
+    let p = plan(&pms, &facts, &[], at("2026-11-30T10:01:10Z"));
     assert!(!p.verify_job);
     assert_eq!(p.verify.as_ref().unwrap().result.as_ref(), Some(&found));
     assert_eq!(p.events[0].1, "Divergent");
     assert!(p.events[0].2.contains("1 rows differ") && p.events[0].2.contains("3 rounds"));
     settle(&mut pms, &p);
 
-    assert!(!plan(&pms, &facts, at("2026-11-30T10:30:00Z")).verify_job);
-    let p = plan(&pms, &facts, at("2026-11-30T11:00:01Z"));
+    assert!(!plan(&pms, &facts, &[], at("2026-11-30T10:30:00Z")).verify_job);
+    let p = plan(&pms, &facts, &[], at("2026-11-30T11:00:01Z"));
     assert!(p.verify_job, "the interval passed");
     assert_eq!(
         p.verify.unwrap().result,
@@ -202,13 +202,13 @@ fn verify_runs_every_interval_while_the_sync_runs_and_keeps_its_last_result() {
 
     // Not while the sync is not running.
     pms.status.as_mut().unwrap().phase = Some(SyncPhase::Degraded);
-    assert!(!plan(&pms, &facts, at("2026-11-30T12:00:01Z")).verify_job);
+    assert!(!plan(&pms, &facts, &[], at("2026-11-30T12:00:01Z")).verify_job);
 }
 
 #[test]
 fn a_rebuild_job_killed_mid_phase_fails_the_rebuild() {
     let mut pms = sync("rebuild: {trigger: one}\n");
-    let p = plan(&pms, &JobFacts::default(), at("2026-11-30T10:00:00Z"));
+    let p = plan(&pms, &JobFacts::default(), &[], at("2026-11-30T10:00:00Z"));
     settle(&mut pms, &p);
     let id = p.rebuild.unwrap().id;
     let facts = JobFacts {
@@ -216,7 +216,7 @@ fn a_rebuild_job_killed_mid_phase_fails_the_rebuild() {
         rebuild_job_failed: Some(id),
         ..Default::default()
     };
-    let r = plan(&pms, &facts, at("2026-11-30T10:02:00Z"))
+    let r = plan(&pms, &facts, &[], at("2026-11-30T10:02:00Z"))
         .rebuild
         .unwrap();
     assert_eq!(r.phase, RebuildPhase::Failed);

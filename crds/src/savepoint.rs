@@ -1,0 +1,71 @@
+//! `PaimonMysqlSyncSavepoint`: one consistent cut of a sync, every slot at the end of the same
+//! Paimon snapshot. Created by hand (`kubectl create`), or by the operator for
+//! `spec.savepoint.trigger` / `spec.savepoint.interval`; a sync restores from one with
+//! `spec.restoreFrom.savepoint`.
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A savepoint of a `PaimonMysqlSync`.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[kube(
+    group = "paimonsync.io",
+    version = "v1alpha1",
+    kind = "PaimonMysqlSyncSavepoint",
+    plural = "paimonmysqlsyncsavepoints",
+    shortname = "pmssp",
+    namespaced,
+    status = "SavepointStatus",
+    printcolumn = r#"{"name":"Sync","type":"string","jsonPath":".spec.syncName"}"#,
+    printcolumn = r#"{"name":"State","type":"string","jsonPath":".status.state"}"#,
+    printcolumn = r#"{"name":"Snapshot","type":"integer","jsonPath":".status.snapshotId"}"#,
+    printcolumn = r#"{"name":"Slots","type":"integer","jsonPath":".status.slots"}"#,
+    printcolumn = r#"{"name":"Took","type":"string","jsonPath":".status.took"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct PaimonMysqlSyncSavepointSpec {
+    /// The `PaimonMysqlSync` in the same namespace.
+    #[schemars(length(min = 1))]
+    pub sync_name: String,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SavepointStatus {
+    pub state: SavepointState,
+    /// Every slot applied exactly the snapshots through this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slots: Option<u32>,
+    /// Where its data is kept (`ConfigMap <namespace>/<name>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<String>,
+    /// Trigger to Completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub took: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum SavepointState {
+    #[default]
+    Pending,
+    InProgress,
+    Completed,
+    Failed,
+}
+
+impl SavepointState {
+    pub fn is_finished(self) -> bool {
+        matches!(self, SavepointState::Completed | SavepointState::Failed)
+    }
+}

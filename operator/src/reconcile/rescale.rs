@@ -1,0 +1,195 @@
+//! A rescale of a running sync at a consistent cut, decided without side effects (part of step
+//! 3). The old slots keep running with the old parallelism while they pause at the end of one
+//! snapshot S (the pause protocol of `<sync>-control`); then the Deployments get the new
+//! parallelism, the new slots start exactly at S (with exactly-once, the first of them hands the
+//! progress rows over in one transaction) and pause there too; once all did, the pause is lifted.
+//! No replay from the lowest old checkpoint, and exactly-once syncs can rescale.
+
+use std::time::Duration;
+
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::runtime::events::EventType;
+use pms_crds::contract::{Checkpoint, Control, PauseRequest, Position, ReadPoint};
+use pms_crds::{PaimonMysqlSync, RescalePhase, RescaleStatus};
+
+use super::savepoints::seconds;
+
+/// A rescale whose slots do not all reach the cut in this long goes on without it.
+pub const RESCALE_TIMEOUT: Duration = Duration::from_secs(300);
+
+#[derive(Debug, PartialEq)]
+pub struct RescalePlan {
+    /// The parallelism to build the Deployments with.
+    pub slots: u32,
+    /// The pause a rescale asks for, if one runs.
+    pub control: Option<Control>,
+    pub status: Option<RescaleStatus>,
+    pub events: Vec<(EventType, &'static str, String)>,
+}
+
+/// Where the slots `0..slots` (checkpoints written for that parallelism) paused for `id`; the cut
+/// once all paused at the same snapshot's end. Returns `(highest paused, all at it)`.
+pub fn paused_at(checkpoints: &[Option<&Checkpoint>], slots: u32, id: &str) -> (Option<i64>, bool) {
+    let paused: Vec<Option<i64>> = (0..slots as usize)
+        .map(|k| {
+            let cp = checkpoints.get(k).copied().flatten()?;
+            let at_boundary =
+                matches!(cp.point, ReadPoint::Changes { at, .. } if at == Position::START);
+            (cp.slot.count == slots && at_boundary && cp.paused_for.as_deref() == Some(id))
+                .then(|| cp.point.next_snapshot() - 1)
+        })
+        .collect();
+    let high = paused.iter().flatten().max().copied();
+    (high, high.is_some() && paused.iter().all(|p| *p == high))
+}
+
+/// `checkpoints[k]`: slot k's (any parallelism); `running`: the sync is `Running` and no
+/// rebuild holds it.
+pub fn plan(
+    pms: &PaimonMysqlSync,
+    checkpoints: &[Option<&Checkpoint>],
+    running: bool,
+    now: Timestamp,
+) -> RescalePlan {
+    let wanted = pms.spec.parallelism;
+    let status = pms.status.as_ref();
+    let applied = status.and_then(|s| s.parallelism).unwrap_or(wanted);
+    let previous = status.and_then(|s| s.rescale.clone());
+    let mut events = Vec::new();
+    let active = previous
+        .clone()
+        .filter(|r| matches!(r.phase, RescalePhase::Cutting | RescalePhase::Starting));
+    let Some(mut r) = active else {
+        if applied == wanted || !running {
+            return RescalePlan {
+                slots: wanted,
+                control: None,
+                status: previous,
+                events,
+            };
+        }
+        let id = format!("rescale-{}", now.as_second());
+        events.push((
+            EventType::Normal,
+            "RescaleStarted",
+            format!(
+                "{applied} → {wanted} slots: pausing every slot at the end of one snapshot first"
+            ),
+        ));
+        return RescalePlan {
+            slots: applied,
+            control: Some(pause(&id, None)),
+            status: Some(RescaleStatus {
+                id,
+                from: applied,
+                to: wanted,
+                phase: RescalePhase::Cutting,
+                snapshot_id: None,
+                started_at: seconds(now),
+                took: None,
+                message: None,
+            }),
+            events,
+        };
+    };
+    let started = r.started_at.parse::<Timestamp>().ok();
+    let elapsed = started.map(|s| now.duration_since(s));
+    let timeout = SignedDuration::try_from(RESCALE_TIMEOUT).unwrap_or(SignedDuration::MAX);
+    if !running && r.phase == RescalePhase::Cutting || elapsed.is_some_and(|e| e > timeout) {
+        let why = if running {
+            format!(
+                "the slots did not all reach one snapshot's end within {}s",
+                RESCALE_TIMEOUT.as_secs()
+            )
+        } else {
+            "the sync stopped running".to_string()
+        };
+        r.phase = RescalePhase::Failed;
+        r.message = Some(format!(
+            "{why}: rescaled from the lowest old checkpoint instead (replayed, idempotent)"
+        ));
+        events.push((
+            EventType::Warning,
+            "RescaleWithoutCut",
+            r.message.clone().unwrap_or_default(),
+        ));
+        return RescalePlan {
+            slots: r.to,
+            control: None,
+            status: Some(r),
+            events,
+        };
+    }
+    match r.phase {
+        RescalePhase::Cutting => {
+            let (high, all) = paused_at(checkpoints, r.from, &r.id);
+            if let (Some(cut), true) = (high, all) {
+                r.phase = RescalePhase::Starting;
+                r.snapshot_id = Some(cut);
+                events.push((
+                    EventType::Normal,
+                    "RescaleCut",
+                    format!(
+                        "every old slot at the end of snapshot {cut}: starting {} slots there",
+                        r.to
+                    ),
+                ));
+                return RescalePlan {
+                    slots: r.to,
+                    control: Some(pause(&r.id, Some(cut))),
+                    status: Some(r),
+                    events,
+                };
+            }
+            RescalePlan {
+                slots: r.from,
+                control: Some(pause(&r.id, high)),
+                status: Some(r),
+                events,
+            }
+        }
+        _ => {
+            let cut = r.snapshot_id;
+            let (high, all) = paused_at(checkpoints, r.to, &r.id);
+            if all && high == cut {
+                let took = elapsed.map_or(0.0, |e| e.as_secs_f64());
+                r.phase = RescalePhase::Done;
+                r.took = Some(format!("{took:.1}s"));
+                events.push((
+                    EventType::Normal,
+                    "Rescaled",
+                    format!(
+                        "{} → {} slots at the end of snapshot {} in {took:.1} s (pause asked → every new slot there)",
+                        r.from,
+                        r.to,
+                        cut.unwrap_or_default()
+                    ),
+                ));
+                return RescalePlan {
+                    slots: r.to,
+                    control: None,
+                    status: Some(r),
+                    events,
+                };
+            }
+            RescalePlan {
+                slots: r.to,
+                control: Some(pause(&r.id, cut)),
+                status: Some(r),
+                events,
+            }
+        }
+    }
+}
+
+fn pause(id: &str, at: Option<i64>) -> Control {
+    Control {
+        pause: Some(PauseRequest {
+            id: id.to_string(),
+            at,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,286 @@
+//! Savepoints, decided without side effects (part of step 3): which `PaimonMysqlSyncSavepoint`
+//! of the sync is served, what the control ConfigMap asks of the workers, which savepoints are
+//! created (`spec.savepoint.trigger` / `interval`) and which go (`spec.savepoint.history`).
+//!
+//! One savepoint at a time, oldest first, while the sync runs: the workers are asked to pause
+//! at their next snapshot boundary (`<sync>-control`); once every slot has paused, the cut S is
+//! the highest boundary any reached, and the slots behind are asked to read on to the end of S
+//! and pause there. When every slot's checkpoint says it is paused at the end of S for this
+//! savepoint, the savepoint is `Completed` (its slots' checkpoints kept in `<savepoint>-data`)
+//! and the pause is lifted.
+
+use std::time::Duration;
+
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::runtime::events::EventType;
+use kube::ResourceExt;
+use pms_crds::contract::{Checkpoint, Control, PauseRequest};
+
+use super::rescale::paused_at;
+use pms_crds::{
+    PaimonMysqlSync, PaimonMysqlSyncSavepoint, SavepointState, SavepointStatus, SavepointsStatus,
+    SyncPhase,
+};
+
+/// A savepoint that does not complete in this long fails (and the pause is lifted).
+pub const SAVEPOINT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// What the operator does about savepoints this reconcile.
+#[derive(Debug, Default, PartialEq)]
+pub struct SavepointPlan {
+    /// The content of `<sync>-control`.
+    pub control: Control,
+    /// New statuses of savepoints, by name.
+    pub statuses: Vec<(String, SavepointStatus)>,
+    /// A savepoint completed: its name and data (the slots' checkpoints at the cut).
+    pub data: Option<(String, SavepointData)>,
+    /// Savepoints to create (names) and to delete (names, with their data).
+    pub create: Vec<String>,
+    pub delete: Vec<String>,
+    /// `status.savepoints` of the sync.
+    pub status: Option<SavepointsStatus>,
+    pub events: Vec<(EventType, &'static str, String)>,
+}
+
+/// What a completed savepoint keeps (`<savepoint>-data`, key `savepoint.json`).
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SavepointData {
+    pub sync: String,
+    pub snapshot_id: i64,
+    pub slots: u32,
+    pub checkpoints: Vec<Checkpoint>,
+}
+
+pub const DATA_KEY: &str = "savepoint.json";
+
+pub fn data_name(savepoint: &str) -> String {
+    format!("{savepoint}-data")
+}
+
+/// `savepoints`: this sync's; `checkpoints[k]`: slot k's; `running`: the sync is `Running`
+/// and no rebuild holds its workers.
+pub fn plan(
+    pms: &PaimonMysqlSync,
+    savepoints: &[PaimonMysqlSyncSavepoint],
+    checkpoints: &[Option<&Checkpoint>],
+    running: bool,
+    now: Timestamp,
+) -> SavepointPlan {
+    let mut plan = SavepointPlan::default();
+    serve(pms, savepoints, checkpoints, running, now, &mut plan);
+    schedule(pms, savepoints, running, now, &mut plan);
+    trim(pms, savepoints, now, &mut plan);
+    plan
+}
+
+/// Moves the oldest unfinished savepoint on.
+fn serve(
+    pms: &PaimonMysqlSync,
+    savepoints: &[PaimonMysqlSyncSavepoint],
+    checkpoints: &[Option<&Checkpoint>],
+    running: bool,
+    now: Timestamp,
+    plan: &mut SavepointPlan,
+) {
+    let mut active: Vec<&PaimonMysqlSyncSavepoint> = savepoints
+        .iter()
+        .filter(|s| !s.status.as_ref().is_some_and(|st| st.state.is_finished()))
+        .collect();
+    active.sort_by_key(|s| (s.creation_timestamp().map(|t| t.0), s.name_any()));
+    let Some(sp) = active.first() else {
+        return;
+    };
+    let name = sp.name_any();
+    let mut status = sp.status.clone().unwrap_or_default();
+    let started = status
+        .started_at
+        .as_deref()
+        .and_then(|t| t.parse::<Timestamp>().ok());
+    if !running {
+        if status.state == SavepointState::InProgress {
+            fail(
+                &name,
+                status,
+                "the sync stopped running before every slot reached the cut",
+                plan,
+            );
+        }
+        return;
+    }
+    if status.state == SavepointState::Pending {
+        status.state = SavepointState::InProgress;
+        status.started_at = Some(seconds(now));
+    }
+    let timeout = SignedDuration::try_from(SAVEPOINT_TIMEOUT).unwrap_or(SignedDuration::MAX);
+    if started.is_some_and(|s| now.duration_since(s) > timeout) {
+        let why = format!(
+            "the slots did not all pause at one snapshot within {}s",
+            SAVEPOINT_TIMEOUT.as_secs()
+        );
+        return fail(&name, status, &why, plan);
+    }
+    let slots = pms.spec.parallelism;
+    let (cut, all_there) = paused_at(checkpoints, slots, &name);
+    if let (Some(cut), true) = (cut, all_there) {
+        let took = started
+            .map(|s| now.duration_since(s).as_secs_f64())
+            .unwrap_or(0.0);
+        status.state = SavepointState::Completed;
+        status.snapshot_id = Some(cut);
+        status.slots = Some(slots);
+        status.location = Some(format!(
+            "ConfigMap {}/{}",
+            pms.namespace().unwrap_or_default(),
+            data_name(&name)
+        ));
+        status.completed_at = Some(seconds(now));
+        status.took = Some(format!("{took:.1}s"));
+        plan.data = Some((
+            name.clone(),
+            SavepointData {
+                sync: pms.name_any(),
+                snapshot_id: cut,
+                slots,
+                checkpoints: checkpoints.iter().flatten().map(|c| (*c).clone()).collect(),
+            },
+        ));
+        plan.events.push((
+            EventType::Normal,
+            "SavepointCompleted",
+            format!(
+                "{name}: every slot at the end of snapshot {cut} ({took:.1} s); the slots go on"
+            ),
+        ));
+        plan.statuses.push((name, status));
+        return;
+    }
+    plan.control = Control {
+        pause: Some(PauseRequest {
+            id: name.clone(),
+            at: cut,
+        }),
+    };
+    if sp.status.as_ref() != Some(&status) {
+        plan.statuses.push((name, status));
+    }
+}
+
+fn fail(name: &str, mut status: SavepointStatus, why: &str, plan: &mut SavepointPlan) {
+    status.state = SavepointState::Failed;
+    status.error = Some(why.to_string());
+    plan.events.push((
+        EventType::Warning,
+        "SavepointFailed",
+        format!("{name}: {why}"),
+    ));
+    plan.statuses.push((name.to_string(), status));
+}
+
+/// Savepoints the spec asks for: a changed trigger, or the interval passed.
+fn schedule(
+    pms: &PaimonMysqlSync,
+    savepoints: &[PaimonMysqlSyncSavepoint],
+    running: bool,
+    now: Timestamp,
+    plan: &mut SavepointPlan,
+) {
+    let Some(spec) = &pms.spec.savepoint else {
+        return;
+    };
+    let previous = pms
+        .status
+        .as_ref()
+        .and_then(|s| s.savepoints.clone())
+        .unwrap_or_default();
+    let mut status = previous.clone();
+    let sync = pms.name_any();
+    let stamp = now.strftime("%Y%m%d-%H%M%S").to_string();
+    let mut create = |suffix: &str| {
+        let name = format!("{sync}-{stamp}{suffix}");
+        if !savepoints.iter().any(|s| s.name_any() == name) && !plan.create.contains(&name) {
+            plan.create.push(name);
+        }
+    };
+    if spec.trigger.is_some() && spec.trigger != previous.last_trigger {
+        create("");
+        status.last_trigger = spec.trigger.clone();
+    }
+    if let Some(interval) = spec.interval {
+        let every = SignedDuration::try_from(interval.0).unwrap_or(SignedDuration::MAX);
+        let last = previous
+            .last_periodic_at
+            .as_deref()
+            .and_then(|t| t.parse::<Timestamp>().ok());
+        if running && last.is_none_or(|l| now.duration_since(l) >= every) {
+            create("-p");
+            status.last_periodic_at = Some(seconds(now));
+        }
+    }
+    if status != previous {
+        plan.status = Some(status);
+    }
+}
+
+/// Finished savepoints beyond `history.maxCount` (newest kept) or older than `history.maxAge`
+/// go; the one `spec.restoreFrom` names stays.
+fn trim(
+    pms: &PaimonMysqlSync,
+    savepoints: &[PaimonMysqlSyncSavepoint],
+    now: Timestamp,
+    plan: &mut SavepointPlan,
+) {
+    let Some(spec) = &pms.spec.savepoint else {
+        return;
+    };
+    let keep = pms
+        .spec
+        .restore_from
+        .as_ref()
+        .and_then(|r| r.savepoint.clone());
+    let finished_now: Vec<&String> = plan
+        .statuses
+        .iter()
+        .filter(|(_, s)| s.state.is_finished())
+        .map(|(n, _)| n)
+        .collect();
+    let mut finished: Vec<&PaimonMysqlSyncSavepoint> = savepoints
+        .iter()
+        .filter(|s| {
+            s.status.as_ref().is_some_and(|st| st.state.is_finished())
+                || finished_now.contains(&&s.name_any())
+        })
+        .collect();
+    // Newest first.
+    finished
+        .sort_by_key(|s| std::cmp::Reverse((s.creation_timestamp().map(|t| t.0), s.name_any())));
+    let max_age = spec
+        .history
+        .max_age
+        .map(|a| SignedDuration::try_from(a.0).unwrap_or(SignedDuration::MAX));
+    for (i, sp) in finished.iter().enumerate() {
+        let name = sp.name_any();
+        let created = sp.creation_timestamp().map(|t| t.0);
+        let too_old = max_age
+            .zip(created)
+            .is_some_and(|(a, c)| now.duration_since(c) > a);
+        if (i >= spec.history.max_count as usize || too_old) && keep.as_ref() != Some(&name) {
+            plan.delete.push(name);
+        }
+    }
+}
+
+/// Whether the sync counts as running for savepoints.
+pub fn sync_running(pms: &PaimonMysqlSync, workers_stopped: bool) -> bool {
+    pms.status.as_ref().and_then(|s| s.phase) == Some(SyncPhase::Running) && !workers_stopped
+}
+
+/// RFC 3339 to the second.
+pub fn seconds(t: Timestamp) -> String {
+    Timestamp::from_second(t.as_second())
+        .map(|t| t.to_string())
+        .unwrap_or_else(|_| t.to_string())
+}
+
+#[cfg(test)]
+mod tests;

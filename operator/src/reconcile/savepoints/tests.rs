@@ -1,0 +1,200 @@
+//! Savepoint decisions over a sequence of reconciles, without a cluster.
+
+use super::*;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use pms_crds::contract::{Position, ReadPoint, Slot};
+use pms_crds::PaimonMysqlSyncSavepointSpec;
+
+fn sync(extra: &str) -> PaimonMysqlSync {
+    let spec = serde_yaml::from_str(&format!(
+        "source: {{warehouse: /wh, database: d, table: t}}\nsink: {{url: 'mysql://h/db', table: t}}\nparallelism: 2\n{extra}"
+    ))
+    .unwrap();
+    let mut pms = PaimonMysqlSync::new("s", spec);
+    pms.metadata.namespace = Some("ns".into());
+    pms
+}
+
+fn savepoint(name: &str, created: &str, state: Option<SavepointState>) -> PaimonMysqlSyncSavepoint {
+    let mut sp = PaimonMysqlSyncSavepoint::new(
+        name,
+        PaimonMysqlSyncSavepointSpec {
+            sync_name: "s".into(),
+        },
+    );
+    sp.metadata.creation_timestamp = Some(Time(created.parse().unwrap()));
+    sp.status = state.map(|state| SavepointStatus {
+        state,
+        ..Default::default()
+    });
+    sp
+}
+
+fn at(text: &str) -> Timestamp {
+    text.parse().unwrap()
+}
+
+/// Slot `slot` of 2, done through `done`, paused for `paused`.
+fn cp(slot: u32, done: i64, paused: Option<&str>) -> Checkpoint {
+    Checkpoint {
+        sync: "s".into(),
+        slot: Slot::new(slot, 2).unwrap(),
+        point: ReadPoint::Changes {
+            next_snapshot: done + 1,
+            at: Position::START,
+        },
+        epoch: 1,
+        updated: "t".into(),
+        latest_snapshot: Some(done),
+        rescaled_from: None,
+        paused_for: paused.map(String::from),
+    }
+}
+
+#[test]
+fn a_savepoint_pauses_every_slot_then_moves_them_to_one_cut() {
+    let pms = sync("");
+    let mut sp = savepoint("sp1", "2026-11-30T10:00:00Z", None);
+    let now = at("2026-11-30T10:00:01Z");
+    // Nobody paused yet: pause at the next boundary.
+    let (a, b) = (cp(0, 5, None), cp(1, 7, None));
+    let p = plan(&pms, &[sp.clone()], &[Some(&a), Some(&b)], true, now);
+    assert_eq!(
+        p.control.pause,
+        Some(PauseRequest {
+            id: "sp1".into(),
+            at: None
+        })
+    );
+    assert_eq!(p.statuses[0].1.state, SavepointState::InProgress);
+    sp.status = Some(p.statuses[0].1.clone());
+
+    // Slot 0 paused at 6, slot 1 at 8: the cut is 8; slot 0 reads on.
+    let (a, b) = (cp(0, 6, Some("sp1")), cp(1, 8, Some("sp1")));
+    let p = plan(&pms, &[sp.clone()], &[Some(&a), Some(&b)], true, now);
+    assert_eq!(
+        p.control.pause,
+        Some(PauseRequest {
+            id: "sp1".into(),
+            at: Some(8)
+        })
+    );
+    assert!(p.data.is_none());
+
+    // Both at the end of 8.
+    let a = cp(0, 8, Some("sp1"));
+    let p = plan(
+        &pms,
+        &[sp.clone()],
+        &[Some(&a), Some(&b)],
+        true,
+        at("2026-11-30T10:00:04Z"),
+    );
+    assert_eq!(p.control, Control::default(), "the pause is lifted");
+    let (name, status) = &p.statuses[0];
+    assert_eq!(
+        (name.as_str(), status.state, status.snapshot_id),
+        ("sp1", SavepointState::Completed, Some(8))
+    );
+    assert_eq!(status.location.as_deref(), Some("ConfigMap ns/sp1-data"));
+    assert_eq!(status.took.as_deref(), Some("3.0s"));
+    let (_, data) = p.data.unwrap();
+    assert_eq!(
+        (data.snapshot_id, data.slots, data.checkpoints.len()),
+        (8, 2, 2)
+    );
+    assert_eq!(p.events[0].1, "SavepointCompleted");
+}
+
+#[test]
+fn an_acknowledgement_of_another_savepoint_or_inside_a_snapshot_does_not_count() {
+    let pms = sync("");
+    let sp = savepoint(
+        "sp2",
+        "2026-11-30T10:00:00Z",
+        Some(SavepointState::InProgress),
+    );
+    let a = cp(0, 8, Some("sp1"));
+    let mut b = cp(1, 8, Some("sp2"));
+    b.point = ReadPoint::Changes {
+        next_snapshot: 9,
+        at: Position::new(0, 5, 1),
+    };
+    let p = plan(
+        &pms,
+        &[sp],
+        &[Some(&a), Some(&b)],
+        true,
+        at("2026-11-30T10:00:01Z"),
+    );
+    assert_eq!(p.control.pause.unwrap().at, None);
+    assert!(p.data.is_none());
+}
+
+#[test]
+fn one_at_a_time_oldest_first_and_failed_when_the_sync_stops() {
+    let pms = sync("");
+    let newer = savepoint("b", "2026-11-30T10:00:05Z", None);
+    let older = savepoint(
+        "a",
+        "2026-11-30T10:00:00Z",
+        Some(SavepointState::InProgress),
+    );
+    let p = plan(
+        &pms,
+        &[newer.clone(), older.clone()],
+        &[None, None],
+        true,
+        at("2026-11-30T10:00:06Z"),
+    );
+    assert_eq!(p.control.pause.unwrap().id, "a");
+    let p = plan(
+        &pms,
+        &[newer, older],
+        &[None, None],
+        false,
+        at("2026-11-30T10:00:06Z"),
+    );
+    assert_eq!(p.statuses[0].0, "a");
+    assert_eq!(p.statuses[0].1.state, SavepointState::Failed);
+    assert_eq!(p.control, Control::default());
+}
+
+#[test]
+fn trigger_interval_and_history() {
+    let mut pms = sync("savepoint: {trigger: one, interval: 1h, history: {maxCount: 2}}\nrestoreFrom: {savepoint: s-old}\n");
+    let now = at("2026-11-30T10:00:00Z");
+    let p = plan(&pms, &[], &[None, None], true, now);
+    assert_eq!(p.create, ["s-20261130-100000", "s-20261130-100000-p"]);
+    let status = p.status.unwrap();
+    assert_eq!(status.last_trigger.as_deref(), Some("one"));
+    pms.status = Some(pms_crds::PaimonMysqlSyncStatus {
+        savepoints: Some(status),
+        ..Default::default()
+    });
+    assert!(
+        plan(&pms, &[], &[None, None], true, at("2026-11-30T10:30:00Z"))
+            .create
+            .is_empty()
+    );
+    assert_eq!(
+        plan(&pms, &[], &[None, None], true, at("2026-11-30T11:00:00Z"))
+            .create
+            .len(),
+        1
+    );
+
+    let done = |n: &str, t: &str| savepoint(n, t, Some(SavepointState::Completed));
+    let all = [
+        done("s-old", "2026-11-30T06:00:00Z"),
+        done("s-1", "2026-11-30T07:00:00Z"),
+        done("s-2", "2026-11-30T08:00:00Z"),
+        done("s-3", "2026-11-30T09:00:00Z"),
+    ];
+    let p = plan(&pms, &all, &[None, None], true, at("2026-11-30T10:30:00Z"));
+    assert_eq!(
+        p.delete,
+        ["s-1"],
+        "the two newest stay, and the one restoreFrom names"
+    );
+}

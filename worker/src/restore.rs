@@ -1,0 +1,100 @@
+//! `pms-worker restore --snapshot S`: every slot of the sync goes on after snapshot S (a
+//! savepoint's cut, or any snapshot whose successor Paimon still keeps). The sync must be
+//! stopped: at-least-once, no slot may hold its lock; exactly-once, its workers are fenced and
+//! the progress rows are set in one transaction (they win on resume). Then each slot's
+//! checkpoint (file or ConfigMap, at an epoch above the old one) and Paimon consumer follow.
+//!
+//! Restoring to an earlier point replays what came after it: at-least-once converges (upserts
+//! and deletes are idempotent per key, in order); exactly-once applies those changes again.
+
+use pms_crds::contract::{consumer_id, Checkpoint, Position, ReadPoint, RebuildPhase, Slot};
+use pms_crds::Delivery;
+use tracing::info;
+
+use crate::checkpoint::Checkpointer;
+use crate::config::WorkerConfig;
+use crate::error::{Result, WorkerError};
+use crate::rebuild;
+use crate::sink::MysqlConnection;
+use crate::source::PaimonSource;
+
+/// Sets every slot of `slots` (one config per slot) to go on after `snapshot`; `trigger` names
+/// the restore in its report (`<sync>-restore`, with ConfigMap checkpoints).
+pub async fn restore(slots: &[WorkerConfig], snapshot: i64, trigger: Option<String>) -> Result<()> {
+    let cfg = slots
+        .first()
+        .ok_or_else(|| WorkerError::Config("no slot to restore".into()))?;
+    let mut report = rebuild::Reporter::new(cfg, trigger, pms_crds::contract::restore_name).await;
+    report.phase(RebuildPhase::CuttingOver).await;
+    let result = restore_slots(slots, snapshot).await;
+    match &result {
+        Ok(()) => {
+            report.snapshot(snapshot).await;
+            report.phase(RebuildPhase::Done).await;
+        }
+        Err(e) => report.fail(e).await,
+    }
+    result
+}
+
+async fn restore_slots(slots: &[WorkerConfig], snapshot: i64) -> Result<()> {
+    let cfg = &slots[0];
+    for s in slots {
+        rebuild::refuse_if_in_progress(s).await?;
+    }
+    let source = PaimonSource::open(&cfg.spec.source, Slot::SINGLE).await?;
+    let latest = source.latest_snapshot().await?.unwrap_or(0);
+    let earliest = source.earliest_snapshot().await?.unwrap_or(0);
+    let table = cfg.spec.source.table.clone();
+    if snapshot < 1 || snapshot > latest {
+        return Err(WorkerError::Source {
+            table,
+            message: format!("can't restore to snapshot {snapshot}: the table's snapshots are {earliest}..={latest}"),
+        });
+    }
+    if snapshot < latest && snapshot + 1 < earliest {
+        return Err(WorkerError::SnapshotExpired {
+            table,
+            needed: snapshot + 1,
+            earliest,
+            checkpoint: format!("restore to snapshot {snapshot}"),
+        });
+    }
+    let count = slots.len() as u32;
+    let mysql = MysqlConnection::open(cfg).await?;
+    rebuild::stop_old_generation(&mysql, cfg, count).await?;
+    if cfg.spec.sink.delivery == Delivery::ExactlyOnce {
+        mysql.set_progress(&cfg.sync_name, count, snapshot).await?;
+    }
+    let point = ReadPoint::Changes {
+        next_snapshot: snapshot + 1,
+        at: Position::START,
+    };
+    for s in slots {
+        let old_epoch = Checkpointer::peek(s)
+            .await
+            .ok()
+            .flatten()
+            .map_or(0, |c| c.epoch);
+        let cp = Checkpoint {
+            sync: s.sync_name.clone(),
+            slot: s.slot,
+            point,
+            epoch: old_epoch + 1,
+            updated: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            latest_snapshot: Some(latest),
+            rescaled_from: None,
+            paused_for: None,
+        };
+        Checkpointer::replace(s, &cp).await?;
+        source.write_consumer(&s.consumer_id, snapshot + 1).await?;
+    }
+    let base = consumer_id(
+        cfg.spec.source.consumer_id.as_deref(),
+        &cfg.sync_name,
+        Slot::SINGLE,
+    );
+    source.remove_stale_consumers(&base, count).await?;
+    info!(sync = %cfg.sync_name, snapshot, slots = count, "restored: every slot goes on after this snapshot");
+    Ok(())
+}
