@@ -182,6 +182,22 @@ fn run_workers(slots: u32) -> Vec<std::process::Output> {
         .collect()
 }
 
+/// Every slot's worker running continuously, as its pod would (logs in the temp dir).
+fn spawn_workers(slots: u32) -> (Vec<Child>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = mounted_config(dir.path());
+    let args = ["run".to_string()];
+    let children = (0..slots)
+        .map(|k| {
+            let d = get("deployment", &format!("{SYNC}-slot-{k}"), NS).expect("slot deployment");
+            let mut cmd = pod_command(&d, &config, &args, &BTreeMap::new());
+            let log = std::fs::File::create(dir.path().join(format!("slot-{k}.log"))).unwrap();
+            cmd.stdout(Stdio::null()).stderr(log).spawn().unwrap()
+        })
+        .collect();
+    (children, dir)
+}
+
 /// Runs every slot's worker once; each must succeed; their logs.
 fn run_workers_once(slots: u32) -> String {
     let mut logs = String::new();
