@@ -57,6 +57,21 @@ pub struct PaimonMysqlSyncSpec {
     /// Start every slot from this point (changing it restarts the sync from there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restore_from: Option<RestoreFrom>,
+    /// How a spec change that restarts the workers of a running sync is carried out:
+    /// `last-state` (default) restarts each slot from its own checkpoint; `savepoint` first
+    /// pauses every slot at one snapshot's end, then starts the new workers all from there;
+    /// `stateless` starts over with a rebuild (a new table swapped in, no orphans).
+    #[serde(default)]
+    pub upgrade_mode: UpgradeMode,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum UpgradeMode {
+    Savepoint,
+    #[default]
+    LastState,
+    Stateless,
 }
 
 /// When the operator takes savepoints, and how many it keeps.

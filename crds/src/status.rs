@@ -48,21 +48,32 @@ pub struct PaimonMysqlSyncStatus {
     /// The last (or current) rescale of a running sync.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rescale: Option<RescaleStatus>,
+    /// What the slot Deployments run (worker config and image, hashed): a change of it restarts
+    /// the workers, as `spec.upgradeMode` says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_key: Option<String>,
 }
 
-/// A rescale at a consistent cut: every old slot pauses at the end of one snapshot S, the new
-/// slots start exactly there.
+/// A restart at a consistent cut (a rescale, or an upgrade with `upgradeMode: savepoint`):
+/// every old slot pauses at the end of one snapshot S, the new workers start exactly there.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RescaleStatus {
     /// The pause request's id.
     pub id: String,
+    /// What restarts the workers: `parallelism` or `upgrade`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
     pub from: u32,
     pub to: u32,
     pub phase: RescalePhase,
     /// The cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_id: Option<i64>,
+    /// The old workers' checkpoint epochs at the cut, by slot: with the same parallelism only a
+    /// slot with a newer epoch (a new worker) counts as started at the cut.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cut_epochs: Vec<u64>,
     pub started_at: String,
     /// Pause asked → every new slot at the cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -898,13 +898,51 @@ async fn savepoints_while_paimon_commits(table: &Table, db: &TestDb) {
     .await;
     assert_eq!(status()["savepoints"]["lastTrigger"], "t1");
     merge_patch(json!({"spec": {"savepoint": null}}));
-
-    for w in &mut workers {
-        assert!(stop_with_sigterm(w).await.success());
-    }
     let log = std::fs::read_to_string(logs.path().join("slot-0.log")).unwrap();
     assert!(
         log.contains("paused at the end of a snapshot") && log.contains("pause lifted"),
+        "{log}"
+    );
+
+    // upgradeMode: savepoint. Choosing it restarts nothing; a change of what the workers run
+    // (maxRows) pauses every slot at one cut before the new workers roll out.
+    merge_patch(json!({"spec": {"upgradeMode": "savepoint"}}));
+    merge_patch(json!({"spec": {"sink": {"maxRows": 300}}}));
+    let s = wait_status("the old workers at the cut", |s| {
+        s["rescale"]["reason"] == "upgrade" && s["rescale"]["phase"] == "Starting"
+    })
+    .await;
+    let cut = s["rescale"]["snapshotId"].as_i64().unwrap();
+    let config = get("configmap", &format!("{SYNC}-config"), NS).unwrap();
+    assert!(
+        config["data"]["sync.yaml"]
+            .as_str()
+            .unwrap()
+            .contains("maxRows: 300"),
+        "rolled out after the cut"
+    );
+    for w in &mut workers {
+        assert!(stop_with_sigterm(w).await.success());
+    }
+    table.commits(vec![generate(7201, 10, "+I", 0)]);
+    let (mut workers, logs) = spawn_workers(3);
+    let s = wait_status("the new workers from the cut", |s| {
+        s["rescale"]["phase"] == "Done"
+    })
+    .await;
+    assert_eq!(s["rescale"]["snapshotId"], cut);
+    assert!(event_reasons().contains("Upgraded"));
+    let latest = table.latest();
+    wait_status("the new workers past the cut", |s| {
+        s["snapshotId"] == latest
+    })
+    .await;
+    for w in &mut workers {
+        assert!(stop_with_sigterm(w).await.success());
+    }
+    let log = std::fs::read_to_string(logs.path().join("slot-1.log")).unwrap();
+    assert!(
+        log.contains(&format!("\"snapshot\":{cut}")) && log.contains("pause lifted"),
         "{log}"
     );
     mark_ready(3, false);

@@ -55,24 +55,48 @@ pub struct Applied {
 
 /// Applies every object of one sync, RBAC first so the workers can read their config when
 /// they start, then deletes the sync's objects that are not in `desired`.
-pub async fn apply(client: &Client, ns: &str, sync: &str, desired: &Desired) -> Result<Applied> {
+/// With `hold`, the slot Deployments and the worker config stay as they are (workers pausing
+/// at a cut before a restart).
+pub async fn apply(
+    client: &Client,
+    ns: &str,
+    sync: &str,
+    desired: &Desired,
+    hold: bool,
+) -> Result<Applied> {
     apply_one(client, ns, &desired.service_account).await?;
     apply_one(client, ns, &desired.role).await?;
     apply_one(client, ns, &desired.role_binding).await?;
-    apply_one(client, ns, &desired.config).await?;
+    if !hold {
+        apply_one(client, ns, &desired.config).await?;
+    }
     apply_one(client, ns, &desired.control).await?;
     for report in &desired.reports {
         apply_one(client, ns, report).await?;
     }
     apply_one(client, ns, &desired.metrics_service).await?;
     let mut deployments = Vec::with_capacity(desired.deployments.len());
+    let api: Api<Deployment> = Api::namespaced(client.clone(), ns);
     for d in &desired.deployments {
-        deployments.push(apply_one(client, ns, d).await?);
+        let current = match hold {
+            true => api
+                .get_opt(&d.name_any())
+                .await
+                .map_err(|e| Error::api::<Deployment>(Verb::Get, ns, &d.name_any(), e))?,
+            false => None,
+        };
+        deployments.push(match current {
+            Some(current) => current,
+            None => apply_one(client, ns, d).await?,
+        });
     }
     let slots: Vec<String> = desired.deployments.iter().map(|d| d.name_any()).collect();
     // Foreground: a removed slot's pod is gone before its Deployment is.
     let fg = DeleteParams::foreground();
-    let removed_slots = delete_unwanted::<Deployment>(client, ns, sync, &slots, true, fg).await?;
+    let removed_slots = match hold {
+        true => Vec::new(),
+        false => delete_unwanted::<Deployment>(client, ns, sync, &slots, true, fg).await?,
+    };
     let mut removed = Vec::new();
     let service = [desired.metrics_service.name_any()];
     let identity = [desired.role.name_any()];

@@ -188,6 +188,14 @@ pub fn worker_config(pms: &PaimonMysqlSync) -> Result<ConfigMap> {
     spec.checkpoint
         .storage
         .get_or_insert(CheckpointStorage::Configmap);
+    // What only the operator acts on stays out: changing it restarts no worker.
+    spec.state = Default::default();
+    spec.verify = None;
+    spec.savepoint = None;
+    spec.restore_from = None;
+    spec.upgrade_mode = Default::default();
+    spec.rebuild.trigger = None;
+    spec.rebuild.policy = Default::default();
     // The workers read TLS files: the Secrets are mounted there (see `tls_volumes`).
     let tls = &mut spec.sink.tls;
     if tls.ca_secret_ref.take().is_some() {
@@ -216,6 +224,16 @@ pub fn worker_config(pms: &PaimonMysqlSync) -> Result<ConfigMap> {
 }
 
 /// A short, stable hash of the config, so a changed spec restarts the workers.
+/// What the slot Deployments run, hashed: the worker config and the image. A change of it
+/// restarts the workers.
+pub fn restart_key(pms: &PaimonMysqlSync, settings: &Settings) -> Result<String> {
+    Ok(format!(
+        "{}/{}",
+        config_hash(&worker_config(pms)?),
+        settings.worker_image
+    ))
+}
+
 pub fn config_hash(config: &ConfigMap) -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();

@@ -192,6 +192,8 @@ async fn job_facts(
         verify_job_failed: failed(contract::verify_name(sync)).await?,
         restore_report: report(&cms, ns, &contract::restore_name(sync)).await?,
         restore_job_failed: failed(contract::restore_name(sync)).await?,
+        // Decided by the reconcile, which knows what the workers run.
+        spec_changed: false,
     })
 }
 

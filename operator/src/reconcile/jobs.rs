@@ -40,6 +40,8 @@ pub struct JobFacts {
     /// The restore's report and failed Job, as the rebuild's.
     pub restore_report: Option<RebuildReport>,
     pub restore_job_failed: Option<String>,
+    /// What the workers run changed and `spec.upgradeMode` is `stateless`: a rebuild.
+    pub spec_changed: bool,
 }
 
 /// The decision.
@@ -252,7 +254,10 @@ fn next_rebuild(
                 note.message
             )
         });
-    let Some(reason) = asked.or(auto) else {
+    let stateless = facts.spec_changed.then(|| {
+        "the workers' spec changed and spec.upgradeMode is stateless: starting over".to_string()
+    });
+    let Some(reason) = asked.or(auto).or(stateless) else {
         return previous;
     };
     events.push((EventType::Normal, "RebuildStarted", reason.clone()));

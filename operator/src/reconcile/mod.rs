@@ -27,7 +27,7 @@ use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{finalizer, Error as FinalizerError, Event as Finalizer};
 use kube::{Api, Resource, ResourceExt};
 use pms_crds::contract::{Checkpoint, MANAGER};
-use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus, SyncPhase};
+use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus, SyncPhase, UpgradeMode};
 use tracing::{info, warn};
 
 use crate::context::Context;
@@ -103,7 +103,19 @@ pub fn next_step<'a>(pms: &'a PaimonMysqlSync, ns: &str, found: Result<Dereferen
     }
 }
 
-async fn apply_sync(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Action> {
+async fn apply_sync(cached: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Action> {
+    // The decisions build on the last status: read it from the API server, not the watch
+    // cache, which may not have this operator's last status write yet (a stale status would
+    // start a Job again that the last reconcile had just finished and deleted).
+    let api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
+    let name = cached.name_any();
+    let fresh = api
+        .get_opt(&name)
+        .await
+        .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::Get, ns, &name, e))?;
+    let Some(pms) = fresh.as_ref() else {
+        return Ok(Action::await_change());
+    };
     let found = dereference::dereference(&ctx.client, ns, pms).await;
     match next_step(pms, ns, found) {
         Next::Retry(e) => {
@@ -130,14 +142,27 @@ async fn apply_sync(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Ac
 /// Steps 3 to 5 of a valid sync.
 async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced) -> Result<Action> {
     let now = k8s_openapi::jiff::Timestamp::now();
-    let plan = jobs::plan(v.pms, &found.jobs, &found.savepoints, now);
+    // What the Deployments would run at the parallelism they run now, against what they run.
+    let status = v.pms.status.as_ref();
+    let mut at_applied = v.pms.clone();
+    at_applied.spec.parallelism = status
+        .and_then(|s| s.parallelism)
+        .unwrap_or(v.pms.spec.parallelism);
+    let restart_key = build::restart_key(&at_applied, &ctx.settings)?;
+    let restarts = status
+        .and_then(|s| s.restart_key.as_ref())
+        .is_some_and(|k| *k != restart_key);
+    let mut facts = found.jobs.clone();
+    facts.spec_changed = restarts && v.pms.spec.upgrade_mode == UpgradeMode::Stateless;
+    let plan = jobs::plan(v.pms, &facts, &found.savepoints, now);
     let running = savepoints::sync_running(v.pms, plan.workers_stopped);
+    let upgrade = restarts && v.pms.spec.upgrade_mode == UpgradeMode::Savepoint;
     // Slot k's checkpoint, whatever parallelism wrote it (a rescale looks at old and new slots).
     let known = v.slots_known.max(v.pms.spec.parallelism);
     let by_slot: Vec<Option<&Checkpoint>> = (0..known)
         .map(|slot| found.checkpoint(&v.name, slot))
         .collect();
-    let rescale = rescale::plan(v.pms, &by_slot, running, now);
+    let rescale = rescale::plan(v.pms, &by_slot, running, upgrade, now);
     // The Deployments run `rescale.slots` until a rescale's cut is taken.
     let mut effective = v.pms.clone();
     effective.spec.parallelism = rescale.slots;
@@ -160,7 +185,7 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         .clone()
         .unwrap_or_else(|| saves.control.clone());
     let desired = build::all(v, &plan, &control, &ctx.settings)?;
-    let applied = apply::apply(&ctx.client, &v.namespace, &v.name, &desired).await?;
+    let applied = apply::apply(&ctx.client, &v.namespace, &v.name, &desired, rescale.hold).await?;
     apply::savepoints(&ctx.client, v.pms, &found.savepoints, &saves).await?;
     if !applied.removed_slots.is_empty() {
         let note = format!("deleted {}", applied.removed_slots.join(", "));
@@ -181,6 +206,10 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
     }
     status.parallelism = Some(rescale.slots);
     status.rescale = rescale.status.clone();
+    status.restart_key = match rescale.hold {
+        true => previous.and_then(|p| p.restart_key.clone()),
+        false => Some(build::restart_key(v.pms, &ctx.settings)?),
+    };
     update_status(ctx, v.pms, &v.namespace, status).await?;
     // After the status: an event is published once, by the reconcile that saved the change.
     let events = plan

@@ -25,14 +25,30 @@ pub struct RescalePlan {
     pub control: Option<Control>,
     pub status: Option<RescaleStatus>,
     pub events: Vec<(EventType, &'static str, String)>,
+    /// Leave the Deployments and the worker config as they are (the old workers are pausing at
+    /// the cut).
+    pub hold: bool,
 }
 
 /// Where the slots `0..slots` (checkpoints written for that parallelism) paused for `id`; the cut
 /// once all paused at the same snapshot's end. Returns `(highest paused, all at it)`.
 pub fn paused_at(checkpoints: &[Option<&Checkpoint>], slots: u32, id: &str) -> (Option<i64>, bool) {
+    paused_after(checkpoints, slots, id, &[])
+}
+
+/// The same, counting slot k only with an epoch above `epochs[k]` (a worker started since).
+fn paused_after(
+    checkpoints: &[Option<&Checkpoint>],
+    slots: u32,
+    id: &str,
+    epochs: &[u64],
+) -> (Option<i64>, bool) {
     let paused: Vec<Option<i64>> = (0..slots as usize)
         .map(|k| {
             let cp = checkpoints.get(k).copied().flatten()?;
+            if epochs.get(k).is_some_and(|&old| cp.epoch <= old) {
+                return None;
+            }
             let at_boundary =
                 matches!(cp.point, ReadPoint::Changes { at, .. } if at == Position::START);
             (cp.slot.count == slots && at_boundary && cp.paused_for.as_deref() == Some(id))
@@ -45,10 +61,48 @@ pub fn paused_at(checkpoints: &[Option<&Checkpoint>], slots: u32, id: &str) -> (
 
 /// `checkpoints[k]`: slot k's (any parallelism); `running`: the sync is `Running` and no
 /// rebuild holds it.
+/// `upgrade`: what the Deployments run changed and `spec.upgradeMode` is `savepoint`.
 pub fn plan(
     pms: &PaimonMysqlSync,
     checkpoints: &[Option<&Checkpoint>],
     running: bool,
+    upgrade: bool,
+    now: Timestamp,
+) -> RescalePlan {
+    let mut plan = decide(pms, checkpoints, running, upgrade, now);
+    plan.hold = plan
+        .status
+        .as_ref()
+        .is_some_and(|r| r.phase == RescalePhase::Cutting);
+    plan
+}
+
+/// The Events of a restart at a cut: started, cut taken, done, gave up on the cut.
+fn event_names(r: &RescaleStatus) -> [&'static str; 4] {
+    if r.reason == UPGRADE {
+        [
+            "UpgradeStarted",
+            "UpgradeCut",
+            "Upgraded",
+            "UpgradeWithoutCut",
+        ]
+    } else {
+        [
+            "RescaleStarted",
+            "RescaleCut",
+            "Rescaled",
+            "RescaleWithoutCut",
+        ]
+    }
+}
+
+const UPGRADE: &str = "upgrade";
+
+fn decide(
+    pms: &PaimonMysqlSync,
+    checkpoints: &[Option<&Checkpoint>],
+    running: bool,
+    upgrade: bool,
     now: Timestamp,
 ) -> RescalePlan {
     let wanted = pms.spec.parallelism;
@@ -60,38 +114,51 @@ pub fn plan(
         .clone()
         .filter(|r| matches!(r.phase, RescalePhase::Cutting | RescalePhase::Starting));
     let Some(mut r) = active else {
-        if applied == wanted || !running {
+        if applied == wanted && !upgrade || !running {
             return RescalePlan {
                 slots: wanted,
                 control: None,
                 status: previous,
                 events,
+                hold: false,
             };
         }
-        let id = format!("rescale-{}", now.as_second());
+        let reason = if applied == wanted {
+            UPGRADE
+        } else {
+            "parallelism"
+        };
+        let r = RescaleStatus {
+            id: format!("{reason}-{}", now.as_second()),
+            reason: reason.to_string(),
+            from: applied,
+            to: wanted,
+            phase: RescalePhase::Cutting,
+            snapshot_id: None,
+            cut_epochs: Vec::new(),
+            started_at: seconds(now),
+            took: None,
+            message: None,
+        };
+        let what = if reason == UPGRADE {
+            "the workers' spec changed (upgradeMode: savepoint)".to_string()
+        } else {
+            format!("{applied} → {wanted} slots")
+        };
         events.push((
             EventType::Normal,
-            "RescaleStarted",
-            format!(
-                "{applied} → {wanted} slots: pausing every slot at the end of one snapshot first"
-            ),
+            event_names(&r)[0],
+            format!("{what}: pausing every slot at the end of one snapshot first"),
         ));
         return RescalePlan {
             slots: applied,
-            control: Some(pause(&id, None)),
-            status: Some(RescaleStatus {
-                id,
-                from: applied,
-                to: wanted,
-                phase: RescalePhase::Cutting,
-                snapshot_id: None,
-                started_at: seconds(now),
-                took: None,
-                message: None,
-            }),
+            control: Some(pause(&r.id, None)),
+            status: Some(r),
             events,
+            hold: false,
         };
     };
+    let names = event_names(&r);
     let started = r.started_at.parse::<Timestamp>().ok();
     let elapsed = started.map(|s| now.duration_since(s));
     let timeout = SignedDuration::try_from(RESCALE_TIMEOUT).unwrap_or(SignedDuration::MAX);
@@ -110,7 +177,7 @@ pub fn plan(
         ));
         events.push((
             EventType::Warning,
-            "RescaleWithoutCut",
+            names[3],
             r.message.clone().unwrap_or_default(),
         ));
         return RescalePlan {
@@ -118,6 +185,7 @@ pub fn plan(
             control: None,
             status: Some(r),
             events,
+            hold: false,
         };
     }
     match r.phase {
@@ -126,11 +194,16 @@ pub fn plan(
             if let (Some(cut), true) = (high, all) {
                 r.phase = RescalePhase::Starting;
                 r.snapshot_id = Some(cut);
+                if r.from == r.to {
+                    r.cut_epochs = (0..r.from as usize)
+                        .map(|k| checkpoints.get(k).copied().flatten().map_or(0, |c| c.epoch))
+                        .collect();
+                }
                 events.push((
                     EventType::Normal,
-                    "RescaleCut",
+                    names[1],
                     format!(
-                        "every old slot at the end of snapshot {cut}: starting {} slots there",
+                        "every old worker at the end of snapshot {cut}: starting {} new ones there",
                         r.to
                     ),
                 ));
@@ -139,6 +212,7 @@ pub fn plan(
                     control: Some(pause(&r.id, Some(cut))),
                     status: Some(r),
                     events,
+                    hold: false,
                 };
             }
             RescalePlan {
@@ -146,22 +220,26 @@ pub fn plan(
                 control: Some(pause(&r.id, high)),
                 status: Some(r),
                 events,
+                hold: false,
             }
         }
         _ => {
             let cut = r.snapshot_id;
-            let (high, all) = paused_at(checkpoints, r.to, &r.id);
+            let (high, all) = paused_after(checkpoints, r.to, &r.id, &r.cut_epochs);
             if all && high == cut {
                 let took = elapsed.map_or(0.0, |e| e.as_secs_f64());
                 r.phase = RescalePhase::Done;
                 r.took = Some(format!("{took:.1}s"));
                 events.push((
                     EventType::Normal,
-                    "Rescaled",
+                    names[2],
                     format!(
-                        "{} → {} slots at the end of snapshot {} in {took:.1} s (pause asked → every new slot there)",
-                        r.from,
-                        r.to,
+                        "{} at the end of snapshot {} in {took:.1} s (pause asked → every new worker there)",
+                        if r.reason == UPGRADE {
+                            "the new workers started".to_string()
+                        } else {
+                            format!("{} → {} slots", r.from, r.to)
+                        },
                         cut.unwrap_or_default()
                     ),
                 ));
@@ -170,6 +248,7 @@ pub fn plan(
                     control: None,
                     status: Some(r),
                     events,
+                    hold: false,
                 };
             }
             RescalePlan {
@@ -177,6 +256,7 @@ pub fn plan(
                 control: Some(pause(&r.id, cut)),
                 status: Some(r),
                 events,
+                hold: false,
             }
         }
     }

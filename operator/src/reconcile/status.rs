@@ -95,6 +95,7 @@ pub fn compute(
         savepoints: previous.and_then(|p| p.savepoints.clone()),
         parallelism: previous.and_then(|p| p.parallelism),
         rescale: previous.and_then(|p| p.rescale.clone()),
+        restart_key: previous.and_then(|p| p.restart_key.clone()),
     }
 }
 

@@ -99,6 +99,14 @@ fn worker_config_is_the_spec_with_configmap_checkpoints_and_no_secrets() {
         config_hash(&cm),
         config_hash(&worker_config(&sample(3, "running")).unwrap())
     );
+    // What only the operator acts on restarts no worker.
+    let mut other = sample(2, "suspended");
+    other.spec.rebuild.trigger = Some("t".into());
+    other.spec.upgrade_mode = pms_crds::UpgradeMode::Savepoint;
+    assert_eq!(
+        config_hash(&cm),
+        config_hash(&worker_config(&other).unwrap())
+    );
 }
 
 #[test]
