@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 
-.PHONY: demo test bench soak unit fixtures k8s-tools build release bench-bin crds check clean
+.PHONY: demo test bench soak unit fixtures k8s-tools s3-server build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
 demo: release
@@ -10,9 +10,9 @@ demo: release
 
 ## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables.
 ## (The quick smoke benchmark runs first and fails only on a gross regression.)
-test: build bench-bin fixtures k8s-tools
+test: build bench-bin fixtures k8s-tools s3-server
 	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --smoke --size quick
-	scripts/with-mariadb.sh scripts/with-kube-apiserver.sh cargo test --workspace --no-fail-fast $(TEST_FEATURES)
+	scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh cargo test --workspace --no-fail-fast $(TEST_FEATURES)
 
 ## Benchmarks against the raw MariaDB limits (BENCH_SIZE=quick|full|huge: 200k, 2M, 10M rows).
 BENCH_SIZE ?= full
@@ -51,6 +51,10 @@ fixtures:
 ## kube-apiserver, etcd and helm built from the Go module proxy, cached in ~/.cache/pms/k8s.
 k8s-tools:
 	scripts/k8s-tools.sh >/dev/null
+
+## The S3 server the S3 tests use (versitygw from the Go module proxy, ~2 min cold, cached).
+s3-server:
+	scripts/s3-server.sh build >/dev/null
 
 ## Regenerate the CRD YAML from the Rust types (crds/ and the Helm chart's copy).
 crds:

@@ -500,14 +500,19 @@ pub enum Visibility {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!has(self.storage) || self.storage != 's3' || has(self.s3)", "message": "checkpoint.storage s3 needs checkpoint.s3 (bucket, …)"},
+    {"rule": "!has(self.storage) || self.storage != 'mysql'", "message": "checkpoint.storage mysql is not implemented: use configmap (or exactly-once delivery, whose progress row in MySQL is the checkpoint)"}
+]))]
 pub struct CheckpointSpec {
     /// A checkpoint is written after a flush once this much time passed since the last one
     /// (and always when a worker stops).
     #[serde(default = "default_checkpoint_interval")]
     pub interval: HumanDuration,
-    /// `configmap` (`<sync>-checkpoint-<slot>`, the operator's default) or `file` (the
-    /// standalone default); `s3` and `mysql` are not implemented yet and refused by the
-    /// worker. With `sink.delivery: exactly-once` the progress row in MySQL wins over it.
+    /// `configmap` (`<sync>-checkpoint-<slot>`, the operator's default), `file` (the
+    /// standalone default) or `s3` (with `s3`; standalone only for now); `mysql` is not
+    /// implemented and refused. With `sink.delivery: exactly-once` the progress row in MySQL
+    /// wins over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<CheckpointStorage>,
     /// Checkpoint file with `storage: file`; a relative path is relative to the config
@@ -519,6 +524,28 @@ pub struct CheckpointSpec {
     /// Keep checkpoint ConfigMaps when the resource is deleted.
     #[serde(default)]
     pub retain_on_delete: bool,
+    /// With `storage: s3`: where (`s3://<bucket>/<prefix>/<sync>-checkpoint-<slot>.json`).
+    /// Credentials come from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub s3: Option<CheckpointS3>,
+}
+
+/// An S3 location for checkpoints.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckpointS3 {
+    #[schemars(length(min = 1))]
+    pub bucket: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// For S3-compatible stores; default AWS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    #[serde(default)]
+    pub path_style: bool,
 }
 
 impl Default for CheckpointSpec {
@@ -528,6 +555,7 @@ impl Default for CheckpointSpec {
             storage: None,
             path: None,
             retain_on_delete: false,
+            s3: None,
         }
     }
 }

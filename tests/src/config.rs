@@ -140,6 +140,8 @@ struct Source {
     poll_interval: Option<Human>,
     #[serde(skip_serializing_if = "Option::is_none")]
     schema_changes: Option<SchemaChanges>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    s3: Option<serde_json::Value>,
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -181,6 +183,10 @@ struct Checkpoint {
     interval: Option<Human>,
     #[serde(skip_serializing_if = "Option::is_none")]
     path: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    storage: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    s3: Option<serde_json::Value>,
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -221,6 +227,7 @@ impl SyncConfigBuilder {
                     consumer_id: None,
                     poll_interval: Some(Human(TEST_POLL_INTERVAL)),
                     schema_changes: None,
+                    s3: None,
                 },
                 sink: Sink {
                     url: url.into(),
@@ -370,7 +377,20 @@ impl SyncConfigBuilder {
         self
     }
 
+    /// `source.s3`, for an `s3://` warehouse (e.g. `{"endpoint": …, "pathStyle": true}`).
+    pub fn source_s3(mut self, s3: serde_json::Value) -> Self {
+        self.spec.source.s3 = Some(s3);
+        self
+    }
+
     // checkpoint
+
+    /// `checkpoint.storage: s3` at `checkpoint.s3` (e.g. `{"bucket": "pms", "prefix": …}`).
+    pub fn checkpoint_s3(mut self, s3: serde_json::Value) -> Self {
+        self.spec.checkpoint.storage = Some("s3".into());
+        self.spec.checkpoint.s3 = Some(s3);
+        self
+    }
 
     /// `checkpoint.interval` (zero: after every flush).
     pub fn checkpoint_interval(mut self, every: Duration) -> Self {

@@ -1,5 +1,6 @@
 //! Test harness: a real MariaDB (started by `scripts/with-mariadb.sh`), Paimon tables written
-//! by Apache Paimon's own Java implementation (`scripts/paimon-java.sh`), and the worker binary.
+//! by Apache Paimon's own Java implementation (`scripts/paimon-java.sh`), the worker binary, and a
+//! real S3 server (`scripts/with-s3.sh`).
 //!
 //! The core check of every scenario: after the worker caught up to snapshot S, the MySQL table
 //! (`SELECT … ORDER BY key`) equals the reference reader's batch read of S, value by value.
@@ -11,6 +12,7 @@ pub mod fixtures;
 pub mod kube;
 pub mod mysql;
 pub mod paimon;
+pub mod s3;
 pub mod worker;
 
 use std::path::PathBuf;

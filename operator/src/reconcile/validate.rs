@@ -3,6 +3,7 @@
 
 use kube::ResourceExt;
 use pms_crds::contract::{MYSQL_SECRET_KEYS, S3_SECRET_KEYS, TLS_SECRET_KEYS};
+use pms_crds::CheckpointStorage;
 use pms_crds::PaimonMysqlSync;
 
 use super::dereference::{Dereferenced, SecretKeys};
@@ -57,6 +58,14 @@ pub fn validate<'a>(
         if let Some(secret) = secret {
             problems.extend(secret_problem(field, namespace, secret, &keys));
         }
+    }
+    if let Some(storage @ (CheckpointStorage::S3 | CheckpointStorage::File)) =
+        pms.spec.checkpoint.storage
+    {
+        problems.push(format!(
+            "checkpoint.storage {storage:?}: under the operator checkpoints live in ConfigMaps (it reads them for \
+             status, savepoints and rescales; s3 and file are for the standalone worker); remove checkpoint.storage"
+        ));
     }
     if !problems.is_empty() {
         return Err(Invalid(problems));

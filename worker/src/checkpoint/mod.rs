@@ -8,6 +8,7 @@
 mod configmap;
 mod file;
 mod mysql;
+mod s3;
 
 pub use pms_crds::contract::{Checkpoint, Position, ReadPoint, RescaleBase};
 
@@ -20,11 +21,13 @@ use crate::sink::{MysqlSink, ProgressUpdate};
 use configmap::ConfigMapCheckpointStore;
 use file::FileCheckpointStore;
 use mysql::MysqlCheckpointStore;
+use s3::S3CheckpointStore;
 
 /// Where this slot keeps its checkpoint.
 enum Store {
     File(FileCheckpointStore),
     ConfigMap(Box<ConfigMapCheckpointStore>),
+    S3(Box<S3CheckpointStore>),
 }
 
 /// The checkpoint stores of one slot, and the epoch this run claimed.
@@ -98,6 +101,7 @@ impl Checkpointer {
         match &self.store {
             Store::File(s) => s.location(),
             Store::ConfigMap(s) => s.location(),
+            Store::S3(s) => s.location(),
         }
     }
 
@@ -123,6 +127,7 @@ impl Checkpointer {
         match Store::of(cfg).await? {
             Store::File(s) => s.remove(),
             Store::ConfigMap(s) => s.remove().await,
+            Store::S3(s) => s.remove().await,
         }
     }
 
@@ -143,7 +148,7 @@ impl Checkpointer {
         };
         let noted = match Store::of(cfg).await {
             Ok(Store::ConfigMap(s)) => s.note_rebuild_required(&note).await,
-            Ok(Store::File(_)) => Ok(()),
+            Ok(_) => Ok(()),
             Err(e) => Err(e),
         };
         match noted {
@@ -172,6 +177,11 @@ impl Store {
                 ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace.clone())
                     .await?,
             )),
+            CheckpointTarget::S3(target) => Store::S3(Box::new(S3CheckpointStore::new(
+                target,
+                &cfg.sync_name,
+                cfg.slot,
+            )?)),
         })
     }
 
@@ -179,6 +189,7 @@ impl Store {
         match self {
             Store::File(s) => s.load(),
             Store::ConfigMap(s) => s.load().await,
+            Store::S3(s) => s.load().await,
         }
     }
 
@@ -186,6 +197,7 @@ impl Store {
         match self {
             Store::File(s) => s.save(cp),
             Store::ConfigMap(s) => s.save(cp).await,
+            Store::S3(s) => s.save(cp).await,
         }
     }
 }

@@ -34,6 +34,33 @@ pub enum CheckpointTarget {
     ConfigMap {
         namespace: Option<String>,
     },
+    /// `s3://<bucket>/<prefix>/<sync>-checkpoint-<slot>.json`.
+    S3(S3Target),
+}
+
+/// An S3 location and its credentials. `Debug` never prints the secret.
+#[derive(Clone, PartialEq)]
+pub struct S3Target {
+    pub bucket: String,
+    pub prefix: String,
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    pub path_style: bool,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+}
+
+impl std::fmt::Debug for S3Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Target")
+            .field("bucket", &self.bucket)
+            .field("prefix", &self.prefix)
+            .field("endpoint", &self.endpoint)
+            .field("region", &self.region)
+            .field("path_style", &self.path_style)
+            .field("access_key_id", &self.access_key_id)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Connection data for the target. `Debug` never prints the password.
@@ -225,9 +252,23 @@ impl WorkerConfig {
                 CheckpointTarget::File(beside_config(base_dir, path))
             }
             Some(CheckpointStorage::Configmap) => CheckpointTarget::ConfigMap { namespace: env(ENV_NAMESPACE) },
+            Some(CheckpointStorage::S3) => {
+                let s3 = spec.checkpoint.s3.as_ref().ok_or_else(|| {
+                    WorkerError::Config("checkpoint.storage s3 needs checkpoint.s3 (bucket, prefix, endpoint, …)".into())
+                })?;
+                CheckpointTarget::S3(S3Target {
+                    bucket: s3.bucket.clone(),
+                    prefix: s3.prefix.clone().unwrap_or_default().trim_matches('/').to_string(),
+                    endpoint: s3.endpoint.clone(),
+                    region: s3.region.clone(),
+                    path_style: s3.path_style,
+                    access_key_id: env("AWS_ACCESS_KEY_ID"),
+                    secret_access_key: env("AWS_SECRET_ACCESS_KEY"),
+                })
+            }
             Some(other) => {
                 return Err(WorkerError::Config(format!(
-                    "checkpoint.storage {other:?} is not available in this worker yet; use file or configmap"
+                    "checkpoint.storage {other:?} is not available in this worker; use file, configmap or s3"
                 )))
             }
         };

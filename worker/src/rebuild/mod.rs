@@ -85,6 +85,12 @@ fn shadow_location(cfg: &WorkerConfig) -> String {
             "ConfigMap {}",
             pms_crds::contract::checkpoint_name(&shadow.sync_name, cfg.slot.index)
         ),
+        CheckpointTarget::S3(s3) => format!(
+            "s3://{}/{}/{}.json",
+            s3.bucket,
+            s3.prefix,
+            pms_crds::contract::checkpoint_name(&shadow.sync_name, cfg.slot.index)
+        ),
     }
 }
 

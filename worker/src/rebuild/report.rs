@@ -41,7 +41,8 @@ impl Reporter {
                     }
                 }
             }
-            CheckpointTarget::File(_) => None,
+            // Standalone: the log says it.
+            CheckpointTarget::File(_) | CheckpointTarget::S3(_) => None,
         };
         Self {
             target,

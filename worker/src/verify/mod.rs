@@ -222,9 +222,7 @@ pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> 
 pub async fn publish(cfg: &WorkerConfig, report: &Report) -> Result<()> {
     let namespace = match &cfg.checkpoint {
         crate::config::CheckpointTarget::ConfigMap { namespace } => namespace.clone(),
-        crate::config::CheckpointTarget::File(_) => {
-            std::env::var(pms_crds::contract::ENV_NAMESPACE).ok()
-        }
+        _ => std::env::var(pms_crds::contract::ENV_NAMESPACE).ok(),
     };
     let name = pms_crds::contract::verify_name(&cfg.sync_name);
     let target =
