@@ -6,6 +6,8 @@
 #                                             the buckets (default: pms), writes DIR/endpoint and
 #                                             DIR/env, prints the endpoint (http://127.0.0.1:PORT)
 #   scripts/s3-server.sh stop DIR            → stops it by pid and removes DIR
+#   scripts/s3-server.sh halt DIR / resume DIR → stops it, keeping DIR / starts it again on the same
+#                                             port with the same objects (a store that goes away)
 # Credentials: access key pms-test, secret pms-test-secret, region us-east-1, path-style requests
 # (http://127.0.0.1:PORT/BUCKET/KEY). DIR/env holds the same as AWS_* exports for a shell.
 #
@@ -25,7 +27,7 @@
 # tmpfs on a current kernel): versitygw keeps ETags and metadata there.
 set -euo pipefail
 
-usage="usage: s3-server.sh build | start DIR [BUCKET...] | stop DIR"
+usage="usage: s3-server.sh build | start DIR [BUCKET...] | stop DIR | halt DIR | resume DIR"
 cmd=${1:?$usage}
 
 cache=${PMS_S3_CACHE:-$HOME/.cache/pms/s3}
@@ -77,6 +79,30 @@ s3() {
     -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$@" "$url" 2>>"$dir/curl.err" || true
 }
 
+# launch: starts the server on $port over $dir/data and waits until it answers.
+launch() {
+  local bin endpoint=http://127.0.0.1:$port
+  bin=$(bin_path)
+  [ -x "$bin" ] || { log "$bin missing: build it first with scripts/s3-server.sh build"; exit 1; }
+  # shellcheck disable=SC2086 # PMS_S3_ARGS is a list of options
+  "$bin" --access "$access_key" --secret "$secret_key" --region "$region" \
+    --port "127.0.0.1:$port" --quiet ${PMS_S3_ARGS:-} posix "$dir/data" \
+    </dev/null >>"$dir/server.log" 2>&1 &
+  echo $! >"$dir/server.pid"
+  local ok= code
+  for _ in $(seq 1 200); do
+    # Any HTTP answer (403 to an unsigned request) means it listens.
+    code=$(curl -s -o /dev/null -w '%{http_code}' "$endpoint/" 2>/dev/null || true)
+    if [ -n "$code" ] && [ "$code" != 000 ]; then ok=1; break; fi
+    kill -0 "$(cat "$dir/server.pid")" 2>/dev/null || break
+    sleep 0.05
+  done
+  if [ -z "$ok" ]; then
+    log "versitygw did not answer within 10 s; server.log:"; tail -30 "$dir/server.log" >&2
+    stop_server; exit 1
+  fi
+}
+
 stop_server() {
   [ -f "$dir/server.pid" ] || return 0
   local pid
@@ -96,30 +122,12 @@ start)
   shift 2
   buckets=("$@")
   [ ${#buckets[@]} -gt 0 ] || buckets=(pms)
-  bin=$(bin_path)
-  [ -x "$bin" ] || { log "$bin missing: build it first with scripts/s3-server.sh build"; exit 1; }
   command -v curl >/dev/null || { log "curl missing (apt-get install -y curl)"; exit 1; }
   mkdir -p "$dir/data"
   dir=$(cd "$dir" && pwd)
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
   endpoint=http://127.0.0.1:$port
-  # shellcheck disable=SC2086 # PMS_S3_ARGS is a list of options
-  "$bin" --access "$access_key" --secret "$secret_key" --region "$region" \
-    --port "127.0.0.1:$port" --quiet ${PMS_S3_ARGS:-} posix "$dir/data" \
-    </dev/null >"$dir/server.log" 2>&1 &
-  echo $! >"$dir/server.pid"
-  ok=
-  for _ in $(seq 1 200); do
-    # Any HTTP answer (403 to an unsigned request) means it listens.
-    code=$(curl -s -o /dev/null -w '%{http_code}' "$endpoint/" 2>/dev/null || true)
-    if [ -n "$code" ] && [ "$code" != 000 ]; then ok=1; break; fi
-    kill -0 "$(cat "$dir/server.pid")" 2>/dev/null || break
-    sleep 0.05
-  done
-  if [ -z "$ok" ]; then
-    log "versitygw did not answer within 10 s; server.log:"; tail -30 "$dir/server.log" >&2
-    stop_server; exit 1
-  fi
+  launch
   for b in "${buckets[@]}"; do
     code=$(s3 PUT "$endpoint/$b")
     if [ "$code" != 200 ]; then
@@ -145,6 +153,15 @@ stop)
   dir=${2:?$usage}
   stop_server
   rm -rf "$dir"
+  ;;
+halt)
+  dir=${2:?$usage}
+  stop_server
+  ;;
+resume)
+  dir=$(cd "${2:?$usage}" && pwd)
+  port=$(cat "$dir/port")
+  launch
   ;;
 *) echo "$usage" >&2; exit 2 ;;
 esac

@@ -1,7 +1,8 @@
 //! S3, against a real S3-protocol server (versitygw, `scripts/with-s3.sh`): a Paimon warehouse
 //! on S3 (written by Paimon Java, uploaded) read whole and then snapshot by snapshot, with the
 //! consumer file written there; checkpoints on S3 resumed from, and a zombie writer of a slot
-//! fenced by a conditional write.
+//! fenced by a conditional write; the S3 server stopped in the middle of a run and started again
+//! (the worker retries its checkpoint, nothing is lost).
 
 mod common;
 
@@ -11,24 +12,36 @@ use std::time::Duration;
 use common::*;
 use pms_tests::config::SyncConfigBuilder;
 use pms_tests::mysql::TestDb;
-use pms_tests::s3;
+use pms_tests::s3::{self, Server};
 use serde_json::json;
 
 fn run_once(cfg: &SyncConfig) -> std::process::Output {
     cfg.command(&["--once"]).envs(s3::env()).output().unwrap()
 }
 
+/// `--once`, which must go on from the last run (no full read).
+fn run_on(cfg: &SyncConfig) {
+    let out = run_once(cfg);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let log = stderr(&out);
+    assert!(
+        !log.contains("full read of snapshot"),
+        "went on from the last run: {log}"
+    );
+}
+
 #[tokio::test]
 async fn a_warehouse_on_s3_is_read_whole_then_by_snapshot_and_holds_the_consumer() {
     let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
     t.commits(vec![generate(1, 500, "+I", 0)]);
+    let store = Server::shared();
     let prefix = format!("wh-{}", std::process::id());
-    s3::upload_dir(t.warehouse(), &prefix);
+    store.upload_dir(t.warehouse(), &prefix);
     let db = TestDb::new("s3_warehouse").await;
     db.exec(ORDERS_DDL).await;
     let warehouse = format!("s3://{}/{prefix}", s3::BUCKET);
     let cfg = SyncConfigBuilder::new(warehouse, &t.database, &t.name, &db.url())
-        .source_s3(s3::settings())
+        .source_s3(store.settings())
         .consumer_id("pms-s3-test")
         .build();
     let out = run_once(&cfg);
@@ -39,21 +52,15 @@ async fn a_warehouse_on_s3_is_read_whole_then_by_snapshot_and_holds_the_consumer
         generate_step(1, 100, 3, "+U", 4),
         generate(401, 50, "-D", 0),
     ]);
-    s3::upload_dir(t.warehouse(), &prefix);
-    let out = run_once(&cfg);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        !stderr(&out).contains("full read of snapshot"),
-        "incremental: {}",
-        stderr(&out)
-    );
+    store.upload_dir(t.warehouse(), &prefix);
+    run_on(&cfg);
     assert_synced(&t, &db, "orders", None).await;
 
     let consumer = format!(
         "{prefix}/{}.db/{}/consumer/consumer-pms-s3-test",
         t.database, t.name
     );
-    let body = s3::get(&consumer).expect("the consumer file on S3");
+    let body = store.get(&consumer).expect("the consumer file on S3");
     assert!(
         body.contains(&format!("\"nextSnapshot\":{}", t.latest() + 1)),
         "{body}"
@@ -66,8 +73,9 @@ async fn checkpoints_on_s3_resume_and_fence_a_zombie_writer() {
     t.commits(vec![generate(1, 300, "+I", 0)]);
     let db = TestDb::new("s3_checkpoint").await;
     db.exec(ORDERS_DDL).await;
+    let store = Server::shared();
     let prefix = format!("cp-{}", std::process::id());
-    let mut settings = s3::settings();
+    let mut settings = store.settings();
     settings["bucket"] = json!(s3::BUCKET);
     settings["prefix"] = json!(prefix);
     let cfg = SyncConfig::builder(&t, &db)
@@ -77,7 +85,7 @@ async fn checkpoints_on_s3_resume_and_fence_a_zombie_writer() {
     let out = run_once(&cfg);
     assert!(out.status.success(), "{}", stderr(&out));
     let key = format!("{prefix}/{}.{}-checkpoint-0.json", t.database, t.name);
-    let stored = s3::get(&key).expect("the checkpoint on S3");
+    let stored = store.get(&key).expect("the checkpoint on S3");
     assert!(
         stored.contains(&format!("\"snapshotId\": {}", t.latest())),
         "{stored}"
@@ -88,13 +96,7 @@ async fn checkpoints_on_s3_resume_and_fence_a_zombie_writer() {
     );
 
     t.commits(vec![generate(301, 40, "+I", 0)]);
-    let out = run_once(&cfg);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        !stderr(&out).contains("full read of snapshot"),
-        "resumed: {}",
-        stderr(&out)
-    );
+    run_on(&cfg);
     assert_synced(&t, &db, "orders", None).await;
 
     // A zombie: another writer replaces the slot's checkpoint behind a running worker's back;
@@ -107,10 +109,11 @@ async fn checkpoints_on_s3_resume_and_fence_a_zombie_writer() {
         .spawn()
         .unwrap();
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let newer = s3::get(&key)
+    let newer = store
+        .get(&key)
         .unwrap()
         .replace("\"epoch\": ", "\"epoch\": 1000");
-    s3::put(&key, &newer);
+    store.put(&key, &newer);
     t.commits(vec![generate(401, 10, "+I", 0)]);
     let status = wait_for_exit(&mut worker, Duration::from_secs(60), "the zombie must stop").await;
     let mut log = String::new();
@@ -120,5 +123,68 @@ async fn checkpoints_on_s3_resume_and_fence_a_zombie_writer() {
         log.contains("another worker wrote this slot's checkpoint"),
         "{log}"
     );
-    assert_eq!(s3::get(&key).unwrap(), newer, "the newer checkpoint stays");
+    assert_eq!(
+        store.get(&key).unwrap(),
+        newer,
+        "the newer checkpoint stays"
+    );
+}
+
+/// The store goes away while a worker with S3 checkpoints runs and Paimon commits; when it is
+/// back, the worker's retried checkpoint write goes through, and nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_rides_out_an_s3_restart() {
+    let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 200, "+I", 0)]);
+    let db = TestDb::new("s3_restart").await;
+    db.exec(ORDERS_DDL).await;
+    let store = Server::own();
+    let mut settings = store.settings();
+    settings["bucket"] = json!(s3::BUCKET);
+    let cfg = SyncConfig::builder(&t, &db)
+        .checkpoint_s3(settings)
+        .checkpoint_interval(Duration::ZERO)
+        .build();
+    let mut worker = cfg
+        .command(&[])
+        .envs(s3::env())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let key = format!("{}.{}-checkpoint-0.json", t.database, t.name);
+    let checkpointed = |snapshot: i64| {
+        let store = &store;
+        let key = &key;
+        move || {
+            store
+                .get(key)
+                .filter(|c| c.contains(&format!("\"snapshotId\": {snapshot}")))
+                .map(|_| ())
+        }
+    };
+    pms_tests::kube::wait_for(
+        "the first checkpoint",
+        Duration::from_secs(60),
+        checkpointed(t.latest()),
+    )
+    .await;
+    store.halt();
+    t.commits(vec![
+        generate_step(1, 50, 2, "+U", 8),
+        generate(301, 30, "+I", 0),
+    ]);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    store.resume();
+    pms_tests::kube::wait_for(
+        "the checkpoint after the restart",
+        Duration::from_secs(90),
+        checkpointed(t.latest()),
+    )
+    .await;
+    assert!(stop_with_sigterm(&mut worker).await.success());
+    let mut log = String::new();
+    std::io::Read::read_to_string(worker.stderr.as_mut().unwrap(), &mut log).unwrap();
+    assert!(log.contains("S3 write failed; retrying"), "{log}");
+    assert_synced(&t, &db, "orders", None).await;
 }

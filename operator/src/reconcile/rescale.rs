@@ -60,8 +60,8 @@ fn paused_after(
 }
 
 /// `checkpoints[k]`: slot k's (any parallelism); `running`: the sync is `Running` and no
-/// rebuild holds it.
-/// `upgrade`: what the Deployments run changed and `spec.upgradeMode` is `savepoint`.
+/// rebuild holds it; `upgrade`: what the Deployments run changed and `spec.upgradeMode` is
+/// `savepoint`.
 pub fn plan(
     pms: &PaimonMysqlSync,
     checkpoints: &[Option<&Checkpoint>],
@@ -272,4 +272,4 @@ fn pause(id: &str, at: Option<i64>) -> Control {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

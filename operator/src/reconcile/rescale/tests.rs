@@ -18,6 +18,16 @@ fn sync(parallelism: u32, applied: u32) -> PaimonMysqlSync {
 }
 
 fn cp(slot: u32, slots: u32, done: i64, paused: Option<&str>) -> Checkpoint {
+    paused_checkpoint(slot, slots, done, paused)
+}
+
+/// Slot `slot` of `slots`, done through `done` (at the end of that snapshot), paused for `paused`.
+pub(crate) fn paused_checkpoint(
+    slot: u32,
+    slots: u32,
+    done: i64,
+    paused: Option<&str>,
+) -> Checkpoint {
     Checkpoint {
         sync: "s".into(),
         slot: Slot::new(slot, slots).unwrap(),

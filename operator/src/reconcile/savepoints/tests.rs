@@ -2,7 +2,7 @@
 
 use super::*;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use pms_crds::contract::{Position, ReadPoint, Slot};
+use pms_crds::contract::{Position, ReadPoint};
 use pms_crds::PaimonMysqlSyncSavepointSpec;
 
 fn sync(extra: &str) -> PaimonMysqlSync {
@@ -36,19 +36,7 @@ fn at(text: &str) -> Timestamp {
 
 /// Slot `slot` of 2, done through `done`, paused for `paused`.
 fn cp(slot: u32, done: i64, paused: Option<&str>) -> Checkpoint {
-    Checkpoint {
-        sync: "s".into(),
-        slot: Slot::new(slot, 2).unwrap(),
-        point: ReadPoint::Changes {
-            next_snapshot: done + 1,
-            at: Position::START,
-        },
-        epoch: 1,
-        updated: "t".into(),
-        latest_snapshot: Some(done),
-        rescaled_from: None,
-        paused_for: paused.map(String::from),
-    }
+    super::super::rescale::tests::paused_checkpoint(slot, 2, done, paused)
 }
 
 #[test]
