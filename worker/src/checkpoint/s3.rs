@@ -113,7 +113,7 @@ impl S3CheckpointStore {
             }
             read
         };
-        let (body, _) = self.retrying("read", || read()).await;
+        let (body, _) = self.retrying("read", read).await;
         let body =
             body.map_err(|e| self.err(format!("reading (it changed while read: {e}); retry")))?;
         let cp = serde_json::from_slice(&body.to_vec()).map_err(|e| {
@@ -134,7 +134,7 @@ impl S3CheckpointStore {
                 None => write.if_not_exists(true),
             }
         };
-        let (written, failed) = self.retrying("write", || write()).await;
+        let (written, failed) = self.retrying("write", write).await;
         let conflict = |e: &opendal::Error| {
             matches!(
                 e.kind(),
