@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 
-.PHONY: demo test bench soak unit fixtures k8s-tools s3-server build release bench-bin crds check clean
+.PHONY: demo test bench bench-cut soak unit fixtures k8s-tools s3-server build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
 demo: release
@@ -21,6 +21,10 @@ bench: bench-bin fixtures
 	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --isolation
 	python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q matplotlib
 	python3 bench/plot.py $$(ls -t bench/results/*.csv | head -1)
+
+## Savepoint latency and rescale time on a 2M-row table with changes flowing (PMS_CUT_ROWS=…).
+bench-cut: build fixtures k8s-tools
+	scripts/with-mariadb.sh scripts/with-kube-apiserver.sh cargo test -p pms-tests --test operator_e2e $(TEST_FEATURES) -- --ignored cut_timing --nocapture
 
 ## The random kill -9 loop, many iterations (PMS_SOAK_SEED=… reproduces a run).
 soak: build fixtures

@@ -386,8 +386,13 @@ fn invalid_resources_are_rejected(db: &TestDb) {
 
 /// A Paimon table with 4 buckets, the MySQL table, and a Secret with a dedicated MySQL writer.
 async fn source_target_and_secret(db: &TestDb) -> Table {
+    source_target_and_secret_of(db, 400).await
+}
+
+/// The same with `rows` rows.
+async fn source_target_and_secret_of(db: &TestDb, rows: i64) -> Table {
     let table = orders_table(json!({"bucket": "4", "changelog-producer": "input"}), false);
-    table.commits(vec![generate(1, 400, "+I", 0)]);
+    table.commits(vec![generate(1, rows, "+I", 0)]);
     db.exec(ORDERS_DDL).await;
     db.exec(&format!(
         "CREATE USER IF NOT EXISTS 'e2e_writer'@'%' IDENTIFIED BY '{SECRET_PASSWORD}'"
@@ -1061,4 +1066,111 @@ async fn operator_end_to_end() {
     savepoints_while_paimon_commits(&table, &db).await;
     no_secret_in_status_events_or_logs();
     delete_cleans_up();
+}
+
+/// Savepoint latency and rescale time on a large table while Paimon keeps committing
+/// (`make bench-cut`; `PMS_CUT_ROWS`, default 2,000,000). A measurement, not part of `make test`:
+/// it prints the figures, and fails only if a savepoint or rescale does not complete or MySQL
+/// ends unequal to the reference.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run with `make bench-cut`"]
+async fn cut_timing_on_a_large_table() {
+    let rows: i64 =
+        std::env::var("PMS_CUT_ROWS").map_or(2_000_000, |r| r.parse().expect("PMS_CUT_ROWS"));
+    install_chart();
+    let db = TestDb::new("cut").await;
+    let started = std::time::Instant::now();
+    let table = std::sync::Arc::new(source_target_and_secret_of(&db, rows).await);
+    eprintln!(
+        "cut bench: {rows} rows written by Paimon Java in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let _operator = start_operator(&operator_log());
+    let spec = sync_spec(&table, &db)
+        .max_rows(10_000)
+        .parallelism(2)
+        .state(SyncState::Running);
+    assert!(apply(&sync_resource(&spec)).status.success());
+    wait_for("2 slot deployments", LONG, || {
+        (list("deployment", NS, SELECTOR).len() == 2).then_some(())
+    })
+    .await;
+    let started = std::time::Instant::now();
+    let (mut workers, _logs) = spawn_workers(2);
+    mark_ready(2, true);
+    let latest = table.latest();
+    wait_for("the full read", Duration::from_secs(900), || {
+        (status()["snapshotId"] == latest && status()["phase"] == "Running").then_some(())
+    })
+    .await;
+    eprintln!(
+        "cut bench: full read of {rows} rows by 2 slots in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    // Changes flowing: a commit of 10,000 updates after another, until told to stop.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let committer = {
+        let (table, stop) = (table.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut salt = 1;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                table.commits(vec![generate_step(salt % 100 + 1, 10_000, 97, "+U", salt)]);
+                salt += 1;
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let manifest = format!(
+        "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSyncSavepoint\nmetadata: {{name: timed, namespace: {NS}}}\nspec: {{syncName: {SYNC}}}\n"
+    );
+    let started = std::time::Instant::now();
+    assert!(apply(&manifest).status.success());
+    let sp = wait_savepoint_completed("timed").await;
+    eprintln!(
+        "cut bench: savepoint Completed in {:.1} s (created → Completed; status.took {} from served), at snapshot {}",
+        started.elapsed().as_secs_f64(),
+        sp["status"]["took"],
+        sp["status"]["snapshotId"]
+    );
+
+    let started = std::time::Instant::now();
+    kubectl(&["scale", "pms", SYNC, "-n", NS, "--replicas=3"]);
+    wait_status("the old slots paused at one cut", |s| {
+        s["rescale"]["phase"] == "Starting"
+    })
+    .await;
+    let cut_at = started.elapsed().as_secs_f64();
+    for w in &mut workers {
+        assert!(stop_with_sigterm(w).await.success());
+    }
+    let (mut workers, _logs) = spawn_workers(3);
+    mark_ready(3, true);
+    let s = wait_status("the new slots at the cut", |s| {
+        s["rescale"]["phase"] == "Done"
+    })
+    .await;
+    eprintln!(
+        "cut bench: rescale 2 → 3 in {:.1} s (scale → every new slot writing at the cut; the cut itself {cut_at:.1} s; status.took {}), at snapshot {}",
+        started.elapsed().as_secs_f64(),
+        s["rescale"]["took"],
+        s["rescale"]["snapshotId"]
+    );
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    committer.join().expect("the committer");
+    let latest = table.latest();
+    wait_status("caught up", |s| s["snapshotId"] == latest).await;
+    for w in &mut workers {
+        assert!(stop_with_sigterm(w).await.success());
+    }
+    assert_synced(&table, &db, "orders", None).await;
+    kubectl(&[
+        "delete",
+        "pms",
+        SYNC,
+        "-n",
+        NS,
+        "--wait=true",
+        "--timeout=60s",
+    ]);
 }
