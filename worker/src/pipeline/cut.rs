@@ -47,11 +47,17 @@ struct ControlWatch {
 }
 
 impl Cut {
-    /// `stop_at` resolved against the latest snapshot; the control ConfigMap is watched with
-    /// ConfigMap checkpoints (under the operator).
-    pub async fn new(cfg: &WorkerConfig, stop_at: Option<StopAt>, latest: i64) -> Result<Self> {
+    /// `stop_at` resolved against the latest snapshot; the control ConfigMap is watched by a
+    /// continuous run with ConfigMap checkpoints (a slot under the operator; not a `--once` run,
+    /// such as a rebuild's new generation, which ends by itself).
+    pub async fn new(
+        cfg: &WorkerConfig,
+        stop_at: Option<StopAt>,
+        once: bool,
+        latest: i64,
+    ) -> Result<Self> {
         let control = match &cfg.checkpoint {
-            CheckpointTarget::ConfigMap { namespace } if stop_at.is_none() => {
+            CheckpointTarget::ConfigMap { namespace } if stop_at.is_none() && !once => {
                 let (api, _) = crate::report_configmap::config_maps(namespace.clone())
                     .await
                     .map_err(|e| {

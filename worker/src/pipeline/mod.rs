@@ -179,7 +179,7 @@ async fn run_with_one_schema(
         metrics,
     };
     let latest = p.source.latest_snapshot().await?.unwrap_or(0);
-    p.cut = Cut::new(&p.cfg, opts.stop_at, latest).await?;
+    p.cut = Cut::new(&p.cfg, opts.stop_at, opts.once, latest).await?;
     opts.ready.set(true);
     let start = p.start(resumed.as_ref()).await?;
     p.cut.check_start(&start, latest)?;
