@@ -1008,8 +1008,8 @@ fn no_secret_in_status_events_or_logs() {
     );
 }
 
-/// Delete: the finalizer removes the workers, their config and their checkpoints.
-fn delete_cleans_up() {
+/// `kubectl delete` of the sync, waiting for the finalizer.
+fn delete_sync() {
     kubectl(&[
         "delete",
         "pms",
@@ -1019,6 +1019,11 @@ fn delete_cleans_up() {
         "--wait=true",
         "--timeout=60s",
     ]);
+}
+
+/// Delete: the finalizer removes the workers, their config and their checkpoints.
+fn delete_cleans_up() {
+    delete_sync();
     assert!(get("pms", SYNC, NS).is_none());
     for kind in [
         "deployment",
@@ -1164,13 +1169,5 @@ async fn cut_timing_on_a_large_table() {
         assert!(stop_with_sigterm(w).await.success());
     }
     assert_synced(&table, &db, "orders", None).await;
-    kubectl(&[
-        "delete",
-        "pms",
-        SYNC,
-        "-n",
-        NS,
-        "--wait=true",
-        "--timeout=60s",
-    ]);
+    delete_sync();
 }

@@ -19,6 +19,24 @@ fn run_once(cfg: &SyncConfig) -> std::process::Output {
     cfg.command(&["--once"]).envs(s3::env()).output().unwrap()
 }
 
+/// `checkpoint.s3` in the test bucket of `store`, under `prefix`.
+fn checkpoint_settings(store: &Server, prefix: &str) -> serde_json::Value {
+    let mut settings = store.settings();
+    settings["bucket"] = json!(s3::BUCKET);
+    settings["prefix"] = json!(prefix);
+    settings
+}
+
+/// A continuous run, its log piped.
+fn spawn(cfg: &SyncConfig) -> std::process::Child {
+    cfg.command(&[])
+        .envs(s3::env())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// `--once`, which must go on from the last run (no full read).
 fn run_on(cfg: &SyncConfig) {
     let out = run_once(cfg);
@@ -75,11 +93,8 @@ async fn checkpoints_on_s3_resume_and_fence_a_zombie_writer() {
     db.exec(ORDERS_DDL).await;
     let store = Server::shared();
     let prefix = format!("cp-{}", std::process::id());
-    let mut settings = store.settings();
-    settings["bucket"] = json!(s3::BUCKET);
-    settings["prefix"] = json!(prefix);
     let cfg = SyncConfig::builder(&t, &db)
-        .checkpoint_s3(settings)
+        .checkpoint_s3(checkpoint_settings(&store, &prefix))
         .checkpoint_interval(Duration::ZERO)
         .build();
     let out = run_once(&cfg);
@@ -101,13 +116,7 @@ async fn checkpoints_on_s3_resume_and_fence_a_zombie_writer() {
 
     // A zombie: another writer replaces the slot's checkpoint behind a running worker's back;
     // the worker's next (conditional) write is refused, and it stops instead of overwriting it.
-    let mut worker = cfg
-        .command(&[])
-        .envs(s3::env())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut worker = spawn(&cfg);
     tokio::time::sleep(Duration::from_secs(2)).await;
     let newer = store
         .get(&key)
@@ -139,19 +148,11 @@ async fn a_worker_rides_out_an_s3_restart() {
     let db = TestDb::new("s3_restart").await;
     db.exec(ORDERS_DDL).await;
     let store = Server::own();
-    let mut settings = store.settings();
-    settings["bucket"] = json!(s3::BUCKET);
     let cfg = SyncConfig::builder(&t, &db)
-        .checkpoint_s3(settings)
+        .checkpoint_s3(checkpoint_settings(&store, ""))
         .checkpoint_interval(Duration::ZERO)
         .build();
-    let mut worker = cfg
-        .command(&[])
-        .envs(s3::env())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut worker = spawn(&cfg);
     let key = format!("{}.{}-checkpoint-0.json", t.database, t.name);
     let checkpointed = |snapshot: i64| {
         let store = &store;
