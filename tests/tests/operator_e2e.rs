@@ -525,6 +525,37 @@ async fn workers_sync_the_table(table: &Table, db: &TestDb) {
     );
 }
 
+/// A worker that stops on an error (here the Secret's password went wrong) says why in the
+/// status and an Event, without the password; once it runs again, the note goes.
+async fn a_failing_worker_says_why() {
+    let wrong = "not-the-Pa55word";
+    let patch = json!({"stringData": {"password": wrong}}).to_string();
+    kubectl(&["patch", "secret", "mysql-writer", "-n", NS, "-p", &patch]);
+    let outs = run_workers(2);
+    assert!(outs.iter().all(|o| !o.status.success()));
+    let s = wait_status("Degraded with the worker's error", |s| {
+        s["phase"] == "Degraded" && s["conditions"].to_string().contains("WorkerFailed")
+    })
+    .await;
+    let degraded = s["conditions"].to_string();
+    assert!(
+        degraded.contains("Access denied") && degraded.contains("slot "),
+        "{degraded}"
+    );
+    assert!(
+        !degraded.contains(wrong),
+        "the password stays out of the status"
+    );
+    assert!(event_reasons().contains("Degraded"));
+    let patch = json!({"stringData": {"password": SECRET_PASSWORD}}).to_string();
+    kubectl(&["patch", "secret", "mysql-writer", "-n", NS, "-p", &patch]);
+    run_workers_once(2);
+    wait_status("Running again", |s| {
+        s["phase"] == "Running" && !s["conditions"].to_string().contains("WorkerFailed")
+    })
+    .await;
+}
+
 /// Rescale 2 → 3 of a running sync through the scale subresource, at a consistent cut: the two
 /// old slots (running, as their pods would) pause at the end of one snapshot before the
 /// Deployments change; the three new slots start exactly there, while Paimon keeps committing.
@@ -1064,6 +1095,7 @@ async fn operator_end_to_end() {
     operator_builds_the_objects().await;
     only_the_leader_reconciles().await;
     workers_sync_the_table(&table, &db).await;
+    a_failing_worker_says_why().await;
     scale_2_to_3_at_a_cut(&table, &db).await;
     suspend_and_resume().await;
     periodic_verify_finds_a_deleted_row(&db).await;

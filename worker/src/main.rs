@@ -270,7 +270,7 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
         }
     }
     if let Err(e) = &result {
-        pms_worker::checkpoint::Checkpointer::note_if_rebuild_required(&cfg, e).await;
+        pms_worker::checkpoint::Checkpointer::note_failure(&cfg, e).await;
     }
     let summary = result?;
     let message = match summary.outcome {

@@ -5,15 +5,18 @@
 //!   [`RebuildReport`] under [`REPORT_KEY`];
 //! - `<sync>-verify` (created by the operator, updated by `pms-worker verify --publish`): a
 //!   [`VerifyReport`] under [`REPORT_KEY`];
-//! - a slot's checkpoint ConfigMap: a [`RebuildRequired`] under [`REBUILD_REQUIRED_KEY`], next to
-//!   (or, for a slot that never checkpointed, instead of) its checkpoint; the next checkpoint
-//!   written there replaces it.
+//! - a slot's checkpoint ConfigMap: the worker's last fatal error ([`WorkerFailure`] under
+//!   [`LAST_ERROR_KEY`]) and, when only a rebuild can go on, a [`RebuildRequired`] under
+//!   [`REBUILD_REQUIRED_KEY`], next to (or, for a slot that never checkpointed, instead of) its
+//!   checkpoint; the next checkpoint written there replaces them.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub const REPORT_KEY: &str = "report.json";
 pub const REBUILD_REQUIRED_KEY: &str = "rebuild-required.json";
+/// A worker's last fatal error, in its checkpoint ConfigMap (a [`WorkerFailure`]).
+pub const LAST_ERROR_KEY: &str = "last-error.json";
 
 /// The rebuild's ConfigMap and Job (two kinds, one name).
 pub fn rebuild_name(sync: &str) -> String {
@@ -158,6 +161,16 @@ impl RebuildReason {
             RebuildReason::ExactlyOnceRescale => "exactly-once-rescale",
         }
     }
+}
+
+/// A worker's note that it stopped on an error (a pod that crash-loops says why in the status).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkerFailure {
+    /// The error, as the worker logged it (errors never carry secrets).
+    pub message: String,
+    /// RFC 3339.
+    pub at: String,
 }
 
 /// A worker's note that it stopped because only a rebuild can go on.

@@ -12,7 +12,8 @@ use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::ListParams;
 use kube::{Api, Client, ResourceExt};
 use pms_crds::contract::{
-    self, Checkpoint, Component, RebuildRequired, CHECKPOINT_KEY, REBUILD_REQUIRED_KEY, REPORT_KEY,
+    self, Checkpoint, Component, RebuildRequired, WorkerFailure, CHECKPOINT_KEY, LAST_ERROR_KEY,
+    REBUILD_REQUIRED_KEY, REPORT_KEY,
 };
 use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncSavepoint};
 use tracing::debug;
@@ -75,8 +76,8 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
         None => None,
     };
     let sync = pms.name_any();
-    let (checkpoints, rebuild_required) = checkpoints(client, ns, &sync).await?;
-    let jobs = job_facts(client, ns, &sync, rebuild_required).await?;
+    let (checkpoints, notes) = checkpoints(client, ns, &sync).await?;
+    let jobs = job_facts(client, ns, &sync, notes).await?;
     let api: Api<PaimonMysqlSyncSavepoint> = Api::namespaced(client.clone(), ns);
     let savepoints = api
         .list(&ListParams::default())
@@ -122,21 +123,26 @@ async fn checkpoints(
     client: &Client,
     ns: &str,
     sync: &str,
-) -> Result<(BTreeMap<String, Checkpoint>, Vec<(u32, RebuildRequired)>)> {
+) -> Result<(BTreeMap<String, Checkpoint>, WorkerNotes)> {
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
     let selector = contract::component_selector(sync, Component::Checkpoint);
     let list = cms
         .list(&ListParams::default().labels(&selector))
         .await
         .map_err(|e| Error::api::<ConfigMap>(Verb::List, ns, &selector, e))?;
-    let notes = list
-        .items
-        .iter()
-        .filter_map(|cm| {
-            let slot = cm.labels().get(contract::SLOT_LABEL)?.parse().ok()?;
-            Some((slot, parse_data(cm, REBUILD_REQUIRED_KEY)?))
-        })
-        .collect();
+    let slot = |cm: &ConfigMap| cm.labels().get(contract::SLOT_LABEL)?.parse::<u32>().ok();
+    let notes = WorkerNotes {
+        rebuild_required: list
+            .items
+            .iter()
+            .filter_map(|cm| Some((slot(cm)?, parse_data(cm, REBUILD_REQUIRED_KEY)?)))
+            .collect(),
+        failures: list
+            .items
+            .iter()
+            .filter_map(|cm| Some((slot(cm)?, parse_data(cm, LAST_ERROR_KEY)?)))
+            .collect(),
+    };
     let checkpoints = list
         .items
         .iter()
@@ -151,13 +157,14 @@ async fn checkpoints(
     Ok((checkpoints, notes))
 }
 
-/// The reports of the rebuild and verify, their Jobs, and how many worker pods remain.
-async fn job_facts(
-    client: &Client,
-    ns: &str,
-    sync: &str,
+/// What workers that stopped on an error left in their checkpoint ConfigMaps, by slot.
+struct WorkerNotes {
     rebuild_required: Vec<(u32, RebuildRequired)>,
-) -> Result<JobFacts> {
+    failures: Vec<(u32, WorkerFailure)>,
+}
+
+/// The reports of the rebuild and verify, their Jobs, and how many worker pods remain.
+async fn job_facts(client: &Client, ns: &str, sync: &str, notes: WorkerNotes) -> Result<JobFacts> {
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
     let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
     let failed = |name: String| {
@@ -186,7 +193,8 @@ async fn job_facts(
     Ok(JobFacts {
         rebuild_report: report(&cms, ns, &contract::rebuild_name(sync)).await?,
         verify_report: report(&cms, ns, &contract::verify_name(sync)).await?,
-        rebuild_required,
+        rebuild_required: notes.rebuild_required,
+        worker_failures: notes.failures,
         worker_pods,
         rebuild_job_failed: failed(contract::rebuild_name(sync)).await?,
         verify_job_failed: failed(contract::verify_name(sync)).await?,

@@ -15,7 +15,9 @@
 
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::runtime::events::EventType;
-use pms_crds::contract::{RebuildPhase, RebuildReport, RebuildRequired, VerifyReport};
+use pms_crds::contract::{
+    RebuildPhase, RebuildReport, RebuildRequired, VerifyReport, WorkerFailure,
+};
 use pms_crds::{
     PaimonMysqlSync, PaimonMysqlSyncSavepoint, RebuildPolicy, RebuildStatus, RestoreFrom,
     SavepointState, SyncPhase, VerifyStatus,
@@ -32,6 +34,8 @@ pub struct JobFacts {
     pub verify_report: Option<VerifyReport>,
     /// Notes of workers that stopped because only a rebuild can go on, by slot.
     pub rebuild_required: Vec<(u32, RebuildRequired)>,
+    /// The last fatal error of workers that stopped, by slot (until their next checkpoint).
+    pub worker_failures: Vec<(u32, WorkerFailure)>,
     /// Pods the slot Deployments still have.
     pub worker_pods: i32,
     /// The id (annotation [`JOB_ID`]) of a rebuild or verify Job Kubernetes gave up on.

@@ -54,6 +54,17 @@ pub fn compute(
     } else {
         Phase::Pending
     };
+    // A worker that stopped on an error says why (a crash-looping pod is otherwise only
+    // "not ready").
+    let worker_failure = jobs
+        .and_then(|(_, found)| found.worker_failures.first())
+        .filter(|_| matches!(phase, Phase::Pending | Phase::Running | Phase::Degraded))
+        .map(|(slot, f)| format!("slot {slot} stopped at {}: {}", f.at, f.message));
+    let phase = if worker_failure.is_some() {
+        Phase::Degraded
+    } else {
+        phase
+    };
     let facts = Facts {
         pms,
         phase,
@@ -65,6 +76,11 @@ pub fn compute(
             .unwrap_or_default(),
     };
     let mut conditions = facts.conditions();
+    if let Some(why) = worker_failure {
+        for c in conditions.iter_mut().filter(|c| c.type_ == "Degraded") {
+            *c = facts.condition("Degraded", true, "WorkerFailed", why.clone());
+        }
+    }
     let (rebuild, restore, verify) = match jobs {
         Some((plan, found)) => {
             conditions.extend(facts.job_conditions(plan, found));
@@ -381,6 +397,38 @@ mod tests {
         assert_eq!(s.slots[0].snapshot_id, None);
         assert_eq!(s.slots[1].snapshot_id, Some(8));
         assert_eq!(s.slots_ready.as_deref(), Some("1/3"));
+    }
+
+    #[test]
+    fn a_worker_that_stopped_on_an_error_degrades_the_sync_and_says_why() {
+        use super::super::jobs::{JobFacts, JobPlan};
+        let found = JobFacts {
+            worker_failures: vec![(
+                1,
+                pms_crds::contract::WorkerFailure {
+                    message: "MySQL connection to mysql://u@h/db: Access denied".into(),
+                    at: "2026-11-30T10:00:00Z".into(),
+                },
+            )],
+            ..Default::default()
+        };
+        let s = compute(
+            &pms(2),
+            &[ready_deployment(1), ready_deployment(0)],
+            &[None, None],
+            None,
+            None,
+            Some((&JobPlan::default(), &found)),
+        );
+        assert_eq!(s.phase, Some(Phase::Degraded));
+        let degraded = s.conditions.iter().find(|c| c.type_ == "Degraded").unwrap();
+        assert_eq!(
+            (degraded.status.as_str(), degraded.reason.as_str()),
+            ("True", "WorkerFailed")
+        );
+        assert!(degraded
+            .message
+            .starts_with("slot 1 stopped at 2026-11-30T10:00:00Z: MySQL connection"));
     }
 
     #[test]

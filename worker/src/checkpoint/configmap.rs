@@ -10,8 +10,8 @@ use kube::Api;
 use tracing::info;
 
 use pms_crds::contract::{
-    checkpoint_name, labels, rescale_base, Checkpoint, Component, RebuildRequired, RescaleBase,
-    Slot, CHECKPOINT_KEY, REBUILD_REQUIRED_KEY,
+    checkpoint_name, labels, rescale_base, Checkpoint, Component, RescaleBase, Slot,
+    CHECKPOINT_KEY, LAST_ERROR_KEY,
 };
 
 use crate::error::{Result, WorkerError};
@@ -71,7 +71,8 @@ impl ConfigMapCheckpointStore {
         let rv = cm.metadata.resource_version.clone();
         let data = cm.data.unwrap_or_default();
         let Some(body) = data.get(CHECKPOINT_KEY) else {
-            if data.contains_key(REBUILD_REQUIRED_KEY) {
+            if data.contains_key(LAST_ERROR_KEY) {
+                // Only a worker's notes: it failed before its first checkpoint.
                 return Ok((None, rv));
             }
             return Err(self.err(format!(
@@ -165,12 +166,11 @@ impl ConfigMapCheckpointStore {
 }
 
 impl ConfigMapCheckpointStore {
-    /// Leaves `note` beside the checkpoint (the operator reads it; the next checkpoint
-    /// written replaces it). A slot that never checkpointed gets a ConfigMap with the note alone.
-    pub async fn note_rebuild_required(&self, note: &RebuildRequired) -> Result<()> {
+    /// Leaves `notes` (key → JSON) beside the checkpoint (the operator reads them; the next
+    /// checkpoint written replaces them). A slot that never checkpointed gets a ConfigMap with
+    /// the notes alone.
+    pub async fn note(&self, data: BTreeMap<String, String>) -> Result<()> {
         let name = checkpoint_name(&self.sync, self.slot.index);
-        let body = serde_json::to_string_pretty(note).map_err(|e| self.err(e.to_string()))?;
-        let data = BTreeMap::from([(REBUILD_REQUIRED_KEY.to_string(), body)]);
         let patch = serde_json::json!({ "data": data });
         let patched = self
             .api
@@ -187,7 +187,7 @@ impl ConfigMapCheckpointStore {
             }
             other => other.map(drop),
         }
-        .map_err(|e| self.err(format!("noting that a rebuild is required: {e}")))
+        .map_err(|e| self.err(format!("noting the worker's error: {e}")))
     }
 
     /// Deletes this slot's checkpoint (a finished rebuild's new generation).

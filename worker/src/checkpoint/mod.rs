@@ -11,6 +11,7 @@ mod mysql;
 mod s3;
 
 pub use pms_crds::contract::{Checkpoint, Position, ReadPoint, RescaleBase};
+use pms_crds::contract::{RebuildRequired, WorkerFailure, LAST_ERROR_KEY, REBUILD_REQUIRED_KEY};
 
 use pms_crds::Delivery;
 use tracing::info;
@@ -131,32 +132,46 @@ impl Checkpointer {
         }
     }
 
-    /// After `error`, tells the operator when only a rebuild can take the sync on: a note in
-    /// the slot's checkpoint ConfigMap (`spec.rebuild.policy: auto` starts one). A file
-    /// checkpoint has no reader but the user, who has the error.
-    pub async fn note_if_rebuild_required(cfg: &WorkerConfig, error: &WorkerError) {
-        let Some(reason) = error.rebuild_reason() else {
-            return;
-        };
+    /// After `error`, tells the operator why this worker stopped, and whether only a rebuild
+    /// can take the sync on: notes in the slot's checkpoint ConfigMap (the status shows them;
+    /// `spec.rebuild.policy: auto` starts a rebuild). A file or S3 checkpoint has no such reader
+    /// but the user, who has the error.
+    pub async fn note_failure(cfg: &WorkerConfig, error: &WorkerError) {
         if !matches!(cfg.checkpoint, CheckpointTarget::ConfigMap { .. }) {
             return;
         }
-        let note = pms_crds::contract::RebuildRequired {
-            reason,
-            message: error.to_string(),
-            at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        };
+        let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        let message = error.to_string();
+        let mut notes = vec![(
+            LAST_ERROR_KEY,
+            serde_json::to_string_pretty(&WorkerFailure {
+                message: message.clone(),
+                at: at.clone(),
+            }),
+        )];
+        if let Some(reason) = error.rebuild_reason() {
+            let note = RebuildRequired {
+                reason,
+                message,
+                at,
+            };
+            notes.push((REBUILD_REQUIRED_KEY, serde_json::to_string_pretty(&note)));
+        }
+        let notes = notes
+            .into_iter()
+            .filter_map(|(k, v)| Some((k.to_string(), v.ok()?)))
+            .collect();
         let noted = match Store::of(cfg).await {
-            Ok(Store::ConfigMap(s)) => s.note_rebuild_required(&note).await,
+            Ok(Store::ConfigMap(s)) => s.note(notes).await,
             Ok(_) => Ok(()),
             Err(e) => Err(e),
         };
         match noted {
-            Ok(()) => info!(
-                reason = reason.as_str(),
-                "noted in the checkpoint ConfigMap that a rebuild is required"
-            ),
-            Err(e) => tracing::warn!(error = %e, "could not note that a rebuild is required"),
+            Ok(()) => info!(rebuild_required = ?error.rebuild_reason().map(|r| r.as_str()),
+                            "noted the error in the checkpoint ConfigMap"),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not note the error in the checkpoint ConfigMap")
+            }
         }
     }
 
