@@ -59,6 +59,27 @@ struct Cli {
     log_json: bool,
 }
 
+/// SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+}
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
@@ -101,8 +122,21 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     info!(lease = %format!("{lease_ns}/{}", cli.lease_name), %identity, "waiting to become the leader");
     let (mut leader, lease_task) = leases.watch().await;
-    while !*leader.borrow_and_update() {
-        leader.changed().await?;
+    // A standby replica stops at once on SIGTERM/SIGINT (`helm uninstall` does not wait out
+    // its grace period).
+    let became_leader = async {
+        while !*leader.borrow_and_update() {
+            leader.changed().await?;
+        }
+        Ok::<(), tokio::sync::watch::error::RecvError>(())
+    };
+    tokio::select! {
+        result = became_leader => result?,
+        _ = shutdown_signal() => {
+            info!("stop requested while waiting to become the leader");
+            drop(lease_task);
+            return Ok(());
+        }
     }
     info!("leader: reconciling");
 

@@ -491,7 +491,10 @@ async fn only_the_leader_reconciles() {
         holder.as_str(),
         "the leader keeps the lease"
     );
-    drop(second);
+    // The standby stops at once on SIGTERM (no waiting out a grace period).
+    let mut second = second;
+    let status = stop_with_sigterm(&mut second.0).await;
+    assert!(status.success(), "the standby exits 0 on SIGTERM");
     let log = std::fs::read_to_string(&second_log).unwrap();
     assert!(
         log.contains("waiting to become the leader") && !log.contains("leader: reconciling"),

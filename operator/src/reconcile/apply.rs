@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Service, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
 use kube::api::{DeleteParams, ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Api, Client, Resource, ResourceExt};
@@ -17,7 +17,7 @@ use pms_crds::contract::{self, Component, COMPONENT_LABEL, MANAGER};
 use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncSavepoint, PaimonMysqlSyncSavepointSpec};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use tracing::info;
+use tracing::{info, warn};
 
 use super::build::Desired;
 use super::jobs::JOB_ID;
@@ -135,14 +135,39 @@ pub async fn delete_all(
     keep_checkpoints: bool,
 ) -> Result<()> {
     let bg = DeleteParams::background;
+    // The workers first: a stopping worker flushes and writes its last checkpoint, which needs
+    // its Role, config and checkpoint ConfigMap still there.
     delete_unwanted::<Deployment>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<Job>(client, ns, sync, &[], false, bg()).await?;
+    wait_for_no_worker_pods(client, ns, sync).await?;
     delete_unwanted::<Service>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<RoleBinding>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<Role>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<ServiceAccount>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<ConfigMap>(client, ns, sync, &[], keep_checkpoints, bg()).await?;
     Ok(())
+}
+
+/// Waits until the sync's worker pods are gone (their grace period is 60 s), at most 90 s.
+async fn wait_for_no_worker_pods(client: &Client, ns: &str, sync: &str) -> Result<()> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+    let selector = contract::sync_selector(sync);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    loop {
+        let left = pods
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(|e| Error::api::<Pod>(Verb::List, ns, &selector, e))?
+            .items
+            .len();
+        if left == 0 || std::time::Instant::now() >= deadline {
+            if left > 0 {
+                warn!(%sync, pods = left, "worker pods still there after 90 s; removing the rest anyway");
+            }
+            return Ok(());
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
 }
 
 /// Deletes the unwanted objects of kind `K` (checkpoints kept), adding `Kind name` to
