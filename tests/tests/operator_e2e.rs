@@ -319,9 +319,25 @@ async fn wait_status(what: &str, f: impl Fn(&Json) -> bool) -> Json {
     .await
 }
 
-/// The chart installs the CRD (from its crds/), the operator's RBAC and its Deployment.
+/// The chart passes `helm lint` and renders both CRDs and the operator's RBAC (jobs, savepoints,
+/// pods included); installed, it creates the CRDs (from its crds/), the RBAC and the Deployment.
 fn install_chart() {
     let chart = repo_root().join("charts/paimon-mysql-sync");
+    let chart_dir = chart.to_str().unwrap();
+    helm(&["lint", chart_dir]);
+    let rendered = helm(&["template", "pms", chart_dir, "--include-crds"]);
+    for expected in [
+        "kind: PaimonMysqlSyncSavepoint",
+        "kind: PaimonMysqlSync\n",
+        "resources: [jobs]",
+        "resources: [paimonmysqlsyncsavepoints]",
+        "resources: [pods]",
+    ] {
+        assert!(
+            rendered.contains(expected),
+            "helm template lacks {expected:?}"
+        );
+    }
     helm(&[
         "install",
         "pms",
@@ -335,6 +351,7 @@ fn install_chart() {
         "--for=condition=established",
         "--timeout=60s",
         "crd/paimonmysqlsyncs.paimonsync.io",
+        "crd/paimonmysqlsyncsavepoints.paimonsync.io",
     ]);
     assert!(
         get("deployment", "pms-paimon-mysql-sync", "pms-system").is_some(),
