@@ -114,8 +114,10 @@ pub fn plan(
 
 /// A rebuild or a restore: what tells them apart.
 struct Kind {
-    /// `Rebuild` / `Restore`: the prefix of their Events.
+    /// `rebuild` / `restore`, for messages.
     what: &'static str,
+    /// The reasons of their Events: a phase change, done, failed.
+    events: [&'static str; 3],
     /// The name of its Job and report ConfigMap.
     name: fn(&str) -> String,
     /// What a Done says, given the snapshot.
@@ -125,7 +127,8 @@ struct Kind {
 }
 
 const REBUILD: Kind = Kind {
-    what: "Rebuild",
+    what: "rebuild",
+    events: ["RebuildPhase", "RebuildDone", "RebuildFailed"],
     name: pms_crds::contract::rebuild_name,
     done: |s| {
         format!(
@@ -136,7 +139,8 @@ const REBUILD: Kind = Kind {
 };
 
 const RESTORE: Kind = Kind {
-    what: "Restore",
+    what: "restore",
+    events: ["RestorePhase", "RestoreDone", "RestoreFailed"],
     name: pms_crds::contract::restore_name,
     done: |s| format!("every slot goes on after snapshot {s}"),
     retry: "change or remove spec.restoreFrom",
@@ -163,29 +167,19 @@ fn follow(
     if !r.phase.is_finished() && job_failed == Some(&r.id) {
         r.message = Some(format!(
             "the {} Job failed in phase {} without a word: see `kubectl logs job/{}` (its pod's log)",
-            kind.what.to_lowercase(),
+            kind.what,
             r.phase,
             (kind.name)(sync)
         ));
         r.phase = RebuildPhase::Failed;
     }
     if r.phase != was {
-        let event = |suffix: &str| -> &'static str {
-            match (kind.what, suffix) {
-                ("Rebuild", "Done") => "RebuildDone",
-                ("Rebuild", "Failed") => "RebuildFailed",
-                ("Rebuild", _) => "RebuildPhase",
-                (_, "Done") => "RestoreDone",
-                (_, "Failed") => "RestoreFailed",
-                _ => "RestorePhase",
-            }
-        };
         let snapshot = r.snapshot_id.map_or("?".into(), |s| s.to_string());
         events.push(match r.phase {
-            RebuildPhase::Done => (EventType::Normal, event("Done"), (kind.done)(&snapshot)),
+            RebuildPhase::Done => (EventType::Normal, kind.events[1], (kind.done)(&snapshot)),
             RebuildPhase::Failed => (
                 EventType::Warning,
-                event("Failed"),
+                kind.events[2],
                 format!(
                     "{}; the workers stay stopped: {}",
                     r.message.clone().unwrap_or_default(),
@@ -194,7 +188,7 @@ fn follow(
             ),
             phase => (
                 EventType::Normal,
-                event("Phase"),
+                kind.events[0],
                 format!("{was} → {phase}"),
             ),
         });

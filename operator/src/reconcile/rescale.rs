@@ -30,6 +30,23 @@ pub struct RescalePlan {
     pub hold: bool,
 }
 
+impl RescalePlan {
+    fn of(
+        slots: u32,
+        control: Option<Control>,
+        status: Option<RescaleStatus>,
+        events: Vec<(EventType, &'static str, String)>,
+    ) -> Self {
+        Self {
+            slots,
+            control,
+            status,
+            events,
+            hold: false,
+        }
+    }
+}
+
 /// Where the slots `0..slots` (checkpoints written for that parallelism) paused for `id`; the cut
 /// once all paused at the same snapshot's end. Returns `(highest paused, all at it)`.
 pub fn paused_at(checkpoints: &[Option<&Checkpoint>], slots: u32, id: &str) -> (Option<i64>, bool) {
@@ -115,13 +132,7 @@ fn decide(
         .filter(|r| matches!(r.phase, RescalePhase::Cutting | RescalePhase::Starting));
     let Some(mut r) = active else {
         if applied == wanted && !upgrade || !running {
-            return RescalePlan {
-                slots: wanted,
-                control: None,
-                status: previous,
-                events,
-                hold: false,
-            };
+            return RescalePlan::of(wanted, None, previous, events);
         }
         let reason = if applied == wanted {
             UPGRADE
@@ -150,13 +161,7 @@ fn decide(
             event_names(&r)[0],
             format!("{what}: pausing every slot at the end of one snapshot first"),
         ));
-        return RescalePlan {
-            slots: applied,
-            control: Some(pause(&r.id, None)),
-            status: Some(r),
-            events,
-            hold: false,
-        };
+        return RescalePlan::of(applied, Some(pause(&r.id, None)), Some(r), events);
     };
     let names = event_names(&r);
     let started = r.started_at.parse::<Timestamp>().ok();
@@ -180,13 +185,7 @@ fn decide(
             names[3],
             r.message.clone().unwrap_or_default(),
         ));
-        return RescalePlan {
-            slots: r.to,
-            control: None,
-            status: Some(r),
-            events,
-            hold: false,
-        };
+        return RescalePlan::of(r.to, None, Some(r), events);
     }
     match r.phase {
         RescalePhase::Cutting => {
@@ -207,21 +206,9 @@ fn decide(
                         r.to
                     ),
                 ));
-                return RescalePlan {
-                    slots: r.to,
-                    control: Some(pause(&r.id, Some(cut))),
-                    status: Some(r),
-                    events,
-                    hold: false,
-                };
+                return RescalePlan::of(r.to, Some(pause(&r.id, Some(cut))), Some(r), events);
             }
-            RescalePlan {
-                slots: r.from,
-                control: Some(pause(&r.id, high)),
-                status: Some(r),
-                events,
-                hold: false,
-            }
+            RescalePlan::of(r.from, Some(pause(&r.id, high)), Some(r), events)
         }
         _ => {
             let cut = r.snapshot_id;
@@ -243,21 +230,9 @@ fn decide(
                         cut.unwrap_or_default()
                     ),
                 ));
-                return RescalePlan {
-                    slots: r.to,
-                    control: None,
-                    status: Some(r),
-                    events,
-                    hold: false,
-                };
+                return RescalePlan::of(r.to, None, Some(r), events);
             }
-            RescalePlan {
-                slots: r.to,
-                control: Some(pause(&r.id, cut)),
-                status: Some(r),
-                events,
-                hold: false,
-            }
+            RescalePlan::of(r.to, Some(pause(&r.id, cut)), Some(r), events)
         }
     }
 }
