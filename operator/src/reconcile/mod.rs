@@ -185,7 +185,8 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         .clone()
         .unwrap_or_else(|| saves.control.clone());
     let desired = build::all(v, &plan, &control, &ctx.settings)?;
-    let applied = apply::apply(&ctx.client, &v.namespace, &v.name, &desired, rescale.hold).await?;
+    let applied =
+        apply::apply(&ctx.client, &v.namespace, &v.name, &desired, rescale.hold()).await?;
     apply::savepoints(&ctx.client, v.pms, &found.savepoints, &saves).await?;
     if !applied.removed_slots.is_empty() {
         let note = format!("deleted {}", applied.removed_slots.join(", "));
@@ -206,7 +207,7 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
     }
     status.parallelism = Some(rescale.slots);
     status.rescale = rescale.status.clone();
-    status.restart_key = match rescale.hold {
+    status.restart_key = match rescale.hold() {
         true => previous.and_then(|p| p.restart_key.clone()),
         false => Some(build::restart_key(v.pms, &ctx.settings)?),
     };

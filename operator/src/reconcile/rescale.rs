@@ -25,9 +25,6 @@ pub struct RescalePlan {
     pub control: Option<Control>,
     pub status: Option<RescaleStatus>,
     pub events: Vec<(EventType, &'static str, String)>,
-    /// Leave the Deployments and the worker config as they are (the old workers are pausing at
-    /// the cut).
-    pub hold: bool,
 }
 
 impl RescalePlan {
@@ -42,8 +39,15 @@ impl RescalePlan {
             control,
             status,
             events,
-            hold: false,
         }
+    }
+
+    /// Leave the Deployments and the worker config as they are: the old workers are pausing at
+    /// the cut.
+    pub fn hold(&self) -> bool {
+        self.status
+            .as_ref()
+            .is_some_and(|r| r.phase == RescalePhase::Cutting)
     }
 }
 
@@ -76,24 +80,6 @@ fn paused_after(
     (high, high.is_some() && paused.iter().all(|p| *p == high))
 }
 
-/// `checkpoints[k]`: slot k's (any parallelism); `running`: the sync is `Running` and no
-/// rebuild holds it; `upgrade`: what the Deployments run changed and `spec.upgradeMode` is
-/// `savepoint`.
-pub fn plan(
-    pms: &PaimonMysqlSync,
-    checkpoints: &[Option<&Checkpoint>],
-    running: bool,
-    upgrade: bool,
-    now: Timestamp,
-) -> RescalePlan {
-    let mut plan = decide(pms, checkpoints, running, upgrade, now);
-    plan.hold = plan
-        .status
-        .as_ref()
-        .is_some_and(|r| r.phase == RescalePhase::Cutting);
-    plan
-}
-
 /// The Events of a restart at a cut: started, cut taken, done, gave up on the cut.
 fn event_names(r: &RescaleStatus) -> [&'static str; 4] {
     if r.reason == UPGRADE {
@@ -115,7 +101,10 @@ fn event_names(r: &RescaleStatus) -> [&'static str; 4] {
 
 const UPGRADE: &str = "upgrade";
 
-fn decide(
+/// `checkpoints[k]`: slot k's (any parallelism); `running`: the sync is `Running` and no
+/// rebuild holds it; `upgrade`: what the Deployments run changed and `spec.upgradeMode` is
+/// `savepoint`.
+pub fn plan(
     pms: &PaimonMysqlSync,
     checkpoints: &[Option<&Checkpoint>],
     running: bool,

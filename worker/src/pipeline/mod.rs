@@ -178,7 +178,12 @@ async fn run_with_one_schema(
         checkpointer,
         metrics,
     };
-    let latest = p.source.latest_snapshot().await?.unwrap_or(0);
+    // Only a standalone cut needs the latest snapshot at start (`--stop-at latest`, and to
+    // refuse a full read past the cut).
+    let latest = match opts.stop_at {
+        Some(_) => p.source.latest_snapshot().await?.unwrap_or(0),
+        None => 0,
+    };
     p.cut = Cut::new(&p.cfg, opts.stop_at, opts.once, latest).await?;
     opts.ready.set(true);
     let start = p.start(resumed.as_ref()).await?;

@@ -121,12 +121,12 @@ fn an_upgrade_in_savepoint_mode_holds_the_deployments_until_the_cut() {
     let p = plan(&pms, &[None, None], true, true, t0);
     let r = p.status.clone().unwrap();
     assert_eq!((r.reason.as_str(), r.from, r.to), ("upgrade", 2, 2));
-    assert!(p.hold, "the old workers keep running until the cut");
+    assert!(p.hold(), "the old workers keep running until the cut");
     assert_eq!(p.events[0].1, "UpgradeStarted");
     pms.status.as_mut().unwrap().rescale = p.status;
     let (a, b) = (cp(0, 2, 4, Some(&r.id)), cp(1, 2, 4, Some(&r.id)));
     let p = plan(&pms, &[Some(&a), Some(&b)], true, true, t0);
-    assert!(!p.hold, "the cut is taken: the new workers roll out");
+    assert!(!p.hold(), "the cut is taken: the new workers roll out");
     assert_eq!(p.events[0].1, "UpgradeCut");
     pms.status.as_mut().unwrap().rescale = p.status;
     // The old workers' acknowledgements are not the new workers'.
