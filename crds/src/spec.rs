@@ -510,7 +510,7 @@ pub struct CheckpointSpec {
     #[serde(default = "default_checkpoint_interval")]
     pub interval: HumanDuration,
     /// `configmap` (`<sync>-checkpoint-<slot>`, the operator's default), `file` (the
-    /// standalone default) or `s3` (with `s3`; standalone only for now); `mysql` is not
+    /// standalone default; refused under the operator) or `s3` (with `s3`); `mysql` is not
     /// implemented and refused. With `sink.delivery: exactly-once` the progress row in MySQL
     /// wins over it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -524,8 +524,8 @@ pub struct CheckpointSpec {
     /// Keep checkpoint ConfigMaps when the resource is deleted.
     #[serde(default)]
     pub retain_on_delete: bool,
-    /// With `storage: s3`: where (`s3://<bucket>/<prefix>/<sync>-checkpoint-<slot>.json`).
-    /// Credentials come from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`.
+    /// With `storage: s3`: where (`s3://<bucket>/<prefix>/<sync>-checkpoint-<slot>.json`;
+    /// under the operator, savepoint data beside them in `savepoints/<sync>/<savepoint>.json`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3: Option<CheckpointS3>,
 }
@@ -546,6 +546,11 @@ pub struct CheckpointS3 {
     pub region: Option<String>,
     #[serde(default)]
     pub path_style: bool,
+    /// Secret with keys `accessKeyId` and `secretAccessKey`, read by the workers and the
+    /// operator. Without it: `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` of each process
+    /// (the workers get `source.s3`'s Secret as those).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret_ref: Option<SecretRef>,
 }
 
 impl Default for CheckpointSpec {

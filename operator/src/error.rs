@@ -50,6 +50,14 @@ pub enum Error {
 
     #[error("finalizer of PaimonMysqlSync {sync}: {message}")]
     Finalizer { sync: String, message: String },
+
+    /// The checkpoint store on S3 (`checkpoint.storage: s3`) refused or could not be reached.
+    #[error("{what} {location}: {message}")]
+    S3 {
+        what: &'static str,
+        location: String,
+        message: String,
+    },
 }
 
 impl Error {
@@ -81,6 +89,7 @@ impl Error {
             Error::NotNamespaced(_) => "not_namespaced",
             Error::Yaml { .. } => "serialize",
             Error::Finalizer { .. } => "finalizer",
+            Error::S3 { .. } => "s3",
         }
     }
 }

@@ -2,7 +2,8 @@
 //! Deployments, workers run locally with exactly the pod's environment (there is no kubelet),
 //! MySQL equal to the reference read, status, rescale 2 → 3, suspend/resume, a periodic verify
 //! finding a deleted row, rebuilds by trigger and by `policy: auto` (their Jobs run locally too),
-//! delete and cleanup, and invalid resources rejected by the API server.
+//! savepoints, upgrade and restore, delete and cleanup, invalid resources rejected by the API
+//! server; then exactly-once with checkpoints on S3 (rescales 2 → 3 → 1, a savepoint, restore).
 
 mod common;
 
@@ -16,6 +17,7 @@ use pms_tests::kube::{apply, get, helm, kubeconfig, kubectl, kubectl_output, lis
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
 use pms_tests::repo_root;
+use pms_tests::s3;
 use pms_tests::worker::worker_bin;
 use serde_json::{json, Value as Json};
 
@@ -576,53 +578,92 @@ async fn a_failing_worker_says_why() {
     .await;
 }
 
-/// Rescale 2 → 3 of a running sync through the scale subresource, at a consistent cut: the two
-/// old slots (running, as their pods would) pause at the end of one snapshot before the
-/// Deployments change; the three new slots start exactly there, while Paimon keeps committing.
-async fn scale_2_to_3_at_a_cut(table: &Table, db: &TestDb) {
-    let (mut old, _old_logs) = spawn_workers(2);
-    kubectl(&["scale", "pms", SYNC, "-n", NS, "--replicas=3"]);
+/// Rescale `from` → `to` of a running sync through the scale subresource, at a consistent cut:
+/// the old slots (running, as their pods would) pause at the end of one snapshot before the
+/// Deployments change; the new slots start exactly there, while Paimon commits `commits`. The
+/// cut, and the new slots' logs.
+async fn rescale_at_a_cut(
+    table: &Table,
+    from: u32,
+    to: u32,
+    commits: Vec<Json>,
+) -> (i64, tempfile::TempDir) {
+    let (mut old, _old_logs) = spawn_workers(from);
+    kubectl(&["scale", "pms", SYNC, "-n", NS, &format!("--replicas={to}")]);
     let s = wait_status("the old slots paused at one cut", |s| {
         s["rescale"]["phase"] == "Starting"
     })
     .await;
     let cut = s["rescale"]["snapshotId"].as_i64().unwrap();
-    wait_for("3 slot deployments", LONG, || {
-        (list("deployment", NS, SELECTOR).len() == 3).then_some(())
+    // A removed slot's Deployment is deleted in the foreground: with no garbage collector here
+    // it stays, marked for deletion.
+    wait_for(&format!("{to} slot deployments"), LONG, || {
+        let live = list("deployment", NS, SELECTOR)
+            .into_iter()
+            .filter(|d| d["metadata"]["deletionTimestamp"].is_null())
+            .count();
+        (live == to as usize).then_some(())
     })
     .await;
-    let slot2 = get("deployment", &format!("{SYNC}-slot-2"), NS).unwrap();
-    assert_eq!(pod_env(&slot2)["PMS_SLOTS"], "3");
-    let role = get("role", &format!("{SYNC}-worker"), NS).unwrap();
-    assert!(role.to_string().contains(&format!("{SYNC}-checkpoint-2")));
+    let last = get("deployment", &format!("{SYNC}-slot-{}", to - 1), NS).unwrap();
+    assert_eq!(pod_env(&last)["PMS_SLOTS"], to.to_string());
     // Recreate: the old pods get SIGTERM; Paimon goes on committing; the new pods start.
     for w in &mut old {
         assert!(stop_with_sigterm(w).await.success());
     }
-    table.commits(vec![
-        generate_step(1, 100, 3, "+U", 5),
-        generate_step(2, 40, 7, "-D", 0),
-    ]);
-    let (mut new, logs) = spawn_workers(3);
-    mark_ready(3, true);
+    // Their pods gone, the garbage collector would finish the foreground deletions.
+    for d in list("deployment", NS, SELECTOR) {
+        if !d["metadata"]["deletionTimestamp"].is_null() {
+            let name = d["metadata"]["name"].as_str().unwrap();
+            let patch = r#"{"metadata":{"finalizers":null}}"#;
+            kubectl(&[
+                "patch",
+                "deployment",
+                name,
+                "-n",
+                NS,
+                "--type=merge",
+                "-p",
+                patch,
+            ]);
+        }
+    }
+    table.commits(commits);
+    let (mut new, logs) = spawn_workers(to);
+    mark_ready(to, true);
     let s = wait_status("the new slots at the cut, the pause lifted", |s| {
         s["rescale"]["phase"] == "Done"
     })
     .await;
     assert_eq!(
         (s["rescale"]["from"].as_i64(), s["rescale"]["to"].as_i64()),
-        (Some(2), Some(3))
+        (Some(from as i64), Some(to as i64))
     );
     assert!(s["rescale"]["took"].as_str().is_some(), "{s}");
     assert!(event_reasons().contains("Rescaled"));
     let latest = table.latest();
     wait_status("status after rescale", |s| {
-        s["phase"] == "Running" && s["snapshotId"] == latest && s["slotsReady"] == "3/3"
+        s["phase"] == "Running"
+            && s["snapshotId"] == latest
+            && s["slotsReady"] == format!("{to}/{to}")
     })
     .await;
     for w in &mut new {
         assert!(stop_with_sigterm(w).await.success());
     }
+    (cut, logs)
+}
+
+/// Rescale 2 → 3 at a cut: the Role names the new slot's checkpoint; every new slot starts
+/// right after the cut.
+async fn scale_2_to_3_at_a_cut(table: &Table, db: &TestDb) {
+    let commits = vec![
+        generate_step(1, 100, 3, "+U", 5),
+        generate_step(2, 40, 7, "-D", 0),
+    ];
+    let (cut, logs) = rescale_at_a_cut(table, 2, 3, commits).await;
+    let role = get("role", &format!("{SYNC}-worker"), NS).unwrap();
+    assert!(role.to_string().contains(&format!("{SYNC}-checkpoint-2")));
     for k in 0..3 {
         let log = std::fs::read_to_string(logs.path().join(format!("slot-{k}.log"))).unwrap();
         assert!(
@@ -1104,6 +1145,154 @@ fn delete_cleans_up() {
     );
 }
 
+/// The sync again, exactly-once, with `checkpoint.storage: s3` (credentials from a Secret):
+/// the operator reads the slots' checkpoints from S3 for the status, rescales 2 → 3 → 1 at cuts
+/// while Paimon commits (an audit trigger shows nothing applied twice), keeps a savepoint's data
+/// beside the checkpoints and deletes it with the savepoint, restores from it, and deletes the
+/// checkpoints with the sync.
+async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
+    let store = s3::Server::shared();
+    let prefix = format!("e2e-{}", std::process::id());
+    kubectl(&[
+        "create",
+        "secret",
+        "generic",
+        "s3-state",
+        "-n",
+        NS,
+        &format!("--from-literal=accessKeyId={}", s3::ACCESS_KEY),
+        &format!("--from-literal=secretAccessKey={}", s3::SECRET_KEY),
+    ]);
+    db.exec(&ORDERS_DDL.replace("TABLE orders", "TABLE orders_s3"))
+        .await;
+    db.exec("CREATE TABLE audit (n BIGINT AUTO_INCREMENT PRIMARY KEY, op CHAR(1), id BIGINT)")
+        .await;
+    for (name, when, op, row) in [
+        ("audit_i", "INSERT", "I", "NEW"),
+        ("audit_u", "UPDATE", "U", "NEW"),
+    ] {
+        db.exec(&format!(
+            "CREATE TRIGGER {name} AFTER {when} ON orders_s3 FOR EACH ROW INSERT INTO audit (op, id) VALUES ('{op}', {row}.id)"
+        ))
+        .await;
+    }
+    let mut settings = store.settings();
+    settings["bucket"] = json!(s3::BUCKET);
+    settings["prefix"] = json!(prefix);
+    settings["credentialsSecretRef"] = json!({"name": "s3-state"});
+    let spec = sync_spec(table, db)
+        .target_table("orders_s3")
+        .delivery(Delivery::ExactlyOnce)
+        .checkpoint_s3(settings)
+        .parallelism(2)
+        .state(SyncState::Running);
+    let out = apply(&sync_resource(&spec));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let slot0 = wait_for("2 slot deployments", LONG, || {
+        let d = list("deployment", NS, SELECTOR);
+        (d.len() == 2).then(|| d[0].clone())
+    })
+    .await;
+    assert_eq!(
+        pod_env(&slot0)["PMS_CHECKPOINT_S3_ACCESS_KEY_ID"],
+        s3::ACCESS_KEY
+    );
+    run_workers_once(2);
+    mark_ready(2, true);
+    assert_synced(table, db, "orders_s3", None).await;
+    let object = |name: &str| store.get(&format!("{prefix}/{name}"));
+    let checkpoint =
+        object(&format!("{SYNC}-checkpoint-1.json")).expect("slot 1's checkpoint on S3");
+    assert!(checkpoint.contains("\"epoch\""), "{checkpoint}");
+    let latest = table.latest();
+    wait_status("the status from the checkpoints on S3", |s| {
+        s["phase"] == "Running" && s["snapshotId"] == latest && s["slotsReady"] == "2/2"
+    })
+    .await;
+    assert!(
+        list("configmap", NS, "paimonsync.io/component=checkpoint").is_empty(),
+        "no checkpoint ConfigMaps with s3 storage"
+    );
+
+    // Exactly-once rescales at cuts, new ids only: each lands once (one audit row, never a U).
+    rescale_at_a_cut(table, 2, 3, vec![generate(8001, 30, "+I", 0)]).await;
+    rescale_at_a_cut(table, 3, 1, vec![generate(8101, 30, "+I", 0)]).await;
+    assert_synced(table, db, "orders_s3", None).await;
+    let rows = db.count("orders_s3").await;
+    let updates = db
+        .query_strings("SELECT COUNT(*) FROM audit WHERE op = 'U'")
+        .await;
+    assert_eq!(
+        (db.count("audit").await, updates[0][0].as_deref()),
+        (rows, Some("0")),
+        "every change applied exactly once"
+    );
+    assert!(
+        object(&format!("{SYNC}-checkpoint-2.json")).is_some(),
+        "old slots' objects stay"
+    );
+
+    // A savepoint's data beside the checkpoints.
+    let (mut workers, _logs) = spawn_workers(1);
+    let manifest = format!(
+        "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSyncSavepoint\nmetadata: {{name: on-s3, namespace: {NS}}}\nspec: {{syncName: {SYNC}}}\n"
+    );
+    assert!(apply(&manifest).status.success());
+    let sp = wait_savepoint_completed("on-s3").await;
+    let cut = sp["status"]["snapshotId"].as_i64().unwrap();
+    let data_object = format!("savepoints/{SYNC}/on-s3.json");
+    assert_eq!(
+        sp["status"]["location"],
+        format!("s3://{}/{prefix}/{data_object}", s3::BUCKET)
+    );
+    let data = object(&data_object).expect("the savepoint's data on S3");
+    assert!(data.contains("\"pausedFor\": \"on-s3\""), "{data}");
+    table.commits(vec![generate(8201, 20, "+I", 0)]);
+    let latest = table.latest();
+    wait_status("the slot past the cut", |s| s["snapshotId"] == latest).await;
+    for w in &mut workers {
+        assert!(stop_with_sigterm(w).await.success());
+    }
+
+    // Restore: the checkpoint on S3 goes back to the cut; the replay converges.
+    merge_patch(json!({"spec": {"restoreFrom": {"savepoint": "on-s3"}}}));
+    let (job, _) = job_after_the_workers_stopped(1, "restore").await;
+    let out = run_job(&job);
+    assert!(out.status.success(), "restore: {}", stderr(&out));
+    wait_status("restore Done", |s| s["restore"]["phase"] == "Done").await;
+    let restored: Json =
+        serde_json::from_str(&object(&format!("{SYNC}-checkpoint-0.json")).unwrap()).unwrap();
+    assert_eq!(restored["snapshotId"].as_i64(), Some(cut), "{restored}");
+    wait_for("slot back at 1 replica", LONG, || {
+        list("deployment", NS, SELECTOR)
+            .iter()
+            .all(|d| d["spec"]["replicas"] == 1)
+            .then_some(())
+    })
+    .await;
+    run_workers_once(1);
+    assert_synced(table, db, "orders_s3", None).await;
+    merge_patch(json!({"spec": {"restoreFrom": null}}));
+
+    // A deleted savepoint's data goes with the next reconcile; the checkpoints with the sync.
+    kubectl(&["delete", "pmssp", "on-s3", "-n", NS]);
+    wait_for("the savepoint's data deleted", LONG, || {
+        object(&data_object).is_none().then_some(())
+    })
+    .await;
+    delete_sync();
+    for k in 0..3 {
+        assert!(
+            object(&format!("{SYNC}-checkpoint-{k}.json")).is_none(),
+            "slot {k}'s checkpoint on S3 deleted with the sync"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_end_to_end() {
     install_chart();
@@ -1123,6 +1312,7 @@ async fn operator_end_to_end() {
     savepoints_while_paimon_commits(&table, &db).await;
     no_secret_in_status_events_or_logs();
     delete_cleans_up();
+    with_checkpoints_on_s3(&table, &db).await;
 }
 
 /// Savepoint latency and rescale time on a large table while Paimon keeps committing

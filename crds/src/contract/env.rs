@@ -20,6 +20,11 @@ pub const ENV_MYSQL_PASSWORD: &str = "MYSQL_PASSWORD";
 pub const ENV_AWS_ACCESS_KEY_ID: &str = "AWS_ACCESS_KEY_ID";
 pub const ENV_AWS_SECRET_ACCESS_KEY: &str = "AWS_SECRET_ACCESS_KEY";
 
+/// S3 credentials of the checkpoint store (from `checkpoint.s3.credentialsSecretRef`); without
+/// them the worker uses `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`.
+pub const ENV_CHECKPOINT_S3_ACCESS_KEY_ID: &str = "PMS_CHECKPOINT_S3_ACCESS_KEY_ID";
+pub const ENV_CHECKPOINT_S3_SECRET_ACCESS_KEY: &str = "PMS_CHECKPOINT_S3_SECRET_ACCESS_KEY";
+
 /// The keys the referenced Secrets must have, and the variable each becomes.
 pub const MYSQL_SECRET_KEYS: [(&str, &str); 2] = [
     ("username", ENV_MYSQL_USER),
@@ -28,4 +33,8 @@ pub const MYSQL_SECRET_KEYS: [(&str, &str); 2] = [
 pub const S3_SECRET_KEYS: [(&str, &str); 2] = [
     ("accessKeyId", ENV_AWS_ACCESS_KEY_ID),
     ("secretAccessKey", ENV_AWS_SECRET_ACCESS_KEY),
+];
+pub const CHECKPOINT_S3_SECRET_KEYS: [(&str, &str); 2] = [
+    ("accessKeyId", ENV_CHECKPOINT_S3_ACCESS_KEY_ID),
+    ("secretAccessKey", ENV_CHECKPOINT_S3_SECRET_ACCESS_KEY),
 ];

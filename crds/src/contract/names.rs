@@ -64,6 +64,23 @@ pub fn checkpoint_name(sync: &str, slot: u32) -> String {
     format!("{sync}-checkpoint-{slot}")
 }
 
+/// With `checkpoint.storage: s3`, slot `slot`'s checkpoint object under `checkpoint.s3.prefix`.
+pub fn checkpoint_object(sync: &str, slot: u32) -> String {
+    format!("{}.json", checkpoint_name(sync, slot))
+}
+/// The slot in a checkpoint object's name (`None`: not one of `sync`'s checkpoints).
+pub fn checkpoint_object_slot(sync: &str, object: &str) -> Option<u32> {
+    let rest = object.strip_prefix(sync)?.strip_prefix("-checkpoint-")?;
+    rest.strip_suffix(".json")?.parse().ok()
+}
+/// With `checkpoint.storage: s3`, where savepoint data lives under `checkpoint.s3.prefix`.
+pub fn savepoint_objects(sync: &str) -> String {
+    format!("savepoints/{sync}/")
+}
+pub fn savepoint_object(sync: &str, savepoint: &str) -> String {
+    format!("{}{savepoint}.json", savepoint_objects(sync))
+}
+
 /// The Paimon consumer of one slot: `consumerId` (default `pms-<sync>`), `-slot<k>` when
 /// there is more than one slot.
 pub fn consumer_id(configured: Option<&str>, sync: &str, slot: crate::contract::Slot) -> String {
@@ -129,3 +146,20 @@ pub const MYSQL_TLS_CA_FILE: &str = "ca.crt";
 pub const MYSQL_TLS_CLIENT_DIR: &str = "/etc/pms-mysql-tls/client";
 /// The keys of a `kubernetes.io/tls` Secret: certificate chain, then key.
 pub const TLS_SECRET_KEYS: [&str; 2] = ["tls.crt", "tls.key"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checkpoint_objects_name_their_slot_and_no_other_syncs() {
+        assert_eq!(checkpoint_object("s", 2), "s-checkpoint-2.json");
+        assert_eq!(checkpoint_object_slot("s", "s-checkpoint-2.json"), Some(2));
+        assert_eq!(
+            checkpoint_object_slot("s", "s-rebuild-checkpoint-2.json"),
+            None
+        );
+        assert_eq!(checkpoint_object_slot("s", "s-checkpoint-2.json.tmp"), None);
+        assert_eq!(savepoint_object("s", "sp1"), "savepoints/s/sp1.json");
+    }
+}

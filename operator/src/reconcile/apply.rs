@@ -22,6 +22,7 @@ use tracing::{info, warn};
 use super::build::Desired;
 use super::jobs::JOB_ID;
 use super::savepoints::{data_name, SavepointPlan, DATA_KEY};
+use super::store::CheckpointStore;
 use crate::error::{Error, Result, Verb};
 
 /// A namespaced Kubernetes object we can apply, list and delete.
@@ -185,36 +186,24 @@ async fn delete_more<K: Namespaced>(
     Ok(())
 }
 
-/// Carries out a savepoint plan: statuses, the data of a completed one (owned by it), the
-/// savepoints the spec asks for, and the ones history trims (with their data).
+/// Carries out a savepoint plan: statuses, the data of a completed one (owned by it, or on
+/// S3), the savepoints the spec asks for, and the ones history trims (with their data).
 pub async fn savepoints(
     client: &Client,
     pms: &PaimonMysqlSync,
     existing: &[PaimonMysqlSyncSavepoint],
     plan: &SavepointPlan,
+    store: &CheckpointStore,
 ) -> Result<()> {
     let ns = pms.namespace().unwrap_or_default();
     let sync = pms.name_any();
     let api: Api<PaimonMysqlSyncSavepoint> = Api::namespaced(client.clone(), &ns);
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
     if let Some((name, data)) = &plan.data {
-        let owner = existing
-            .iter()
-            .find(|s| &s.name_any() == name)
-            .and_then(|s| s.controller_owner_ref(&()));
         let body = serde_json::to_string_pretty(data).expect("savepoint data serializes");
-        let cm = ConfigMap {
-            metadata: ObjectMeta {
-                name: Some(data_name(name)),
-                namespace: Some(ns.clone()),
-                labels: Some(contract::labels(&sync, Component::Savepoint, None)),
-                owner_references: owner.map(|o| vec![o]),
-                ..Default::default()
-            },
-            data: Some(BTreeMap::from([(DATA_KEY.to_string(), body)])),
-            ..Default::default()
-        };
-        apply_one(client, &ns, &cm).await?;
+        if !store.write_savepoint_data(&sync, name, &body).await? {
+            apply_savepoint_data(client, &ns, &sync, existing, name, body).await?;
+        }
     }
     for (name, status) in &plan.statuses {
         let patch = serde_json::json!({ "status": status });
@@ -259,7 +248,39 @@ pub async fn savepoints(
             }
         }
     }
-    Ok(())
+    let kept: Vec<String> = existing
+        .iter()
+        .map(|s| s.name_any())
+        .filter(|n| !plan.delete.contains(n))
+        .collect();
+    store.forget_savepoints(&sync, &kept).await
+}
+
+/// The data of savepoint `name` in `<name>-data`, owned by the savepoint.
+async fn apply_savepoint_data(
+    client: &Client,
+    ns: &str,
+    sync: &str,
+    existing: &[PaimonMysqlSyncSavepoint],
+    name: &str,
+    body: String,
+) -> Result<()> {
+    let owner = existing
+        .iter()
+        .find(|s| s.name_any() == name)
+        .and_then(|s| s.controller_owner_ref(&()));
+    let cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(data_name(name)),
+            namespace: Some(ns.to_string()),
+            labels: Some(contract::labels(sync, Component::Savepoint, None)),
+            owner_references: owner.map(|o| vec![o]),
+            ..Default::default()
+        },
+        data: Some(BTreeMap::from([(DATA_KEY.to_string(), body)])),
+        ..Default::default()
+    };
+    apply_one(client, ns, &cm).await.map(drop)
 }
 
 /// Creates `job` unless it exists for the same run (annotation [`JOB_ID`]); one of another

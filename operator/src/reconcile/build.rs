@@ -17,9 +17,9 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::api::ObjectMeta;
 use kube::{Resource, ResourceExt};
 use pms_crds::contract::{
-    self, Component, CONFIG_KEY, ENV_ADMIN_ADDR, ENV_CONFIG, ENV_LOG_JSON, ENV_NAMESPACE, ENV_SLOT,
-    ENV_SLOTS, ENV_SYNC_NAME, MYSQL_SECRET_KEYS, MYSQL_TLS_CA_DIR, MYSQL_TLS_CA_FILE,
-    MYSQL_TLS_CLIENT_DIR, S3_SECRET_KEYS, TLS_SECRET_KEYS,
+    self, Component, CHECKPOINT_S3_SECRET_KEYS, CONFIG_KEY, ENV_ADMIN_ADDR, ENV_CONFIG,
+    ENV_LOG_JSON, ENV_NAMESPACE, ENV_SLOT, ENV_SLOTS, ENV_SYNC_NAME, MYSQL_SECRET_KEYS,
+    MYSQL_TLS_CA_DIR, MYSQL_TLS_CA_FILE, MYSQL_TLS_CLIENT_DIR, S3_SECRET_KEYS, TLS_SECRET_KEYS,
 };
 use pms_crds::{CheckpointStorage, PaimonMysqlSync, SyncState};
 
@@ -342,9 +342,15 @@ fn worker_env(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Vec<EnvV
         .s3
         .as_ref()
         .and_then(|s| s.credentials_secret_ref.as_ref());
+    let checkpoint_secret = spec
+        .checkpoint
+        .s3
+        .as_ref()
+        .and_then(|s| s.credentials_secret_ref.as_ref());
     let secrets = [
         (spec.sink.credentials_secret_ref.as_ref(), MYSQL_SECRET_KEYS),
         (s3_secret, S3_SECRET_KEYS),
+        (checkpoint_secret, CHECKPOINT_S3_SECRET_KEYS),
     ];
     for (secret, keys) in secrets {
         if let Some(secret) = secret {

@@ -19,7 +19,9 @@ use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncSavepoint};
 use tracing::debug;
 
 use super::jobs::{JobFacts, JOB_ID};
+use super::store::CheckpointStore;
 use crate::error::{Error, Result, Verb};
+use k8s_openapi::jiff::Timestamp;
 
 /// What a referenced Secret looks like, without its values.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,11 +38,15 @@ pub struct Dereferenced {
     pub mysql_secret: Option<SecretKeys>,
     /// `source.s3.credentialsSecretRef`, when set.
     pub s3_secret: Option<SecretKeys>,
+    /// `checkpoint.s3.credentialsSecretRef`, when set.
+    pub checkpoint_s3_secret: Option<SecretKeys>,
     /// `sink.tls.caSecretRef` and `sink.tls.clientCertSecretRef`, when set.
     pub tls_ca_secret: Option<SecretKeys>,
     pub tls_client_secret: Option<SecretKeys>,
-    /// The workers' checkpoints of this sync (any parallelism), by ConfigMap name.
-    /// A ConfigMap without a readable checkpoint is left out.
+    /// Where the checkpoints and savepoint data live.
+    pub store: CheckpointStore,
+    /// The workers' checkpoints of this sync (any parallelism), by ConfigMap name (on S3: the
+    /// name their ConfigMap would have). One without a readable checkpoint is left out.
     pub checkpoints: BTreeMap<String, Checkpoint>,
     /// Rebuild and verify: reports, notes, Jobs, worker pods.
     pub jobs: JobFacts,
@@ -75,8 +81,21 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
         Some(r) => Some(secret_keys(&secrets, ns, &r.name).await?),
         None => None,
     };
+    let checkpoint_s3 = pms.spec.checkpoint.s3.as_ref();
+    let checkpoint_s3_secret = match checkpoint_s3.and_then(|s| s.credentials_secret_ref.as_ref()) {
+        Some(r) => Some(secret_keys(&secrets, ns, &r.name).await?),
+        None => None,
+    };
     let sync = pms.name_any();
-    let (checkpoints, notes) = checkpoints(client, ns, &sync).await?;
+    let (mut checkpoints, mut notes) = checkpoints(client, ns, &sync).await?;
+    // Without its Secret there is no store to read: validation says why.
+    let store = CheckpointStore::of(client, ns, pms)
+        .await?
+        .unwrap_or_default();
+    if let Some(on_s3) = store.s3_checkpoints(&sync).await? {
+        checkpoints = on_s3;
+    }
+    notes.drop_outdated(&sync, &checkpoints);
     let jobs = job_facts(client, ns, &sync, notes).await?;
     let api: Api<PaimonMysqlSyncSavepoint> = Api::namespaced(client.clone(), ns);
     let savepoints = api
@@ -91,8 +110,10 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
         savepoints,
         mysql_secret,
         s3_secret,
+        checkpoint_s3_secret,
         tls_ca_secret,
         tls_client_secret,
+        store,
         checkpoints,
         jobs,
     })
@@ -161,6 +182,25 @@ async fn checkpoints(
 struct WorkerNotes {
     rebuild_required: Vec<(u32, RebuildRequired)>,
     failures: Vec<(u32, WorkerFailure)>,
+}
+
+impl WorkerNotes {
+    /// Leaves out the notes older than their slot's checkpoint: a later run of the slot got
+    /// on (a ConfigMap checkpoint replaces the notes beside it; an S3 one can't).
+    fn drop_outdated(&mut self, sync: &str, checkpoints: &BTreeMap<String, Checkpoint>) {
+        let current = |slot: u32, at: &str| {
+            let Some(cp) = checkpoints.get(&contract::checkpoint_name(sync, slot)) else {
+                return true;
+            };
+            match (at.parse::<Timestamp>(), cp.updated.parse::<Timestamp>()) {
+                (Ok(noted), Ok(checkpointed)) => noted >= checkpointed,
+                _ => true,
+            }
+        };
+        self.rebuild_required
+            .retain(|(slot, n)| current(*slot, &n.at));
+        self.failures.retain(|(slot, n)| current(*slot, &n.at));
+    }
 }
 
 /// The reports of the rebuild and verify, their Jobs, and how many worker pods remain.
@@ -252,5 +292,40 @@ mod tests {
         assert_eq!((cp.slot.index, cp.slot.count), (1, 2));
         assert_eq!(cp.point.done_through(), Some(7));
         assert!(parse_checkpoint(&ConfigMap::default()).is_none());
+    }
+
+    #[test]
+    fn a_note_older_than_its_slots_checkpoint_is_from_an_earlier_run() {
+        let json = r#"{"sync":"s","slot":0,"slots":2,"snapshotId":7,"phase":"incremental","epoch":2,"updated":"2026-11-30T10:00:00.500Z"}"#;
+        let checkpoints = BTreeMap::from([(
+            "s-checkpoint-0".to_string(),
+            serde_json::from_str::<Checkpoint>(json).unwrap(),
+        )]);
+        let failure = |at: &str| WorkerFailure {
+            message: "Access denied".into(),
+            at: at.into(),
+        };
+        let mut notes = WorkerNotes {
+            rebuild_required: vec![],
+            failures: vec![
+                (0, failure("2026-11-30T10:00:00.400Z")),
+                (0, failure("2026-11-30T10:00:01.000Z")),
+                (1, failure("2026-11-30T09:00:00.000Z")),
+            ],
+        };
+        notes.drop_outdated("s", &checkpoints);
+        let left: Vec<_> = notes
+            .failures
+            .iter()
+            .map(|(k, f)| (*k, f.at.as_str()))
+            .collect();
+        assert_eq!(
+            left,
+            [
+                (0, "2026-11-30T10:00:01.000Z"),
+                (1, "2026-11-30T09:00:00.000Z")
+            ],
+            "slot 1 has no checkpoint: its note stands"
+        );
     }
 }

@@ -15,6 +15,7 @@ pub mod jobs;
 pub mod rescale;
 pub mod savepoints;
 pub mod status;
+pub mod store;
 pub mod validate;
 
 use std::sync::Arc;
@@ -187,7 +188,7 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
     let desired = build::all(v, &plan, &control, &ctx.settings)?;
     let applied =
         apply::apply(&ctx.client, &v.namespace, &v.name, &desired, rescale.hold()).await?;
-    apply::savepoints(&ctx.client, v.pms, &found.savepoints, &saves).await?;
+    apply::savepoints(&ctx.client, v.pms, &found.savepoints, &saves, &found.store).await?;
     if !applied.removed_slots.is_empty() {
         let note = format!("deleted {}", applied.removed_slots.join(", "));
         publish(ctx, v.pms, EventType::Normal, "SlotsRemoved", note).await;
@@ -232,7 +233,12 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         || plan.verify_job
         || plan.workers_stopped
         || control.pause.is_some();
-    Ok(Action::requeue(if busy { RETRY } else { RESYNC }))
+    let poll = found.store.poll(busy);
+    Ok(Action::requeue(poll.unwrap_or(if busy {
+        RETRY
+    } else {
+        RESYNC
+    })))
 }
 
 /// The event of a phase change, if the phase changed: a Warning into `Failed` or `Degraded`
@@ -284,6 +290,12 @@ async fn update_status(
 async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Action> {
     let keep = pms.spec.checkpoint.retain_on_delete;
     apply::delete_all(&ctx.client, ns, &pms.name_any(), keep).await?;
+    if !keep {
+        // Checkpoints on S3 too (savepoints outlive the sync, with their data).
+        if let Some(store) = store::CheckpointStore::of(&ctx.client, ns, pms).await? {
+            store.delete_checkpoints(&pms.name_any()).await?;
+        }
+    }
     ctx.metrics.forget_sync(ns, &pms.name_any());
     let note = if keep {
         "removed the workers, kept the checkpoints"

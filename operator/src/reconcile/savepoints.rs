@@ -14,12 +14,12 @@ use std::time::Duration;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::runtime::events::EventType;
 use kube::ResourceExt;
-use pms_crds::contract::{Checkpoint, Control, PauseRequest};
+use pms_crds::contract::{self, Checkpoint, Control, PauseRequest};
 
 use super::rescale::paused_at;
 use pms_crds::{
-    PaimonMysqlSync, PaimonMysqlSyncSavepoint, SavepointState, SavepointStatus, SavepointsStatus,
-    SyncPhase,
+    CheckpointStorage, PaimonMysqlSync, PaimonMysqlSyncSavepoint, SavepointState, SavepointStatus,
+    SavepointsStatus, SyncPhase,
 };
 
 /// A savepoint that does not complete in this long fails (and the pause is lifted).
@@ -56,6 +56,26 @@ pub const DATA_KEY: &str = "savepoint.json";
 
 pub fn data_name(savepoint: &str) -> String {
     format!("{savepoint}-data")
+}
+
+/// Where savepoint `name` of `pms` keeps its data: `<savepoint>-data`, or with S3 checkpoints
+/// an object beside them.
+pub fn data_location(pms: &PaimonMysqlSync, name: &str) -> String {
+    let checkpoint = &pms.spec.checkpoint;
+    match (checkpoint.storage, &checkpoint.s3) {
+        (Some(CheckpointStorage::S3), Some(s3)) => {
+            let object = contract::savepoint_object(&pms.name_any(), name);
+            match s3.prefix.as_deref().map(|p| p.trim_matches('/')) {
+                None | Some("") => format!("s3://{}/{object}", s3.bucket),
+                Some(prefix) => format!("s3://{}/{prefix}/{object}", s3.bucket),
+            }
+        }
+        _ => format!(
+            "ConfigMap {}/{}",
+            pms.namespace().unwrap_or_default(),
+            data_name(name)
+        ),
+    }
 }
 
 /// `savepoints`: this sync's; `checkpoints[k]`: slot k's; `running`: the sync is `Running`
@@ -129,11 +149,7 @@ fn serve(
         status.state = SavepointState::Completed;
         status.snapshot_id = Some(cut);
         status.slots = Some(slots);
-        status.location = Some(format!(
-            "ConfigMap {}/{}",
-            pms.namespace().unwrap_or_default(),
-            data_name(&name)
-        ));
+        status.location = Some(data_location(pms, &name));
         status.completed_at = Some(seconds(now));
         status.took = Some(format!("{took:.1}s"));
         plan.data = Some((

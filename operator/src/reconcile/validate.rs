@@ -2,7 +2,9 @@
 //! fetched. Every problem is reported at once, so one edit can fix them all.
 
 use kube::ResourceExt;
-use pms_crds::contract::{MYSQL_SECRET_KEYS, S3_SECRET_KEYS, TLS_SECRET_KEYS};
+use pms_crds::contract::{
+    CHECKPOINT_S3_SECRET_KEYS, MYSQL_SECRET_KEYS, S3_SECRET_KEYS, TLS_SECRET_KEYS,
+};
 use pms_crds::CheckpointStorage;
 use pms_crds::PaimonMysqlSync;
 
@@ -32,7 +34,7 @@ pub fn validate<'a>(
     let mut problems = Vec::new();
     let key_names = |keys: &[(&str, &str)]| keys.iter().map(|(k, _env)| k.to_string()).collect();
     let tls = &pms.spec.sink.tls;
-    let secrets: [(&str, &Option<SecretKeys>, Vec<String>); 4] = [
+    let secrets: [(&str, &Option<SecretKeys>, Vec<String>); 5] = [
         (
             "sink.credentialsSecretRef",
             &found.mysql_secret,
@@ -42,6 +44,11 @@ pub fn validate<'a>(
             "source.s3.credentialsSecretRef",
             &found.s3_secret,
             key_names(&S3_SECRET_KEYS),
+        ),
+        (
+            "checkpoint.s3.credentialsSecretRef",
+            &found.checkpoint_s3_secret,
+            key_names(&CHECKPOINT_S3_SECRET_KEYS),
         ),
         (
             "sink.tls.caSecretRef",
@@ -59,13 +66,12 @@ pub fn validate<'a>(
             problems.extend(secret_problem(field, namespace, secret, &keys));
         }
     }
-    if let Some(storage @ (CheckpointStorage::S3 | CheckpointStorage::File)) =
-        pms.spec.checkpoint.storage
-    {
-        problems.push(format!(
-            "checkpoint.storage {storage:?}: under the operator checkpoints live in ConfigMaps (it reads them for \
-             status, savepoints and rescales; s3 and file are for the standalone worker); remove checkpoint.storage"
-        ));
+    if pms.spec.checkpoint.storage == Some(CheckpointStorage::File) {
+        problems.push(
+            "checkpoint.storage file: a pod's files go with the pod, and the operator reads the checkpoints for \
+             status, savepoints and rescales; use configmap (the default) or s3"
+                .to_string(),
+        );
     }
     if !problems.is_empty() {
         return Err(Invalid(problems));
@@ -220,6 +226,38 @@ mod tests {
             err.to_string(),
             "sink.tls.caSecretRef: Secret ca has no key ca.crt; \
              sink.tls.clientCertSecretRef: Secret client has no key tls.key"
+        );
+    }
+
+    #[test]
+    fn checkpoints_go_to_configmaps_or_s3_with_its_secret_never_to_a_pod_file() {
+        let mut pms = sample();
+        pms.spec.checkpoint = serde_yaml::from_str(
+            "{storage: s3, s3: {bucket: b, credentialsSecretRef: {name: state}}}",
+        )
+        .unwrap();
+        let found = Dereferenced {
+            mysql_secret: keys("writer", Some(&["username", "password"])),
+            s3_secret: keys("lake", Some(&["accessKeyId", "secretAccessKey"])),
+            checkpoint_s3_secret: keys("state", Some(&["accessKeyId"])),
+            ..Default::default()
+        };
+        let err = validate(&pms, "data", &found).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "checkpoint.s3.credentialsSecretRef: Secret state has no key secretAccessKey"
+        );
+        let found = Dereferenced {
+            checkpoint_s3_secret: keys("state", Some(&["accessKeyId", "secretAccessKey"])),
+            ..found
+        };
+        assert!(validate(&pms, "data", &found).is_ok());
+        pms.spec.checkpoint = serde_yaml::from_str("{storage: file}").unwrap();
+        let err = validate(&pms, "data", &found).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("checkpoint.storage file: a pod's files go with the pod"),
+            "{err}"
         );
     }
 }

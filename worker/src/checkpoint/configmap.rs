@@ -7,11 +7,9 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::Api;
-use tracing::info;
 
 use pms_crds::contract::{
-    checkpoint_name, labels, rescale_base, Checkpoint, Component, RescaleBase, Slot,
-    CHECKPOINT_KEY, LAST_ERROR_KEY,
+    checkpoint_name, labels, Checkpoint, Component, Slot, CHECKPOINT_KEY, LAST_ERROR_KEY,
 };
 
 use crate::error::{Result, WorkerError};
@@ -87,57 +85,13 @@ impl ConfigMapCheckpointStore {
         Ok((Some(cp), rv))
     }
 
-    /// This slot's checkpoint. After a rescale (the stored checkpoints were written for another
-    /// number of slots) every new slot starts from the rescale base (see `rescale_base`). Slots
-    /// of one rescale start at different times and overwrite old checkpoints, so the base is
-    /// also kept in the new checkpoints (`rescaledFrom`) for the slots that start later.
+    /// This slot's checkpoint (after a rescale, where the new slot starts: `rescale::resolve`).
     pub async fn load(&mut self) -> Result<Option<Checkpoint>> {
         let (own, rv) = self.read(self.slot.index).await?;
         self.resource_version = rv;
-        let base = match own {
-            Some(cp) if cp.slot.count == self.slot.count => return Ok(Some(cp)),
-            Some(cp) => self.rescale_from(cp.slot.count).await?,
-            // A slot without a checkpoint: is a rescale under way? Ask the first other slot.
-            None => match self.first_other_slot().await? {
-                Some(cp) if cp.slot.count != self.slot.count => {
-                    self.rescale_from(cp.slot.count).await?
-                }
-                Some(Checkpoint {
-                    rescaled_from: Some(base),
-                    ..
-                }) => base,
-                _ => return Ok(None),
-            },
-        };
-        info!(from_slots = base.slots, to_slots = self.slot.count, point = ?base.point,
-              "rescaled: resuming from the lowest point of the old slots");
-        Ok(Some(Checkpoint {
-            sync: self.sync.clone(),
-            slot: self.slot,
-            point: base.point,
-            epoch: 0,
-            updated: String::new(),
-            latest_snapshot: None,
-            rescaled_from: Some(base),
-            paused_for: None,
-        }))
-    }
-
-    async fn first_other_slot(&self) -> Result<Option<Checkpoint>> {
-        for j in (0..self.slot.count).filter(|&j| j != self.slot.index) {
-            if let (Some(cp), _) = self.read(j).await? {
-                return Ok(Some(cp));
-            }
-        }
-        Ok(None)
-    }
-
-    async fn rescale_from(&self, old_slots: u32) -> Result<RescaleBase> {
-        let mut old = Vec::with_capacity(old_slots as usize);
-        for j in 0..old_slots {
-            old.push(self.read(j).await?.0);
-        }
-        rescale_base(old_slots, self.slot.count, &old).map_err(|e| self.err(e.to_string()))
+        let this = &*self;
+        let read = |j| async move { Ok(this.read(j).await?.0) };
+        super::rescale::resolve(&this.sync, this.slot, own, read, |m| this.err(m)).await
     }
 
     pub async fn save(&mut self, checkpoint: &Checkpoint) -> Result<()> {

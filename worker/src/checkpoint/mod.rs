@@ -1,13 +1,15 @@
 //! The checkpoint stage: how far a slot got, recorded only after the flush that covers it
 //! committed. The record itself ([`Checkpoint`]) is part of the worker ↔ operator contract.
 //!
-//! Where it goes: a local file (standalone) or a ConfigMap (under the operator), and with
+//! Where it goes: a local file (standalone), a ConfigMap (the operator's default) or an S3
+//! object, and with
 //! `delivery: exactly-once` also a progress row in MySQL that commits inside every flush
 //! transaction and wins over the other store on resume.
 
 mod configmap;
 mod file;
 mod mysql;
+mod rescale;
 mod s3;
 
 pub use pms_crds::contract::{Checkpoint, Position, ReadPoint, RescaleBase};
@@ -68,7 +70,7 @@ impl Checkpointer {
             if cp.slot != cfg.slot {
                 return Err(this.error(format!(
                     "was written by slot {} of {}, this is slot {}; a different parallelism needs a rescale at a \
-                     consistent snapshot (the operator does it with ConfigMap checkpoints) or a rebuild, not a restart",
+                     consistent snapshot (the operator does it) or a rebuild, not a restart",
                     cp.slot.index, cp.slot.count, cfg.slot
                 )));
             }
@@ -134,13 +136,13 @@ impl Checkpointer {
 
     /// After `error`, tells the operator why this worker stopped, and whether only a rebuild
     /// can take the sync on: notes in the slot's checkpoint ConfigMap (the status shows them;
-    /// `spec.rebuild.policy: auto` starts a rebuild). A file or S3 checkpoint has no such reader
-    /// but the user, who has the error.
+    /// `spec.rebuild.policy: auto` starts a rebuild), also when the checkpoints are on S3. A
+    /// standalone worker's notes have no reader but the user, who has the error.
     pub async fn note_failure(cfg: &WorkerConfig, error: &WorkerError) {
-        if !matches!(cfg.checkpoint, CheckpointTarget::ConfigMap { .. }) {
+        let Some(namespace) = cfg.config_map_namespace() else {
             return;
-        }
-        let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        };
+        let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         let message = error.to_string();
         let mut notes = vec![(
             LAST_ERROR_KEY,
@@ -161,11 +163,11 @@ impl Checkpointer {
             .into_iter()
             .filter_map(|(k, v)| Some((k.to_string(), v.ok()?)))
             .collect();
-        let noted = match Store::of(cfg).await {
-            Ok(Store::ConfigMap(s)) => s.note(notes).await,
-            Ok(_) => Ok(()),
-            Err(e) => Err(e),
-        };
+        let noted =
+            match ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace).await {
+                Ok(s) => s.note(notes).await,
+                Err(e) => Err(e),
+            };
         match noted {
             Ok(()) => info!(rebuild_required = ?error.rebuild_reason().map(|r| r.as_str()),
                             "noted the error in the checkpoint ConfigMap"),

@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use pms_crds::contract::{
-    consumer_id, sanitize, Slot, ENV_MYSQL_PASSWORD, ENV_MYSQL_USER, ENV_NAMESPACE, ENV_SYNC_NAME,
+    consumer_id, sanitize, Slot, ENV_AWS_ACCESS_KEY_ID, ENV_AWS_SECRET_ACCESS_KEY,
+    ENV_CHECKPOINT_S3_ACCESS_KEY_ID, ENV_CHECKPOINT_S3_SECRET_ACCESS_KEY, ENV_MYSQL_PASSWORD,
+    ENV_MYSQL_USER, ENV_NAMESPACE, ENV_SYNC_NAME,
 };
 use pms_crds::{CheckpointStorage, PaimonMysqlSyncSpec};
 use serde::Deserialize;
@@ -24,6 +26,8 @@ pub struct WorkerConfig {
     pub mysql: MysqlTarget,
     pub checkpoint: CheckpointTarget,
     pub consumer_id: String,
+    /// Under the operator, the pod's namespace (`PMS_NAMESPACE`).
+    pub pod_namespace: Option<String>,
 }
 
 /// Where checkpoints go: a local file (standalone default) or a ConfigMap (operator default).
@@ -38,30 +42,7 @@ pub enum CheckpointTarget {
     S3(S3Target),
 }
 
-/// An S3 location and its credentials. `Debug` never prints the secret.
-#[derive(Clone, PartialEq)]
-pub struct S3Target {
-    pub bucket: String,
-    pub prefix: String,
-    pub endpoint: Option<String>,
-    pub region: Option<String>,
-    pub path_style: bool,
-    pub access_key_id: Option<String>,
-    pub secret_access_key: Option<String>,
-}
-
-impl std::fmt::Debug for S3Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("S3Target")
-            .field("bucket", &self.bucket)
-            .field("prefix", &self.prefix)
-            .field("endpoint", &self.endpoint)
-            .field("region", &self.region)
-            .field("path_style", &self.path_style)
-            .field("access_key_id", &self.access_key_id)
-            .finish_non_exhaustive()
-    }
-}
+pub use pms_runtime::s3::S3Target;
 
 /// Connection data for the target. `Debug` never prints the password.
 #[derive(Clone)]
@@ -262,8 +243,11 @@ impl WorkerConfig {
                     endpoint: s3.endpoint.clone(),
                     region: s3.region.clone(),
                     path_style: s3.path_style,
-                    access_key_id: env("AWS_ACCESS_KEY_ID"),
-                    secret_access_key: env("AWS_SECRET_ACCESS_KEY"),
+                    // The checkpoint's own credentials (`checkpoint.s3.credentialsSecretRef`), else
+                    // the warehouse's.
+                    access_key_id: env(ENV_CHECKPOINT_S3_ACCESS_KEY_ID).or_else(|| env(ENV_AWS_ACCESS_KEY_ID)),
+                    secret_access_key: env(ENV_CHECKPOINT_S3_SECRET_ACCESS_KEY)
+                        .or_else(|| env(ENV_AWS_SECRET_ACCESS_KEY)),
                 })
             }
             Some(other) => {
@@ -280,7 +264,18 @@ impl WorkerConfig {
             mysql,
             checkpoint,
             consumer_id,
+            pod_namespace: env(ENV_NAMESPACE),
         })
+    }
+
+    /// Where this worker's ConfigMaps (control, reports, notes) live, when it has any: with
+    /// ConfigMap checkpoints (their namespace; `None`: the kubeconfig's), or under the operator
+    /// whatever the checkpoint store (the pod's).
+    pub fn config_map_namespace(&self) -> Option<Option<String>> {
+        match &self.checkpoint {
+            CheckpointTarget::ConfigMap { namespace } => Some(namespace.clone()),
+            _ => self.pod_namespace.clone().map(Some),
+        }
     }
 
     /// `db.table` of the target, for messages.

@@ -15,7 +15,7 @@ use tracing::info;
 
 use super::start::Start;
 use super::{FlushReason, Pipeline};
-use crate::config::{CheckpointTarget, WorkerConfig};
+use crate::config::WorkerConfig;
 use crate::error::{Result, WorkerError};
 
 /// Where a standalone run stops.
@@ -48,17 +48,17 @@ struct ControlWatch {
 
 impl Cut {
     /// `stop_at` resolved against the latest snapshot; the control ConfigMap is watched by a
-    /// continuous run with ConfigMap checkpoints (a slot under the operator; not a `--once` run,
-    /// such as a rebuild's new generation, which ends by itself).
+    /// continuous run that has ConfigMaps (a slot under the operator, or with ConfigMap
+    /// checkpoints; not a `--once` run, such as a rebuild's new generation, which ends by itself).
     pub async fn new(
         cfg: &WorkerConfig,
         stop_at: Option<StopAt>,
         once: bool,
         latest: i64,
     ) -> Result<Self> {
-        let control = match &cfg.checkpoint {
-            CheckpointTarget::ConfigMap { namespace } if stop_at.is_none() && !once => {
-                let (api, _) = crate::report_configmap::config_maps(namespace.clone())
+        let control = match cfg.config_map_namespace() {
+            Some(namespace) if stop_at.is_none() && !once => {
+                let (api, _) = crate::report_configmap::config_maps(namespace)
                     .await
                     .map_err(|e| {
                         WorkerError::Config(format!("can't reach the Kubernetes API: {e}"))

@@ -6,7 +6,7 @@
 use pms_crds::contract::{Component, PhaseChange, RebuildPhase, RebuildReport};
 use tracing::{info, warn};
 
-use crate::config::{CheckpointTarget, WorkerConfig};
+use crate::config::WorkerConfig;
 use crate::metrics::Metrics;
 use crate::report_configmap::ReportConfigMap;
 
@@ -23,8 +23,8 @@ impl Reporter {
         trigger: Option<String>,
         name: fn(&str) -> String,
     ) -> Self {
-        let target = match &cfg.checkpoint {
-            CheckpointTarget::ConfigMap { namespace } => {
+        let target = match cfg.config_map_namespace() {
+            Some(namespace) => {
                 let name = name(&cfg.sync_name);
                 match ReportConfigMap::connect(
                     namespace.clone(),
@@ -42,7 +42,7 @@ impl Reporter {
                 }
             }
             // Standalone: the log says it.
-            CheckpointTarget::File(_) | CheckpointTarget::S3(_) => None,
+            None => None,
         };
         Self {
             target,

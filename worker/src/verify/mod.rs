@@ -220,10 +220,7 @@ pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> 
 /// Writes what `report` found into the ConfigMap `<sync>-verify` (the operator's
 /// `spec.verify` reads it).
 pub async fn publish(cfg: &WorkerConfig, report: &Report) -> Result<()> {
-    let namespace = match &cfg.checkpoint {
-        crate::config::CheckpointTarget::ConfigMap { namespace } => namespace.clone(),
-        _ => std::env::var(pms_crds::contract::ENV_NAMESPACE).ok(),
-    };
+    let namespace = cfg.config_map_namespace().flatten();
     let name = pms_crds::contract::verify_name(&cfg.sync_name);
     let target =
         ReportConfigMap::connect(namespace, name, &cfg.sync_name, Component::Verify).await?;

@@ -1,0 +1,204 @@
+//! Where a sync's checkpoints, and its savepoints' data, live: ConfigMaps (the default), or S3
+//! objects (`checkpoint.storage: s3`) that the operator reads and writes with the sync's
+//! `checkpoint.s3.credentialsSecretRef` (else its own `AWS_*` environment).
+//!
+//! S3 objects have no watch: a sync on S3 is looked at again every few seconds instead (see
+//! [`CheckpointStore::poll`]). Savepoint data on S3 has no owner reference either: the data of
+//! savepoints that no longer exist is deleted by the next reconcile of their sync.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::{Api, Client};
+use pms_crds::contract::{
+    self, checkpoint_object_slot, savepoint_object, savepoint_objects, Checkpoint,
+};
+use pms_crds::{CheckpointStorage, PaimonMysqlSync};
+use pms_runtime::s3::{S3Prefix, S3Target};
+use tracing::{debug, info};
+
+use crate::error::{Error, Result, Verb};
+
+#[derive(Clone, Default)]
+pub enum CheckpointStore {
+    #[default]
+    ConfigMaps,
+    S3(S3Prefix),
+}
+
+impl std::fmt::Debug for CheckpointStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CheckpointStore::ConfigMaps => write!(f, "ConfigMaps"),
+            CheckpointStore::S3(p) => write!(f, "S3({})", p.url("")),
+        }
+    }
+}
+
+impl CheckpointStore {
+    /// The store `pms` names. `None`: its Secret is missing or incomplete (validation says so).
+    pub async fn of(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Result<Option<Self>> {
+        let checkpoint = &pms.spec.checkpoint;
+        let (Some(CheckpointStorage::S3), Some(s3)) = (checkpoint.storage, &checkpoint.s3) else {
+            return Ok(Some(CheckpointStore::ConfigMaps));
+        };
+        let (access_key_id, secret_access_key) = match &s3.credentials_secret_ref {
+            Some(r) => {
+                let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
+                let secret = secrets
+                    .get_opt(&r.name)
+                    .await
+                    .map_err(|e| Error::api::<Secret>(Verb::Get, ns, &r.name, e))?;
+                let value = |key: &str| {
+                    let data = secret.as_ref()?.data.as_ref()?;
+                    String::from_utf8(data.get(key)?.0.clone()).ok()
+                };
+                match (value("accessKeyId"), value("secretAccessKey")) {
+                    (Some(id), Some(key)) => (Some(id), Some(key)),
+                    _ => return Ok(None),
+                }
+            }
+            None => (
+                std::env::var(contract::ENV_AWS_ACCESS_KEY_ID).ok(),
+                std::env::var(contract::ENV_AWS_SECRET_ACCESS_KEY).ok(),
+            ),
+        };
+        let target = S3Target {
+            bucket: s3.bucket.clone(),
+            prefix: s3.prefix.clone().unwrap_or_default(),
+            endpoint: s3.endpoint.clone(),
+            region: s3.region.clone(),
+            path_style: s3.path_style,
+            access_key_id,
+            secret_access_key,
+        };
+        let prefix = S3Prefix::open(&target).map_err(|e| Error::S3 {
+            what: "opening",
+            location: format!("s3://{}/{}", target.bucket, target.prefix),
+            message: e.to_string(),
+        })?;
+        Ok(Some(CheckpointStore::S3(prefix)))
+    }
+
+    /// How soon to look again when nothing else wakes the controller (no watch on S3).
+    pub fn poll(&self, busy: bool) -> Option<Duration> {
+        match self {
+            CheckpointStore::ConfigMaps => None,
+            CheckpointStore::S3(_) if busy => Some(Duration::from_secs(2)),
+            CheckpointStore::S3(_) => Some(Duration::from_secs(5)),
+        }
+    }
+
+    /// The checkpoints of `sync` on S3 by slot, named as their ConfigMaps would be; `None` with
+    /// ConfigMaps (read with the workers' notes, from the same list).
+    pub async fn s3_checkpoints(&self, sync: &str) -> Result<Option<BTreeMap<String, Checkpoint>>> {
+        let CheckpointStore::S3(objects) = self else {
+            return Ok(None);
+        };
+        let err = |what, name: &str, e: pms_runtime::s3::S3Error| Error::S3 {
+            what,
+            location: objects.url(name),
+            message: e.to_string(),
+        };
+        let names = objects
+            .list("", &format!("{sync}-checkpoint-"))
+            .await
+            .map_err(|e| err("listing", "", e))?;
+        let mut found = BTreeMap::new();
+        for name in names {
+            let Some(slot) = checkpoint_object_slot(sync, &name) else {
+                continue;
+            };
+            let body = objects
+                .read(&name)
+                .await
+                .map_err(|e| err("reading", &name, e))?;
+            match body.map(|b| serde_json::from_slice::<Checkpoint>(&b)) {
+                Some(Ok(cp)) => {
+                    found.insert(contract::checkpoint_name(sync, slot), cp);
+                }
+                other => {
+                    debug!(object = %objects.url(&name), ?other, "no readable checkpoint in it")
+                }
+            }
+        }
+        Ok(Some(found))
+    }
+
+    /// Stores savepoint data on S3; `false` with ConfigMaps (the caller applies one).
+    pub async fn write_savepoint_data(&self, sync: &str, name: &str, body: &str) -> Result<bool> {
+        let CheckpointStore::S3(objects) = self else {
+            return Ok(false);
+        };
+        let object = savepoint_object(sync, name);
+        objects
+            .write(&object, body.as_bytes().to_vec())
+            .await
+            .map_err(|e| Error::S3 {
+                what: "writing savepoint data",
+                location: objects.url(&object),
+                message: e.to_string(),
+            })?;
+        Ok(true)
+    }
+
+    /// Deletes the S3 data of `sync`'s savepoints not in `existing`.
+    pub async fn forget_savepoints(&self, sync: &str, existing: &[String]) -> Result<()> {
+        let CheckpointStore::S3(objects) = self else {
+            return Ok(());
+        };
+        let dir = savepoint_objects(sync);
+        let names = objects.list(&dir, "").await.map_err(|e| Error::S3 {
+            what: "listing",
+            location: objects.url(&dir),
+            message: e.to_string(),
+        })?;
+        for name in names {
+            let savepoint = name.trim_end_matches(".json");
+            if existing.iter().any(|e| e == savepoint) {
+                continue;
+            }
+            let object = format!("{dir}{name}");
+            info!(%sync, %savepoint, object = %objects.url(&object), "deleting the data of a savepoint that is gone");
+            self.delete(&object).await?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the checkpoints of `sync` on S3 (its rebuilds' too).
+    pub async fn delete_checkpoints(&self, sync: &str) -> Result<()> {
+        let CheckpointStore::S3(objects) = self else {
+            return Ok(());
+        };
+        let rebuild = contract::rebuild_name(sync);
+        for of in [sync, rebuild.as_str()] {
+            let names = objects
+                .list("", &format!("{of}-checkpoint-"))
+                .await
+                .map_err(|e| Error::S3 {
+                    what: "listing",
+                    location: objects.url(""),
+                    message: e.to_string(),
+                })?;
+            for name in names
+                .iter()
+                .filter(|n| checkpoint_object_slot(of, n).is_some())
+            {
+                self.delete(name).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn delete(&self, name: &str) -> Result<()> {
+        let CheckpointStore::S3(objects) = self else {
+            return Ok(());
+        };
+        objects.delete(name).await.map_err(|e| Error::S3 {
+            what: "deleting",
+            location: objects.url(name),
+            message: e.to_string(),
+        })
+    }
+}
