@@ -2,17 +2,19 @@
 SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 
-.PHONY: demo test bench bench-cut soak unit fixtures k8s-tools s3-server build release bench-bin crds check clean
+.PHONY: demo test bench bench-cut soak unit fixtures k8s-tools s3-server images build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
 demo: release
 	scripts/demo.sh
 
-## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables.
+## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables,
+## a kube-apiserver, an S3 server, and a real single-node cluster running the repo's images (root).
 ## (The quick smoke benchmark runs first and fails only on a gross regression.)
-test: build bench-bin fixtures k8s-tools s3-server
+test: build bench-bin fixtures k8s-tools s3-server images
 	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --smoke --size quick
-	scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh cargo test --workspace --no-fail-fast $(TEST_FEATURES)
+	scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh \
+	  cargo test --workspace --no-fail-fast $(TEST_FEATURES)
 
 ## Benchmarks against the raw MariaDB limits (BENCH_SIZE=quick|full|huge: 200k, 2M, 10M rows).
 BENCH_SIZE ?= full
@@ -52,9 +54,14 @@ fixtures:
 	scripts/paimon-java.sh latest /nonexistent db t >/dev/null 2>&1 || true
 	@test -f tests/paimon-java/target/pms-paimon-fixtures.jar || { echo "building the Paimon Java fixtures failed: run scripts/paimon-java.sh by hand to see why" >&2; exit 1; }
 
-## kube-apiserver, etcd and helm built from the Go module proxy, cached in ~/.cache/pms/k8s.
+## kube-apiserver, etcd, helm and the node's kubelet, controller-manager and scheduler, built from
+## the Go module proxy, cached in ~/.cache/pms/k8s.
 k8s-tools:
-	scripts/k8s-tools.sh >/dev/null
+	PMS_K8S_NODE=1 scripts/k8s-tools.sh >/dev/null
+
+## The worker and operator images as OCI archives (no container engine), in ~/.cache/pms/images.
+images:
+	scripts/images.sh
 
 ## The S3 server the S3 tests use (versitygw from the Go module proxy, ~2 min cold, cached).
 s3-server:

@@ -10,7 +10,9 @@
 # release; that list is read from the downloaded kubernetes go.mod.
 #
 # Overrides: PMS_K8S_VERSIONS (kubernetes versions to try, in order), PMS_ETCD_VERSION,
-# PMS_HELM_VERSION, PMS_K8S_BUILD_KUBECTL=1 (build kubectl even if one is on PATH).
+# PMS_HELM_VERSION, PMS_K8S_BUILD_KUBECTL=1 (build kubectl even if one is on PATH),
+# PMS_K8S_NODE=1 (also kubelet, kube-controller-manager and kube-scheduler, for a real
+# single-node cluster: scripts/k8s-cluster.sh).
 set -euo pipefail
 
 cache=${PMS_K8S_CACHE:-$HOME/.cache/pms/k8s}
@@ -53,6 +55,8 @@ go_build() {
 # --- kubernetes: kube-apiserver (+ kubectl when missing) -------------------------------------
 want_kubectl=${PMS_K8S_BUILD_KUBECTL:-}
 if [[ -z $want_kubectl ]] && ! command -v kubectl >/dev/null; then want_kubectl=1; fi
+node_bins=()
+if [[ -n ${PMS_K8S_NODE:-} ]]; then node_bins=(kube-controller-manager kube-scheduler kubelet); fi
 
 k8s_stamp() { echo "k8s.io/kubernetes@$1 $go_version"; }
 
@@ -82,11 +86,18 @@ build_kubernetes() {
         go_build "$dir" kubectl k8s.io/kubernetes/cmd/kubectl "$x" || return 1
         echo "$(k8s_stamp "$v")" >"$bin/kubectl.stamp"
     fi
+    for b in "${node_bins[@]}"; do
+        up_to_date "$b" "$(k8s_stamp "$v")" && continue
+        go_build "$dir" "$b" "k8s.io/kubernetes/cmd/$b" "$x" || return 1
+        echo "$(k8s_stamp "$v")" >"$bin/$b.stamp"
+    done
 }
 
 k8s_ok=
 for v in $k8s_versions; do
-    if up_to_date kube-apiserver "$(k8s_stamp "$v")" &&
+    all=1
+    for b in "${node_bins[@]}"; do up_to_date "$b" "$(k8s_stamp "$v")" || all=; done
+    if [[ -n $all ]] && up_to_date kube-apiserver "$(k8s_stamp "$v")" &&
         { [[ -z $want_kubectl ]] || up_to_date kubectl "$(k8s_stamp "$v")"; }; then
         k8s_ok=$v
         break

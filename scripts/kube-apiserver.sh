@@ -9,6 +9,9 @@
 # Without a controller-manager the namespaces default/kube-system exist, but no ServiceAccounts,
 # tokens, garbage collection or pods running; the ServiceAccount admission plugin is disabled (as
 # envtest does) so that Pods can still be created.
+# PMS_KUBE_NODE_IP=IP: the API server of a real cluster (scripts/k8s-cluster.sh): it also listens
+# on IP (pods reach it there), advertises it, authorizes nodes, admits ServiceAccounts and reaches
+# kubelets by their InternalIP.
 set -euo pipefail
 
 cmd=${1:?usage: kube-apiserver.sh start|stop DIR}
@@ -64,7 +67,7 @@ for s in ss: s.close()')
       "basicConstraints=critical,CA:FALSE" \
       "keyUsage=critical,digitalSignature,keyEncipherment" \
       "extendedKeyUsage=serverAuth" \
-      "subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local" \
+      "subjectAltName=IP:127.0.0.1,IP:10.0.0.1${PMS_KUBE_NODE_IP:+,IP:$PMS_KUBE_NODE_IP},DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local" \
       >"$pki/apiserver.ext"
     openssl x509 -req -in "$pki/apiserver.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
       -out "$pki/apiserver.crt" -days 3650 -extfile "$pki/apiserver.ext"
@@ -93,17 +96,22 @@ for s in ss: s.close()')
     log "etcd did not become healthy:"; tail -30 "$dir/etcd.log" >&2; stop_pid "$dir/etcd.pid"; exit 1
   fi
 
+  if [ -n "${PMS_KUBE_NODE_IP:-}" ]; then
+    mode=(--bind-address=0.0.0.0 --advertise-address="$PMS_KUBE_NODE_IP" --authorization-mode=Node,RBAC
+      --kubelet-preferred-address-types=InternalIP)
+  else
+    mode=(--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --authorization-mode=RBAC
+      --disable-admission-plugins=ServiceAccount)
+  fi
   "$bin/kube-apiserver" \
     --etcd-servers="http://127.0.0.1:$etcd_port" \
-    --bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$api_port" \
+    "${mode[@]}" --secure-port="$api_port" \
     --tls-cert-file="$pki/apiserver.crt" --tls-private-key-file="$pki/apiserver.key" \
     --client-ca-file="$pki/ca.crt" \
     --token-auth-file="$pki/tokens.csv" \
-    --authorization-mode=RBAC \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
     --service-cluster-ip-range=10.0.0.0/24 \
-    --disable-admission-plugins=ServiceAccount \
     --allow-privileged=true \
     --profiling=false \
     </dev/null >"$dir/apiserver.log" 2>&1 &

@@ -5,6 +5,8 @@
 #   scripts/mariadb.sh crash-restart DIR → kill -9, then the same server again on the same port and data
 # A user pms/pms with all privileges is created for TCP clients. PMS_MARIADB_ARGS adds server
 # options at start (e.g. "--default-time-zone=+05:00"); a crash-restart keeps them.
+# PMS_MARIADB_BIND: the addresses to listen on (default 127.0.0.1; the real-cluster tests add the
+# cluster's bridge address, so that pods reach it).
 set -euo pipefail
 
 cmd=${1:?usage: mariadb.sh start|stop DIR}
@@ -27,7 +29,7 @@ user_opt=()
 run_server() {
   local port=$1
   "$server" --no-defaults "${user_opt[@]}" --datadir="$dir/data" --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" \
-    --port="$port" --bind-address=127.0.0.1 --skip-name-resolve --log-error="$dir/error.log" \
+    --port="$port" --bind-address="${PMS_MARIADB_BIND:-127.0.0.1}" --skip-name-resolve --log-error="$dir/error.log" \
     --innodb-buffer-pool-size=256M --innodb-flush-log-at-trx-commit=2 --max-connections=500 \
     --max-allowed-packet=64M --character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci \
     $(cat "$dir/args" 2>/dev/null) >>"$dir/stdout.log" 2>&1 &

@@ -9,11 +9,13 @@ mod duration;
 mod savepoint;
 mod spec;
 mod status;
+mod worker_pod;
 
 pub use duration::HumanDuration;
 pub use savepoint::*;
 pub use spec::*;
 pub use status::*;
+pub use worker_pod::WorkerPodSpec;
 
 /// The CRDs (the sync, then its savepoints) as one YAML stream. Each goes through JSON text first: with serde_json's `arbitrary_precision`
 /// (enabled in the workspace by the `paimon` crate) numbers would otherwise serialize as

@@ -63,6 +63,10 @@ pub struct PaimonMysqlSyncSpec {
     /// `stateless` starts over with a rebuild (a new table swapped in, no orphans).
     #[serde(default)]
     pub upgrade_mode: UpgradeMode,
+    /// Settings of the pods the operator builds (volumes, resources, scheduling, pull
+    /// Secrets, fsGroup, labels); ignored by a standalone worker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_pod: Option<crate::WorkerPodSpec>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]

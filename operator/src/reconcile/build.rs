@@ -154,14 +154,25 @@ fn job(
         spec: Some(JobSpec {
             backoff_limit: Some(0),
             template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels),
-                    ..Default::default()
-                }),
+                metadata: Some(pod_metadata(pms, labels, BTreeMap::new())),
                 spec: Some(pod),
             },
             ..Default::default()
         }),
+        ..Default::default()
+    }
+}
+
+/// A pod template's metadata: `spec.workerPod`'s labels and annotations under the operator's.
+fn pod_metadata(
+    pms: &PaimonMysqlSync,
+    labels: BTreeMap<String, String>,
+    annotations: BTreeMap<String, String>,
+) -> ObjectMeta {
+    let (labels, annotations) = worker_pod::metadata(pms, labels, annotations);
+    ObjectMeta {
+        labels: Some(labels),
+        annotations: (!annotations.is_empty()).then_some(annotations),
         ..Default::default()
     }
 }
@@ -298,14 +309,14 @@ pub fn deployment(
                 ..Default::default()
             },
             template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(labels),
-                    annotations: Some(BTreeMap::from([(
+                metadata: Some(pod_metadata(
+                    pms,
+                    labels,
+                    BTreeMap::from([(
                         "paimonsync.io/config-hash".to_string(),
                         config_hash.to_string(),
-                    )])),
-                    ..Default::default()
-                }),
+                    )]),
+                )),
                 spec: Some(pod_spec(pms, slot, settings)),
             },
             ..Default::default()
@@ -417,7 +428,7 @@ fn worker_container(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Co
 
 fn pod_spec(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> PodSpec {
     let sync = pms.name_any();
-    PodSpec {
+    let mut pod = PodSpec {
         service_account_name: Some(contract::worker_identity_name(&sync)),
         automount_service_account_token: Some(true),
         // Time to flush and checkpoint on SIGTERM.
@@ -446,7 +457,9 @@ fn pod_spec(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> PodSpec {
             .collect(),
         ),
         ..Default::default()
-    }
+    };
+    worker_pod::overlay(pms, &mut pod);
+    pod
 }
 
 /// The Secrets of `sink.tls` as volumes, each with where it is mounted.
@@ -587,6 +600,8 @@ pub fn role_binding(pms: &PaimonMysqlSync) -> RoleBinding {
         }]),
     }
 }
+
+mod worker_pod;
 
 #[cfg(test)]
 mod tests;

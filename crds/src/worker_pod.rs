@@ -1,0 +1,46 @@
+//! `spec.workerPod`: what a user sets on the pods the operator builds for a sync (the slots'
+//! Deployments and the rebuild, restore and verify Jobs), in Kubernetes' own types so the CRD
+//! schema validates them. The operator's settings (image, command, probes, ServiceAccount, the
+//! restricted security context, its config and Secret volumes) always win.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    Affinity, LocalObjectReference, ResourceRequirements, Toleration, Volume, VolumeMount,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct WorkerPodSpec {
+    /// Extra labels and annotations of the pods (the operator's own labels win).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+    /// The worker container's resources. Default: memory request 2 × `sink.maxBufferBytes` +
+    /// 64 MiB, memory limit 4 × `sink.maxBufferBytes` + 128 MiB, CPU request 100m, no CPU limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceRequirements>,
+    /// Extra volumes, e.g. a warehouse on a PersistentVolumeClaim or hostPath, or a CA bundle.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<Volume>,
+    /// Where the worker container mounts them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volume_mounts: Vec<VolumeMount>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<Toleration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub affinity: Option<Affinity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub image_pull_secrets: Vec<LocalObjectReference>,
+    /// The pods' `securityContext.fsGroup` (group ownership of mounted volumes that support it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_group: Option<i64>,
+}

@@ -1,0 +1,406 @@
+//! End to end on a real single-node cluster (`scripts/with-k8s-cluster.sh`: containerd, kubelet,
+//! controller-manager, scheduler, the repo's OCI images): the chart installed with Helm, the
+//! operator and the workers as real pods with their own ServiceAccounts, probes and SIGTERM, a
+//! warehouse on a hostPath volume (`spec.workerPod`), MySQL reached from the pods at the node's
+//! bridge address. Prints the figures the README reports: pod start → first row, Paimon commit →
+//! visible in MySQL, `kubectl scale` → the new slot writing.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use pms_tests::config::SyncConfigBuilder;
+use pms_tests::kube::{apply, get, helm, kubectl, kubectl_output, list, wait_for};
+use pms_tests::mysql::TestDb;
+use pms_tests::paimon::Table;
+use pms_tests::repo_root;
+use serde_json::{json, Value as Json};
+
+const NS: &str = "cluster-e2e";
+const SYNC: &str = "orders";
+const PASSWORD: &str = "Cluster-S3cret-e2e";
+const SELECTOR: &str = "paimonsync.io/sync=orders";
+const LONG: Duration = Duration::from_secs(120);
+/// The node's address on the pods' bridge (scripts/k8s-cluster.sh).
+const NODE_IP: &str = "10.88.0.1";
+
+/// Points the kube helpers at the real cluster (this test binary talks to nothing else).
+fn use_the_cluster() {
+    let kc = std::env::var("PMS_TEST_CLUSTER_KUBECONFIG").unwrap_or_else(|_| {
+        panic!(
+            "PMS_TEST_CLUSTER_KUBECONFIG is not set: this test needs the real single-node cluster. Run it with \
+             `make test` (or scripts/with-k8s-cluster.sh …, as root), which builds the images and starts it."
+        )
+    });
+    std::env::set_var("PMS_TEST_KUBECONFIG", kc);
+}
+
+fn status() -> Json {
+    get("pms", SYNC, NS)
+        .map(|p| p["status"].clone())
+        .unwrap_or(Json::Null)
+}
+
+async fn wait_status(what: &str, f: impl Fn(&Json) -> bool) -> Json {
+    wait_for(what, LONG, || {
+        let s = status();
+        f(&s).then_some(s)
+    })
+    .await
+}
+
+/// The slots' pods, Ready through their real readiness probes, `n` of them.
+async fn ready_worker_pods(n: usize) -> Vec<Json> {
+    wait_for(&format!("{n} Ready worker pods"), LONG, || {
+        let pods: Vec<Json> = list(
+            "pod",
+            NS,
+            &format!("{SELECTOR},paimonsync.io/component=worker"),
+        )
+        .into_iter()
+        .filter(|p| p["metadata"]["deletionTimestamp"].is_null())
+        .collect();
+        let ready = |p: &Json| {
+            p["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            })
+        };
+        (pods.len() == n && pods.iter().all(ready)).then_some(pods)
+    })
+    .await
+}
+
+/// The warehouse readable by the workers (uid 65532) and its table dir writable (their consumer files).
+fn open_to_the_workers(table: &Table) {
+    let mut dir = table.warehouse().to_path_buf();
+    let status = std::process::Command::new("chmod")
+        .args(["-R", "a+rwX"])
+        .arg(&dir)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    while dir.pop() && dir.as_os_str() != "/" {
+        std::process::Command::new("chmod")
+            .arg("a+x")
+            .arg(&dir)
+            .status()
+            .unwrap();
+    }
+}
+
+fn sync_manifest(table: &Table, db: &TestDb, parallelism: u32) -> String {
+    let url = format!("mysql://{NODE_IP}:{}/{}", db.port, db.name);
+    let spec = SyncConfigBuilder::for_url(table, &url)
+        .poll_interval(Duration::from_millis(200))
+        .credentials_secret("mysql-writer")
+        .checkpoint_interval(Duration::from_secs(1))
+        .parallelism(parallelism)
+        .spec_yaml();
+    let mut spec: serde_json::Value = serde_json::to_value(spec).unwrap();
+    let warehouse = table.warehouse().display().to_string();
+    spec["workerPod"] = json!({
+        "volumes": [{"name": "warehouse", "hostPath": {"path": warehouse, "type": "Directory"}}],
+        "volumeMounts": [{"name": "warehouse", "mountPath": warehouse}],
+        "labels": {"team": "data-platform"},
+    });
+    serde_json::to_string(&json!({
+        "apiVersion": "paimonsync.io/v1alpha1",
+        "kind": "PaimonMysqlSync",
+        "metadata": {"name": SYNC, "namespace": NS},
+        "spec": spec,
+    }))
+    .unwrap()
+}
+
+/// Until MySQL equals the reference read of the latest snapshot.
+async fn wait_synced(table: &Table, db: &TestDb) {
+    let latest = table.latest();
+    wait_status(&format!("the slots at snapshot {latest}"), |s| {
+        s["snapshotId"] == latest
+    })
+    .await;
+    assert_synced(table, db, "orders", None).await;
+}
+
+/// Until `sql` (one number) answers 1, polling every 20 ms.
+async fn wait_mysql(db: &TestDb, what: &str, sql: &str) {
+    let start = Instant::now();
+    while db.query_strings(sql).await[0][0].as_deref() != Some("1") {
+        assert!(start.elapsed() < LONG, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn logs_of(selector: &str) -> String {
+    let out = kubectl_output(
+        &[
+            "logs",
+            "-n",
+            NS,
+            "-l",
+            selector,
+            "--all-containers",
+            "--tail=-1",
+            "--prefix",
+        ],
+        None,
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_real_cluster() {
+    use_the_cluster();
+    let chart = repo_root().join("charts/paimon-mysql-sync");
+    helm(&[
+        "install",
+        "pms",
+        chart.to_str().unwrap(),
+        "-n",
+        "pms-system",
+        "--create-namespace",
+        "--set",
+        "image.pullPolicy=Never",
+        "--set",
+        "workerImage.pullPolicy=Never",
+        "--set",
+        "replicaCount=2",
+        "--wait",
+        "--timeout",
+        "120s",
+    ]);
+    kubectl(&["create", "namespace", NS]);
+
+    let table = orders_table(json!({"bucket": "4", "changelog-producer": "input"}), false);
+    table.commits(vec![generate(1, 400, "+I", 0)]);
+    open_to_the_workers(&table);
+    let db = TestDb::new("cluster_e2e").await;
+    db.exec(ORDERS_DDL).await;
+    db.exec(&format!(
+        "CREATE USER IF NOT EXISTS 'cluster_writer'@'%' IDENTIFIED BY '{PASSWORD}'"
+    ))
+    .await;
+    db.exec(&format!(
+        "GRANT ALL ON `{}`.* TO 'cluster_writer'@'%'",
+        db.name
+    ))
+    .await;
+    kubectl(&[
+        "create",
+        "secret",
+        "generic",
+        "mysql-writer",
+        "-n",
+        NS,
+        "--from-literal=username=cluster_writer",
+        &format!("--from-literal=password={PASSWORD}"),
+    ]);
+
+    // Install → pods Ready → the first rows.
+    let applied = Instant::now();
+    let out = apply(&sync_manifest(&table, &db, 2));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pods = ready_worker_pods(2).await;
+    assert_eq!(
+        pods[0]["metadata"]["labels"]["team"], "data-platform",
+        "spec.workerPod labels"
+    );
+    let resources = &pods[0]["spec"]["containers"][0]["resources"];
+    assert_eq!(
+        resources["limits"]["memory"], "384Mi",
+        "defaulted from maxBufferBytes: {resources}"
+    );
+    wait_mysql(
+        &db,
+        "the first rows in MySQL",
+        "SELECT COUNT(*) > 0 FROM orders",
+    )
+    .await;
+    println!(
+        "figure: kubectl apply → first row in MySQL: {:.1} s",
+        applied.elapsed().as_secs_f64()
+    );
+    wait_synced(&table, &db).await;
+    let s = wait_status("Running 2/2", |s| {
+        s["phase"] == "Running" && s["slotsReady"] == "2/2"
+    })
+    .await;
+    assert!(s["conditions"].to_string().contains("\"Ready\""), "{s}");
+
+    // The workers wrote their checkpoints with their own ServiceAccount, which may write nothing else.
+    let cm = get("configmap", &format!("{SYNC}-checkpoint-0"), NS).expect("slot 0's checkpoint");
+    let writers = cm["metadata"]["managedFields"].to_string();
+    assert!(!writers.is_empty());
+    let sa = format!("system:serviceaccount:{NS}:{SYNC}-worker");
+    let can = |verb: &str, what: &str| {
+        kubectl_output(&["auth", "can-i", verb, what, "-n", NS, "--as", &sa], None)
+            .status
+            .success()
+    };
+    assert!(can("update", &format!("configmaps/{SYNC}-checkpoint-0")));
+    assert!(
+        !can("update", &format!("configmaps/{SYNC}-config")),
+        "the worker can't rewrite its config"
+    );
+    assert!(
+        !can("get", "secrets/mysql-writer"),
+        "the worker reads its Secret only through its env"
+    );
+
+    // A Paimon commit, visible in MySQL: from the snapshot's commit time to the row seen.
+    let (snapshot, seen) = std::thread::scope(|scope| {
+        let writer = scope.spawn(|| table.commits(vec![generate(5001, 1, "+I", 0)]));
+        let sql = "SELECT COUNT(*) FROM orders WHERE id = 5001";
+        let visible = wait_mysql(&db, "the new row in MySQL", sql);
+        tokio::task::block_in_place(|| tokio::runtime::Handle::current().block_on(visible));
+        let seen = std::time::SystemTime::now();
+        (writer.join().expect("the Paimon writer"), seen)
+    });
+    let file = table
+        .table_dir()
+        .join(format!("snapshot/snapshot-{snapshot}"));
+    let committed: Json = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let committed =
+        std::time::UNIX_EPOCH + Duration::from_millis(committed["timeMillis"].as_u64().unwrap());
+    let latency = seen.duration_since(committed).unwrap_or_default();
+    println!(
+        "figure: Paimon commit → visible in MySQL: {:.2} s",
+        latency.as_secs_f64()
+    );
+
+    // kubectl scale 2 → 3, at a cut, while Paimon commits.
+    table.commits(vec![generate_step(1, 100, 3, "+U", 5)]);
+    let scaled = Instant::now();
+    kubectl(&["scale", "pms", SYNC, "-n", NS, "--replicas=3"]);
+    ready_worker_pods(3).await;
+    let s = wait_status("the rescale Done", |s| s["rescale"]["phase"] == "Done").await;
+    println!(
+        "figure: kubectl scale 2 → 3 → every new slot writing: {:.1} s (status: {})",
+        scaled.elapsed().as_secs_f64(),
+        s["rescale"]["took"]
+    );
+    wait_synced(&table, &db).await;
+
+    // A worker pod deleted while Paimon commits: its Deployment brings a new one; nothing lost.
+    let victim = ready_worker_pods(3).await[0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    table.commits(vec![generate(6001, 200, "+I", 0)]);
+    kubectl(&["delete", "pod", &victim, "-n", NS, "--wait=false"]);
+    table.commits(vec![generate_step(2, 100, 4, "-D", 0)]);
+    wait_for("the deleted pod gone", LONG, || {
+        get("pod", &victim, NS).is_none().then_some(())
+    })
+    .await;
+    ready_worker_pods(3).await;
+    wait_synced(&table, &db).await;
+
+    // Suspend: real SIGTERM, each worker flushes and checkpoints, then exits 0; resume goes on.
+    kubectl(&[
+        "patch",
+        "pms",
+        SYNC,
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"state":"suspended"}}"#,
+    ]);
+    wait_for("no worker pods", LONG, || {
+        ready_worker_pods_now().is_empty().then_some(())
+    })
+    .await;
+    wait_status("Suspended", |s| s["phase"] == "Suspended").await;
+    table.commits(vec![generate(7001, 50, "+I", 0)]);
+    kubectl(&[
+        "patch",
+        "pms",
+        SYNC,
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"state":"running"}}"#,
+    ]);
+    ready_worker_pods(3).await;
+    wait_synced(&table, &db).await;
+
+    // The leader operator pod killed: the other replica takes the Lease and scales 3 → 1.
+    let lease = get("lease", "pms-paimon-mysql-sync", "pms-system").expect("the operator's Lease");
+    let leader = lease["spec"]["holderIdentity"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    kubectl(&[
+        "delete",
+        "pod",
+        &leader,
+        "-n",
+        "pms-system",
+        "--grace-period=0",
+        "--force",
+    ]);
+    kubectl(&["scale", "pms", SYNC, "-n", NS, "--replicas=1"]);
+    table.commits(vec![generate(8001, 20, "+I", 0)]);
+    ready_worker_pods(1).await;
+    wait_status("the rescale to 1 Done", |s| {
+        s["rescale"]["phase"] == "Done" && s["rescale"]["to"] == 1
+    })
+    .await;
+    let lease = get("lease", "pms-paimon-mysql-sync", "pms-system").unwrap();
+    assert_ne!(
+        lease["spec"]["holderIdentity"].as_str(),
+        Some(leader.as_str()),
+        "another replica leads"
+    );
+    wait_synced(&table, &db).await;
+
+    // No secret in any log.
+    let logs = logs_of(SELECTOR) + &logs_of("app.kubernetes.io/name=paimon-mysql-sync");
+    assert!(
+        logs.contains("checkpoint"),
+        "the workers' logs came back: {}",
+        &logs[..logs.len().min(500)]
+    );
+    assert!(!logs.contains(PASSWORD), "a secret in the logs");
+
+    // Delete: the workers stop first; everything of the sync goes.
+    kubectl(&[
+        "delete",
+        "pms",
+        SYNC,
+        "-n",
+        NS,
+        "--wait=true",
+        "--timeout=120s",
+    ]);
+    for kind in ["deployment", "pod", "configmap", "role", "serviceaccount"] {
+        let left = list(kind, NS, SELECTOR);
+        assert!(left.is_empty(), "{kind} left after delete: {left:?}");
+    }
+    helm(&[
+        "uninstall",
+        "pms",
+        "-n",
+        "pms-system",
+        "--wait",
+        "--timeout",
+        "120s",
+    ]);
+}
+
+/// The sync's worker pods that exist now, Ready or not.
+fn ready_worker_pods_now() -> Vec<Json> {
+    list(
+        "pod",
+        NS,
+        &format!("{SELECTOR},paimonsync.io/component=worker"),
+    )
+}
