@@ -103,3 +103,39 @@ pub async fn wait_for<T>(what: &str, timeout: Duration, mut f: impl FnMut() -> O
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
+
+/// The status of the `PaimonMysqlSync` `ns/name` (`Null` while it has none).
+pub fn sync_status(ns: &str, name: &str) -> Json {
+    get("pms", name, ns)
+        .map(|p| p["status"].clone())
+        .unwrap_or(Json::Null)
+}
+
+/// Polls that status until `f` holds (at most `timeout`); returns it.
+pub async fn wait_sync_status(
+    ns: &str,
+    name: &str,
+    what: &str,
+    timeout: Duration,
+    f: impl Fn(&Json) -> bool,
+) -> Json {
+    wait_for(what, timeout, || {
+        let s = sync_status(ns, name);
+        f(&s).then_some(s)
+    })
+    .await
+}
+
+/// Merge-patches the `PaimonMysqlSync` `ns/name`.
+pub fn patch_sync(ns: &str, name: &str, patch: &Json) {
+    kubectl(&[
+        "patch",
+        "pms",
+        name,
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        &patch.to_string(),
+    ]);
+}

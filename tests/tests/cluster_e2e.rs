@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use pms_tests::config::SyncConfigBuilder;
-use pms_tests::kube::{apply, get, helm, kubectl, kubectl_output, list, wait_for};
+use pms_tests::kube::{
+    apply, get, helm, kubectl, kubectl_output, list, patch_sync, wait_for, wait_sync_status,
+};
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
 use pms_tests::repo_root;
@@ -36,18 +38,8 @@ fn use_the_cluster() {
     std::env::set_var("PMS_TEST_KUBECONFIG", kc);
 }
 
-fn status() -> Json {
-    get("pms", SYNC, NS)
-        .map(|p| p["status"].clone())
-        .unwrap_or(Json::Null)
-}
-
 async fn wait_status(what: &str, f: impl Fn(&Json) -> bool) -> Json {
-    wait_for(what, LONG, || {
-        let s = status();
-        f(&s).then_some(s)
-    })
-    .await
+    wait_sync_status(NS, SYNC, what, LONG, f).await
 }
 
 /// The slots' pods, Ready through their real readiness probes, `n` of them.
@@ -303,32 +295,14 @@ async fn on_a_real_cluster() {
     wait_synced(&table, &db).await;
 
     // Suspend: real SIGTERM, each worker flushes and checkpoints, then exits 0; resume goes on.
-    kubectl(&[
-        "patch",
-        "pms",
-        SYNC,
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"state":"suspended"}}"#,
-    ]);
+    patch_sync(NS, SYNC, &json!({"spec": {"state": "suspended"}}));
     wait_for("no worker pods", LONG, || {
         ready_worker_pods_now().is_empty().then_some(())
     })
     .await;
     wait_status("Suspended", |s| s["phase"] == "Suspended").await;
     table.commits(vec![generate(7001, 50, "+I", 0)]);
-    kubectl(&[
-        "patch",
-        "pms",
-        SYNC,
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"state":"running"}}"#,
-    ]);
+    patch_sync(NS, SYNC, &json!({"spec": {"state": "running"}}));
     ready_worker_pods(3).await;
     wait_synced(&table, &db).await;
 

@@ -13,7 +13,10 @@ use std::time::Duration;
 
 use common::*;
 use pms_tests::config::SyncConfigBuilder;
-use pms_tests::kube::{apply, get, helm, kubeconfig, kubectl, kubectl_output, list, wait_for};
+use pms_tests::kube::{
+    apply, get, helm, kubeconfig, kubectl, kubectl_output, list, patch_sync, sync_status, wait_for,
+    wait_sync_status,
+};
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
 use pms_tests::repo_root;
@@ -250,16 +253,7 @@ async fn wait_job(name: &str, not_id: Option<&str>) -> Json {
 }
 
 fn merge_patch(patch: Json) {
-    kubectl(&[
-        "patch",
-        "pms",
-        SYNC,
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
-        &patch.to_string(),
-    ]);
+    patch_sync(NS, SYNC, &patch);
 }
 
 /// The reasons of the sync's Events, a line each.
@@ -279,6 +273,11 @@ fn event_reasons() -> String {
 /// Patches `spec.state` and waits until every slot Deployment has `replicas` replicas.
 async fn set_state(state: SyncState, replicas: i64) {
     merge_patch(json!({"spec": {"state": state}}));
+    slots_at_replicas(replicas).await;
+}
+
+/// Waits until every slot Deployment has `replicas` replicas.
+async fn slots_at_replicas(replicas: i64) {
     wait_for(&format!("replicas {replicas}"), LONG, || {
         list("deployment", NS, SELECTOR)
             .iter()
@@ -308,17 +307,11 @@ fn mark_ready(slots: u32, ready: bool) {
 }
 
 fn status() -> Json {
-    get("pms", SYNC, NS)
-        .map(|p| p["status"].clone())
-        .unwrap_or(Json::Null)
+    sync_status(NS, SYNC)
 }
 
 async fn wait_status(what: &str, f: impl Fn(&Json) -> bool) -> Json {
-    wait_for(what, LONG, || {
-        let s = status();
-        f(&s).then_some(s)
-    })
-    .await
+    wait_sync_status(NS, SYNC, what, LONG, f).await
 }
 
 /// The chart passes `helm lint` and renders both CRDs and the operator's RBAC (jobs, savepoints,
@@ -1070,13 +1063,7 @@ async fn savepoints_while_paimon_commits(table: &Table, db: &TestDb) {
             "{cp}"
         );
     }
-    wait_for("slots back at 1 replica", LONG, || {
-        list("deployment", NS, SELECTOR)
-            .iter()
-            .all(|d| d["spec"]["replicas"] == 1)
-            .then_some(())
-    })
-    .await;
+    slots_at_replicas(1).await;
     run_workers_once(3);
     assert_synced(table, db, "orders", None).await;
     merge_patch(json!({"spec": {"restoreFrom": null}}));
@@ -1267,13 +1254,7 @@ async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
     let restored: Json =
         serde_json::from_str(&object(&format!("{SYNC}-checkpoint-0.json")).unwrap()).unwrap();
     assert_eq!(restored["snapshotId"].as_i64(), Some(cut), "{restored}");
-    wait_for("slot back at 1 replica", LONG, || {
-        list("deployment", NS, SELECTOR)
-            .iter()
-            .all(|d| d["spec"]["replicas"] == 1)
-            .then_some(())
-    })
-    .await;
+    slots_at_replicas(1).await;
     run_workers_once(1);
     assert_synced(table, db, "orders_s3", None).await;
     merge_patch(json!({"spec": {"restoreFrom": null}}));
