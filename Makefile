@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 
-.PHONY: demo test bench bench-cut soak unit fixtures k8s-tools s3-server images build release bench-bin crds check clean
+.PHONY: demo test bench bench-cut soak unit fixtures k8s-tools s3-server images manifests build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
 demo: release
@@ -58,6 +58,10 @@ fixtures:
 ## the Go module proxy, cached in ~/.cache/pms/k8s.
 k8s-tools:
 	PMS_K8S_NODE=1 scripts/k8s-tools.sh >/dev/null
+
+## The chart rendered with its defaults, for `kubectl apply -k deploy/` (a test keeps it current).
+manifests: k8s-tools
+	$$(scripts/k8s-tools.sh 2>/dev/null)/helm template pms charts/paimon-mysql-sync --namespace pms-system --include-crds > deploy/paimon-mysql-sync.yaml
 
 ## The worker and operator images as OCI archives (no container engine), in ~/.cache/pms/images.
 images:

@@ -7,6 +7,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/pms-cluster.XXXXXX")
 trap '"$here/k8s-cluster.sh" stop "$dir"' EXIT
+# A signal ends the command through the EXIT trap too: the cluster changes the host (bridge, NAT).
+trap 'exit 143' TERM INT
 images=${PMS_IMAGES:-$HOME/.cache/pms/images}
 start=$SECONDS
 kubeconfig=$("$here/k8s-cluster.sh" start "$dir" "$images/pms-worker.tar" "$images/pms-operator.tar")

@@ -312,7 +312,9 @@ pub struct SinkSpec {
     /// `mysql://host:port/database` (port default 3306). It may carry `user:password@`
     /// (percent-escaped); the Secret of `credentialsSecretRef` wins over it. No user at all
     /// means `root`.
-    #[schemars(regex(pattern = r"^mysql://"))]
+    #[schemars(regex(
+        pattern = r"^mysql://([^/@]*@)?(\[[0-9a-fA-F:.]+\]|[^/@:?\[\]]+)(:[0-9]{1,5})?/[^/?]+$"
+    ))]
     pub url: String,
     /// Secret with keys `username` and `password` (given to the workers as `MYSQL_USER` and
     /// `MYSQL_PASSWORD`).

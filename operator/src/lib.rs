@@ -5,5 +5,6 @@
 //! objects no longer wanted deleted) → status (pure, from Deployments and checkpoints).
 
 pub mod context;
+pub mod crds;
 pub mod error;
 pub mod reconcile;

@@ -57,6 +57,9 @@ struct Cli {
     /// Log as JSON lines.
     #[arg(long, env = "PMS_LOG_JSON")]
     log_json: bool,
+    /// Server-side apply this version's CRDs when leading (a chart upgrade brings new schemas).
+    #[arg(long, env = "PMS_MANAGE_CRDS", default_value_t = true, action = clap::ArgAction::Set)]
+    manage_crds: bool,
 }
 
 /// SIGTERM or SIGINT.
@@ -139,6 +142,9 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     info!("leader: reconciling");
+    if cli.manage_crds {
+        pms_operator::crds::apply_own_crds(&client).await?;
+    }
 
     let ctx = Arc::new(Context {
         client: client.clone(),

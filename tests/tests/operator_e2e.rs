@@ -314,6 +314,51 @@ async fn wait_status(what: &str, f: impl Fn(&Json) -> bool) -> Json {
     wait_sync_status(NS, SYNC, what, LONG, f).await
 }
 
+/// `v` as a Lua expression (objects as tables by key, arrays as sequences, null as nil).
+fn lua_literal(v: &Json) -> String {
+    match v {
+        Json::Null => "nil".into(),
+        Json::Bool(b) => b.to_string(),
+        Json::Number(n) => n.to_string(),
+        Json::String(s) => format!("[==[{s}]==]"),
+        Json::Array(items) => format!(
+            "{{{}}}",
+            items.iter().map(lua_literal).collect::<Vec<_>>().join(", ")
+        ),
+        Json::Object(map) => {
+            let fields: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("[ [==[{k}]==] ] = {}", lua_literal(v)))
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+    }
+}
+
+/// What the Argo CD health check (`deploy/argocd/health.lua`, run by a real Lua) says of the
+/// sync as it is now: (status, message).
+fn argocd_health() -> (String, String) {
+    let obj = get("pms", SYNC, NS).expect("the sync");
+    let script = repo_root().join("deploy/argocd/health.lua");
+    let harness = format!(
+        "obj = {}\nlocal hs = dofile([==[{}]==])\nio.write(hs.status, \"\\n\", hs.message)",
+        lua_literal(&obj),
+        script.display()
+    );
+    let out = std::process::Command::new("lua5.4")
+        .args(["-e", &harness])
+        .output()
+        .expect("lua5.4 is missing: apt-get install -y lua5.4 (.ci/run does)");
+    assert!(
+        out.status.success(),
+        "health.lua: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (status, message) = text.split_once('\n').unwrap_or((&text, ""));
+    (status.to_string(), message.to_string())
+}
+
 /// The chart passes `helm lint` and renders both CRDs and the operator's RBAC (jobs, savepoints,
 /// pods included); installed, it creates the CRDs (from its crds/), the RBAC and the Deployment.
 fn install_chart() {
@@ -327,12 +372,28 @@ fn install_chart() {
         "resources: [jobs]",
         "resources: [paimonmysqlsyncsavepoints]",
         "resources: [pods]",
+        "resources: [customresourcedefinitions]",
     ] {
         assert!(
             rendered.contains(expected),
             "helm template lacks {expected:?}"
         );
     }
+    // The plain-kubectl install is the chart rendered with its defaults, and the server takes it.
+    let manifests = repo_root().join("deploy");
+    let rendered_defaults = helm(&[
+        "template",
+        "pms",
+        chart_dir,
+        "--namespace",
+        "pms-system",
+        "--include-crds",
+    ]);
+    let committed = std::fs::read_to_string(manifests.join("paimon-mysql-sync.yaml")).unwrap();
+    assert!(
+        rendered_defaults == committed,
+        "deploy/paimon-mysql-sync.yaml is stale: run `make manifests`"
+    );
     helm(&[
         "install",
         "pms",
@@ -352,6 +413,15 @@ fn install_chart() {
         get("deployment", "pms-paimon-mysql-sync", "pms-system").is_some(),
         "the chart installs the operator"
     );
+    let dir = manifests.to_str().unwrap();
+    kubectl(&[
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "--dry-run=server",
+        "-k",
+        dir,
+    ]);
     kubectl(&["create", "namespace", NS]);
 }
 
@@ -388,6 +458,21 @@ fn invalid_resources_are_rejected(db: &TestDb) {
         "{err}"
     );
     assert!(err.contains("spec.sink.url"), "{err}");
+    // A URL the worker could not connect with: no host, no database, parameters.
+    for url in [
+        "mysql://",
+        "mysql:///db",
+        "mysql://db-host:3306",
+        "mysql://h/db?ssl=1",
+    ] {
+        let bad = sync_resource(&SyncConfigBuilder::new("/nowhere", "db", "t", url));
+        let out = apply(&bad);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            !out.status.success() && err.contains("spec.sink.url"),
+            "{url}: {err}"
+        );
+    }
     for tls_rule in [
         "a CA is only used by mode verify-ca or verify-identity",
         "serverName is only used by mode verify-identity",
@@ -514,6 +599,62 @@ async fn only_the_leader_reconciles() {
     );
 }
 
+/// A sync named `legacy` with `workerPod` set, as YAML for `kubectl apply`.
+fn legacy_sync() -> String {
+    format!(
+        "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSync\nmetadata: {{name: legacy, namespace: {NS}}}\n\
+         spec: {{source: {{warehouse: /nowhere, database: d, table: t}}, sink: {{url: 'mysql://db:3306/d', table: t}}, \
+         state: suspended, workerPod: {{labels: {{team: legacy}}}}}}\n"
+    )
+}
+
+/// As after a `helm upgrade` from a chart whose CRD had no `spec.workerPod` (Helm leaves a
+/// chart's crds/ alone): the older schema is in place, and a sync made under it.
+fn an_older_crd_with_a_sync() {
+    let name = "paimonmysqlsyncs.paimonsync.io";
+    let mut crd: Json =
+        serde_json::from_str(&kubectl(&["get", "crd", name, "-o", "json"])).unwrap();
+    let props = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+        ["properties"];
+    props.as_object_mut().unwrap().remove("workerPod");
+    let out = kubectl_output(&["replace", "-f", "-"], Some(&crd.to_string()));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = apply(&legacy_sync());
+    assert!(!out.status.success(), "the older CRD has no workerPod");
+    let older = legacy_sync().replace(", workerPod: {labels: {team: legacy}}", "");
+    assert!(apply(&older).status.success());
+}
+
+/// The operator applies its own CRDs when it starts leading: the new field is there, the sync
+/// made under the older schema stays, and takes the new field.
+async fn the_operator_brings_its_crds_up_to_date() {
+    wait_for("the CRD with workerPod", LONG, || {
+        let crd = kubectl(&["get", "crd", "paimonmysqlsyncs.paimonsync.io", "-o", "json"]);
+        crd.contains("\"workerPod\"").then_some(())
+    })
+    .await;
+    assert!(get("pms", "legacy", NS).is_some(), "the older sync stays");
+    let out = apply(&legacy_sync());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    kubectl(&[
+        "delete",
+        "pms",
+        "legacy",
+        "-n",
+        NS,
+        "--wait=true",
+        "--timeout=60s",
+    ]);
+}
+
 /// The workers run (locally, as their pods would) and checkpoint into ConfigMaps; MySQL equals
 /// the reference read; status, printer columns and events report the snapshot.
 async fn workers_sync_the_table(table: &Table, db: &TestDb) {
@@ -538,6 +679,7 @@ async fn workers_sync_the_table(table: &Table, db: &TestDb) {
         events.contains("Running"),
         "a phase change is an event:\n{events}"
     );
+    assert_eq!(argocd_health().0, "Healthy");
 }
 
 /// A worker that stops on an error (here the Secret's password went wrong) says why in the
@@ -562,6 +704,11 @@ async fn a_failing_worker_says_why() {
         "the password stays out of the status"
     );
     assert!(event_reasons().contains("Degraded"));
+    let (health, why) = argocd_health();
+    assert!(
+        health == "Degraded" && why.contains("Access denied"),
+        "{health}: {why}"
+    );
     let patch = json!({"stringData": {"password": SECRET_PASSWORD}}).to_string();
     kubectl(&["patch", "secret", "mysql-writer", "-n", NS, "-p", &patch]);
     run_workers_once(2);
@@ -672,6 +819,7 @@ async fn suspend_and_resume() {
     set_state(SyncState::Suspended, 0).await;
     mark_ready(3, false);
     wait_status("Suspended", |s| s["phase"] == "Suspended").await;
+    assert_eq!(argocd_health().0, "Suspended");
     set_state(SyncState::Running, 1).await;
 }
 
@@ -1280,7 +1428,9 @@ async fn operator_end_to_end() {
     let db = TestDb::new("e2e").await;
     invalid_resources_are_rejected(&db);
     let table = source_target_and_secret(&db).await;
+    an_older_crd_with_a_sync();
     let _operator = start_operator(&operator_log());
+    the_operator_brings_its_crds_up_to_date().await;
     create_sync(&table, &db);
     operator_builds_the_objects().await;
     only_the_leader_reconciles().await;
