@@ -25,15 +25,8 @@ pod_cidr=10.88.0.0/16
 log() { echo "k8s-cluster.sh: $*" >&2; }
 fail() { log "$*"; exit 1; }
 
-stop_pid() {
-  [ -f "$1" ] || return 0
-  local pid
-  pid=$(cat "$1")
-  [ -n "$pid" ] || return 0
-  kill "$pid" 2>/dev/null || return 0
-  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -9 "$pid" 2>/dev/null || true
-}
+# shellcheck source=lib/stop-pid.sh
+. "$here/lib/stop-pid.sh"
 
 # wait_for WHAT SECONDS CMD...: runs CMD until it succeeds, or fails with WHAT after SECONDS.
 wait_for() {
@@ -55,13 +48,13 @@ stop_cluster() {
     kubectl --kubeconfig "$kc" delete pods --all --all-namespaces --grace-period=5 --wait=true \
       --timeout=60s >/dev/null 2>&1 || true
   fi
-  for p in kubelet scheduler controller-manager; do stop_pid "$dir/$p.pid"; done
+  for p in kubelet scheduler controller-manager; do stop_pid "$dir/$p.pid" 10; done
   if [ -S "$dir/containerd.sock" ]; then
     for t in $(ctr -a "$dir/containerd.sock" -n k8s.io tasks ls -q 2>/dev/null); do
       ctr -a "$dir/containerd.sock" -n k8s.io tasks kill -s SIGKILL "$t" >/dev/null 2>&1 || true
     done
   fi
-  stop_pid "$dir/containerd.pid"
+  stop_pid "$dir/containerd.pid" 10
   # Shims outlive containerd: they are ours when they name our socket.
   for pid in $(pgrep -f "containerd-shim.*$dir/containerd.sock" || true); do kill -9 "$pid" 2>/dev/null || true; done
   [ -d "$dir/api" ] && "$here/kube-apiserver.sh" stop "$dir/api" || true

@@ -20,16 +20,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 log() { echo "kube-apiserver.sh: $*" >&2; }
 
-# stop_pid FILE: TERM the process named in FILE, KILL it if it is still there after ~5 s.
-stop_pid() {
-  [ -f "$1" ] || return 0
-  local pid
-  pid=$(cat "$1")
-  [ -n "$pid" ] || return 0
-  kill "$pid" 2>/dev/null || return 0
-  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -9 "$pid" 2>/dev/null || true
-}
+# shellcheck source=lib/stop-pid.sh
+. "$here/lib/stop-pid.sh"
 
 case "$cmd" in
 start)

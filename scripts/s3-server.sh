@@ -103,15 +103,9 @@ launch() {
   fi
 }
 
-stop_server() {
-  [ -f "$dir/server.pid" ] || return 0
-  local pid
-  pid=$(cat "$dir/server.pid")
-  [ -n "$pid" ] || return 0
-  kill "$pid" 2>/dev/null || return 0
-  for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
-  kill -9 "$pid" 2>/dev/null || true
-}
+# shellcheck source=lib/stop-pid.sh
+. "$(dirname "$0")/lib/stop-pid.sh"
+stop_server() { stop_pid "$dir/server.pid"; }
 
 case "$cmd" in
 build)

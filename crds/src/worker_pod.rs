@@ -1,7 +1,8 @@
 //! `spec.workerPod`: what a user sets on the pods the operator builds for a sync (the slots'
 //! Deployments and the rebuild, restore and verify Jobs), in Kubernetes' own types so the CRD
 //! schema validates them. The operator's settings (image, command, probes, ServiceAccount, the
-//! restricted security context, its config and Secret volumes) always win.
+//! restricted security context) are not here; a volume, mount path, label or annotation that
+//! redefines one of the operator's own is refused.
 
 use std::collections::BTreeMap;
 
@@ -15,7 +16,7 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPodSpec {
-    /// Extra labels and annotations of the pods (the operator's own labels win).
+    /// Extra labels and annotations of the pods (none of the keys the operator sets).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

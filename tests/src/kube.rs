@@ -66,6 +66,37 @@ pub fn apply(manifest: &str) -> Output {
     kubectl_output(&["apply", "-f", "-"], Some(manifest))
 }
 
+/// `kubectl apply -f -` of a manifest that must be accepted (the server's refusal in the panic).
+pub fn apply_ok(manifest: &str) {
+    let out = apply(manifest);
+    assert!(
+        out.status.success(),
+        "kubectl apply: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A MySQL user `user` with every right on `db`'s database, and the Secret `mysql-writer`
+/// (keys `username`, `password`) in namespace `ns` that names it.
+pub async fn mysql_writer_secret(db: &crate::mysql::TestDb, ns: &str, user: &str, password: &str) {
+    db.exec(&format!(
+        "CREATE USER IF NOT EXISTS '{user}'@'%' IDENTIFIED BY '{password}'"
+    ))
+    .await;
+    db.exec(&format!("GRANT ALL ON `{}`.* TO '{user}'@'%'", db.name))
+        .await;
+    kubectl(&[
+        "create",
+        "secret",
+        "generic",
+        "mysql-writer",
+        "-n",
+        ns,
+        &format!("--from-literal=username={user}"),
+        &format!("--from-literal=password={password}"),
+    ]);
+}
+
 pub fn helm(args: &[&str]) -> String {
     let out = run(Command::new(tool("helm")).args(args), None);
     assert!(

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use pms_tests::config::SyncConfigBuilder;
 use pms_tests::kube::{
-    apply, get, helm, kubectl, kubectl_output, list, patch_sync, wait_for, wait_sync_status,
+    apply_ok, get, helm, kubectl, kubectl_output, list, mysql_writer_secret, patch_sync, wait_for,
+    wait_sync_status,
 };
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
@@ -170,34 +171,11 @@ async fn on_a_real_cluster() {
     open_to_the_workers(&table);
     let db = TestDb::new("cluster_e2e").await;
     db.exec(ORDERS_DDL).await;
-    db.exec(&format!(
-        "CREATE USER IF NOT EXISTS 'cluster_writer'@'%' IDENTIFIED BY '{PASSWORD}'"
-    ))
-    .await;
-    db.exec(&format!(
-        "GRANT ALL ON `{}`.* TO 'cluster_writer'@'%'",
-        db.name
-    ))
-    .await;
-    kubectl(&[
-        "create",
-        "secret",
-        "generic",
-        "mysql-writer",
-        "-n",
-        NS,
-        "--from-literal=username=cluster_writer",
-        &format!("--from-literal=password={PASSWORD}"),
-    ]);
+    mysql_writer_secret(&db, NS, "cluster_writer", PASSWORD).await;
 
     // Install → pods Ready → the first rows.
     let applied = Instant::now();
-    let out = apply(&sync_manifest(&table, &db, 2));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    apply_ok(&sync_manifest(&table, &db, 2));
     let pods = ready_worker_pods(2).await;
     assert_eq!(
         pods[0]["metadata"]["labels"]["team"], "data-platform",
@@ -226,9 +204,27 @@ async fn on_a_real_cluster() {
     assert!(s["conditions"].to_string().contains("\"Ready\""), "{s}");
 
     // The workers wrote their checkpoints with their own ServiceAccount, which may write nothing else.
-    let cm = get("configmap", &format!("{SYNC}-checkpoint-0"), NS).expect("slot 0's checkpoint");
-    let writers = cm["metadata"]["managedFields"].to_string();
-    assert!(!writers.is_empty());
+    // Written by a worker (the operator never writes a checkpoint): no field of it is the operator's.
+    let name = format!("{SYNC}-checkpoint-0");
+    let cm = kubectl(&[
+        "get",
+        "configmap",
+        &name,
+        "-n",
+        NS,
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    let cm: Json = serde_json::from_str(&cm).unwrap();
+    let writers = cm["metadata"]["managedFields"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        !writers.is_empty() && writers.iter().all(|w| w["manager"] != "pms-operator"),
+        "{writers:?}"
+    );
     let sa = format!("system:serviceaccount:{NS}:{SYNC}-worker");
     let can = |verb: &str, what: &str| {
         kubectl_output(&["auth", "can-i", verb, what, "-n", NS, "--as", &sa], None)

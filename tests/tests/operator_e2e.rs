@@ -14,8 +14,8 @@ use std::time::Duration;
 use common::*;
 use pms_tests::config::SyncConfigBuilder;
 use pms_tests::kube::{
-    apply, get, helm, kubeconfig, kubectl, kubectl_output, list, patch_sync, sync_status, wait_for,
-    wait_sync_status,
+    apply, apply_ok, get, helm, kubeconfig, kubectl, kubectl_output, list, mysql_writer_secret,
+    patch_sync, sync_status, wait_for, wait_sync_status,
 };
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
@@ -491,22 +491,7 @@ async fn source_target_and_secret_of(db: &TestDb, rows: i64) -> Table {
     let table = orders_table(json!({"bucket": "4", "changelog-producer": "input"}), false);
     table.commits(vec![generate(1, rows, "+I", 0)]);
     db.exec(ORDERS_DDL).await;
-    db.exec(&format!(
-        "CREATE USER IF NOT EXISTS 'e2e_writer'@'%' IDENTIFIED BY '{SECRET_PASSWORD}'"
-    ))
-    .await;
-    db.exec(&format!("GRANT ALL ON `{}`.* TO 'e2e_writer'@'%'", db.name))
-        .await;
-    kubectl(&[
-        "create",
-        "secret",
-        "generic",
-        "mysql-writer",
-        "-n",
-        NS,
-        "--from-literal=username=e2e_writer",
-        &format!("--from-literal=password={SECRET_PASSWORD}"),
-    ]);
+    mysql_writer_secret(db, NS, "e2e_writer", SECRET_PASSWORD).await;
     table
 }
 
@@ -515,12 +500,7 @@ fn create_sync(table: &Table, db: &TestDb) {
     let spec = sync_spec(table, db)
         .parallelism(2)
         .state(SyncState::Running);
-    let out = apply(&sync_resource(&spec));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    apply_ok(&sync_resource(&spec));
 }
 
 /// The operator builds one Deployment per slot (1 replica, Recreate, Secret references, a
@@ -626,7 +606,7 @@ fn an_older_crd_with_a_sync() {
     let out = apply(&legacy_sync());
     assert!(!out.status.success(), "the older CRD has no workerPod");
     let older = legacy_sync().replace(", workerPod: {labels: {team: legacy}}", "");
-    assert!(apply(&older).status.success());
+    apply_ok(&older);
 }
 
 /// The operator applies its own CRDs when it starts leading: the new field is there, the sync
@@ -638,12 +618,7 @@ async fn the_operator_brings_its_crds_up_to_date() {
     })
     .await;
     assert!(get("pms", "legacy", NS).is_some(), "the older sync stays");
-    let out = apply(&legacy_sync());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    apply_ok(&legacy_sync());
     kubectl(&[
         "delete",
         "pms",
@@ -1075,12 +1050,7 @@ async fn savepoints_while_paimon_commits(table: &Table, db: &TestDb) {
     let manifest = format!(
         "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSyncSavepoint\nmetadata: {{name: by-hand, namespace: {NS}}}\nspec: {{syncName: {SYNC}}}\n"
     );
-    let out = apply(&manifest);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    apply_ok(&manifest);
     table.commits(vec![generate_step(3, 60, 5, "+U", 11)]);
     table.commits(vec![generate(7001, 20, "+I", 0)]);
     let sp = wait_savepoint_completed("by-hand").await;
@@ -1321,12 +1291,7 @@ async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
         .checkpoint_s3(settings)
         .parallelism(2)
         .state(SyncState::Running);
-    let out = apply(&sync_resource(&spec));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    apply_ok(&sync_resource(&spec));
     let slot0 = wait_for("2 slot deployments", LONG, || {
         let d = list("deployment", NS, SELECTOR);
         (d.len() == 2).then(|| d[0].clone())
@@ -1376,7 +1341,7 @@ async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
     let manifest = format!(
         "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSyncSavepoint\nmetadata: {{name: on-s3, namespace: {NS}}}\nspec: {{syncName: {SYNC}}}\n"
     );
-    assert!(apply(&manifest).status.success());
+    apply_ok(&manifest);
     let sp = wait_savepoint_completed("on-s3").await;
     let cut = sp["status"]["snapshotId"].as_i64().unwrap();
     let data_object = format!("savepoints/{SYNC}/on-s3.json");
@@ -1468,7 +1433,7 @@ async fn cut_timing_on_a_large_table() {
         .max_rows(10_000)
         .parallelism(2)
         .state(SyncState::Running);
-    assert!(apply(&sync_resource(&spec)).status.success());
+    apply_ok(&sync_resource(&spec));
     wait_for("2 slot deployments", LONG, || {
         (list("deployment", NS, SELECTOR).len() == 2).then_some(())
     })
@@ -1503,7 +1468,7 @@ async fn cut_timing_on_a_large_table() {
         "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSyncSavepoint\nmetadata: {{name: timed, namespace: {NS}}}\nspec: {{syncName: {SYNC}}}\n"
     );
     let started = std::time::Instant::now();
-    assert!(apply(&manifest).status.success());
+    apply_ok(&manifest);
     let sp = wait_savepoint_completed("timed").await;
     eprintln!(
         "cut bench: savepoint Completed in {:.1} s (created → Completed; status.took {} from served), at snapshot {}",

@@ -30,6 +30,8 @@ use crate::error::{Error, Result};
 use pms_crds::contract::{Control, CONTROL_KEY};
 
 const CONFIG_DIR: &str = "/etc/pms";
+/// The slot pods' annotation that rolls them when their config changes.
+const CONFIG_HASH_ANNOTATION: &str = "paimonsync.io/config-hash";
 
 /// Every object one sync should own, in the order they are applied.
 #[derive(Clone, Debug)]
@@ -312,10 +314,7 @@ pub fn deployment(
                 metadata: Some(pod_metadata(
                     pms,
                     labels,
-                    BTreeMap::from([(
-                        "paimonsync.io/config-hash".to_string(),
-                        config_hash.to_string(),
-                    )]),
+                    BTreeMap::from([(CONFIG_HASH_ANNOTATION.to_string(), config_hash.to_string())]),
                 )),
                 spec: Some(pod_spec(pms, slot, settings)),
             },
@@ -398,8 +397,8 @@ fn worker_container(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Co
         liveness_probe: Some(probe("/healthz", 10)),
         readiness_probe: Some(probe("/readyz", 5)),
         volume_mounts: Some(
-            std::iter::once(("config".to_string(), CONFIG_DIR))
-                .chain(tls_volumes(pms).into_iter().map(|(v, dir)| (v.name, dir)))
+            own_mounts(pms)
+                .into_iter()
                 .map(|(name, dir)| VolumeMount {
                     name,
                     mount_path: dir.into(),
@@ -460,6 +459,21 @@ fn pod_spec(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> PodSpec {
     };
     worker_pod::overlay(pms, &mut pod);
     pod
+}
+
+/// The volumes the operator mounts into every worker container (config, `sink.tls` Secrets),
+/// each with where.
+fn own_mounts(pms: &PaimonMysqlSync) -> Vec<(String, &'static str)> {
+    std::iter::once(("config".to_string(), CONFIG_DIR))
+        .chain(tls_volumes(pms).into_iter().map(|(v, dir)| (v.name, dir)))
+        .collect()
+}
+
+/// What in `spec.workerPod` would redefine the operator's own volumes, mount paths, labels or
+/// annotations (refused by validation: silently dropping either side would diverge).
+pub fn worker_pod_clashes(pms: &PaimonMysqlSync) -> Vec<String> {
+    let labels = contract::labels(&pms.name_any(), Component::Worker, Some(0));
+    worker_pod::clashes(pms, &own_mounts(pms), &labels, &[CONFIG_HASH_ANNOTATION])
 }
 
 /// The Secrets of `sink.tls` as volumes, each with where it is mounted.

@@ -2,7 +2,8 @@
 //! struct, so that every later step but apply is pure.
 //!
 //! Of a Secret only the key names are kept: values are dropped on arrival and never reach
-//! logs, status, events or errors.
+//! logs, status, events or errors. The one exception is `checkpoint.s3`'s Secret, whose values
+//! go straight into the S3 client of [`CheckpointStore`] (which never prints them).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,7 +20,7 @@ use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncSavepoint};
 use tracing::debug;
 
 use super::jobs::{JobFacts, JOB_ID};
-use super::store::CheckpointStore;
+use super::store::{checkpoint_secret_name, CheckpointStore};
 use crate::error::{Error, Result, Verb};
 use k8s_openapi::jiff::Timestamp;
 
@@ -81,17 +82,19 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
         Some(r) => Some(secret_keys(&secrets, ns, &r.name).await?),
         None => None,
     };
-    let checkpoint_s3 = pms.spec.checkpoint.s3.as_ref();
-    let checkpoint_s3_secret = match checkpoint_s3.and_then(|s| s.credentials_secret_ref.as_ref()) {
-        Some(r) => Some(secret_keys(&secrets, ns, &r.name).await?),
-        None => None,
+    // Read once: its key names for validation, its values for the S3 client.
+    let (checkpoint_s3_secret, checkpoint_secret) = match checkpoint_secret_name(pms) {
+        Some(name) => {
+            let secret = get_secret(&secrets, ns, name).await?;
+            (Some(keys_of(name, secret.as_ref())), secret)
+        }
+        None => (None, None),
     };
     let sync = pms.name_any();
     let (mut checkpoints, mut notes) = checkpoints(client, ns, &sync).await?;
     // Without its Secret there is no store to read: validation says why.
-    let store = CheckpointStore::of(client, ns, pms)
-        .await?
-        .unwrap_or_default();
+    // Without its Secret there is no store to read: validation says why.
+    let store = CheckpointStore::with_secret(pms, checkpoint_secret.as_ref())?.unwrap_or_default();
     if let Some(on_s3) = store.s3_checkpoints(&sync).await? {
         checkpoints = on_s3;
     }
@@ -122,19 +125,32 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
 /// A Secret's key names (a metadata read can't show them, so the Secret is read whole and
 /// its values dropped here).
 async fn secret_keys(secrets: &Api<Secret>, ns: &str, name: &str) -> Result<SecretKeys> {
-    let secret = secrets
+    Ok(keys_of(name, get_secret(secrets, ns, name).await?.as_ref()))
+}
+
+/// Secret `name`, if it exists.
+pub(super) async fn get_secret(
+    secrets: &Api<Secret>,
+    ns: &str,
+    name: &str,
+) -> Result<Option<Secret>> {
+    secrets
         .get_opt(name)
         .await
-        .map_err(|e| Error::api::<Secret>(Verb::Get, ns, name, e))?;
+        .map_err(|e| Error::api::<Secret>(Verb::Get, ns, name, e))
+}
+
+/// The key names of Secret `name` (`None`: there is none).
+fn keys_of(name: &str, secret: Option<&Secret>) -> SecretKeys {
     let keys = secret.map(|s| {
-        let data = s.data.unwrap_or_default().into_keys();
-        data.chain(s.string_data.unwrap_or_default().into_keys())
+        let data = s.data.iter().flatten().map(|(k, _)| k.clone());
+        data.chain(s.string_data.iter().flatten().map(|(k, _)| k.clone()))
             .collect()
     });
-    Ok(SecretKeys {
+    SecretKeys {
         name: name.to_string(),
         keys,
-    })
+    }
 }
 
 /// The checkpoint ConfigMaps of one sync, by label: also those of slots a previous, larger

@@ -15,10 +15,10 @@ use pms_crds::contract::{
     self, checkpoint_object_slot, savepoint_object, savepoint_objects, Checkpoint,
 };
 use pms_crds::{CheckpointStorage, PaimonMysqlSync};
-use pms_runtime::s3::{S3Prefix, S3Target};
+use pms_runtime::s3::{S3Error, S3Prefix, S3Target};
 use tracing::{debug, info};
 
-use crate::error::{Error, Result, Verb};
+use crate::error::{Error, Result};
 
 #[derive(Clone, Default)]
 pub enum CheckpointStore {
@@ -36,22 +36,36 @@ impl std::fmt::Debug for CheckpointStore {
     }
 }
 
+/// `checkpoint.s3.credentialsSecretRef`'s name, when set.
+pub fn checkpoint_secret_name(pms: &PaimonMysqlSync) -> Option<&str> {
+    let s3 = pms.spec.checkpoint.s3.as_ref()?;
+    Some(s3.credentials_secret_ref.as_ref()?.name.as_str())
+}
+
 impl CheckpointStore {
-    /// The store `pms` names. `None`: its Secret is missing or incomplete (validation says so).
+    /// The store `pms` names, reading its Secret (for a deletion; a reconcile has it already).
     pub async fn of(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Result<Option<Self>> {
+        let secret = match checkpoint_secret_name(pms) {
+            Some(name) => {
+                let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
+                super::dereference::get_secret(&secrets, ns, name).await?
+            }
+            None => None,
+        };
+        Self::with_secret(pms, secret.as_ref())
+    }
+
+    /// The store `pms` names, with `secret` (that of `checkpoint.s3.credentialsSecretRef`, if
+    /// any). `None`: the Secret is missing or incomplete (validation says so).
+    pub fn with_secret(pms: &PaimonMysqlSync, secret: Option<&Secret>) -> Result<Option<Self>> {
         let checkpoint = &pms.spec.checkpoint;
         let (Some(CheckpointStorage::S3), Some(s3)) = (checkpoint.storage, &checkpoint.s3) else {
             return Ok(Some(CheckpointStore::ConfigMaps));
         };
         let (access_key_id, secret_access_key) = match &s3.credentials_secret_ref {
-            Some(r) => {
-                let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
-                let secret = secrets
-                    .get_opt(&r.name)
-                    .await
-                    .map_err(|e| Error::api::<Secret>(Verb::Get, ns, &r.name, e))?;
+            Some(_) => {
                 let value = |key: &str| {
-                    let data = secret.as_ref()?.data.as_ref()?;
+                    let data = secret?.data.as_ref()?;
                     String::from_utf8(data.get(key)?.0.clone()).ok()
                 };
                 match (value("accessKeyId"), value("secretAccessKey")) {
@@ -73,11 +87,8 @@ impl CheckpointStore {
             access_key_id,
             secret_access_key,
         };
-        let prefix = S3Prefix::open(&target).map_err(|e| Error::S3 {
-            what: "opening",
-            location: format!("s3://{}/{}", target.bucket, target.prefix),
-            message: e.to_string(),
-        })?;
+        let location = format!("s3://{}/{}", target.bucket, target.prefix);
+        let prefix = S3Prefix::open(&target).map_err(|e| failed("opening", location, e))?;
         Ok(Some(CheckpointStore::S3(prefix)))
     }
 
@@ -96,11 +107,7 @@ impl CheckpointStore {
         let CheckpointStore::S3(objects) = self else {
             return Ok(None);
         };
-        let err = |what, name: &str, e: pms_runtime::s3::S3Error| Error::S3 {
-            what,
-            location: objects.url(name),
-            message: e.to_string(),
-        };
+        let err = |what, name: &str, e| failed(what, objects.url(name), e);
         let names = objects
             .list("", &format!("{sync}-checkpoint-"))
             .await
@@ -135,11 +142,7 @@ impl CheckpointStore {
         objects
             .write(&object, body.as_bytes().to_vec())
             .await
-            .map_err(|e| Error::S3 {
-                what: "writing savepoint data",
-                location: objects.url(&object),
-                message: e.to_string(),
-            })?;
+            .map_err(|e| failed("writing savepoint data", objects.url(&object), e))?;
         Ok(true)
     }
 
@@ -149,11 +152,10 @@ impl CheckpointStore {
             return Ok(());
         };
         let dir = savepoint_objects(sync);
-        let names = objects.list(&dir, "").await.map_err(|e| Error::S3 {
-            what: "listing",
-            location: objects.url(&dir),
-            message: e.to_string(),
-        })?;
+        let names = objects
+            .list(&dir, "")
+            .await
+            .map_err(|e| failed("listing", objects.url(&dir), e))?;
         for name in names {
             let savepoint = name.trim_end_matches(".json");
             if existing.iter().any(|e| e == savepoint) {
@@ -176,11 +178,7 @@ impl CheckpointStore {
             let names = objects
                 .list("", &format!("{of}-checkpoint-"))
                 .await
-                .map_err(|e| Error::S3 {
-                    what: "listing",
-                    location: objects.url(""),
-                    message: e.to_string(),
-                })?;
+                .map_err(|e| failed("listing", objects.url(""), e))?;
             for name in names
                 .iter()
                 .filter(|n| checkpoint_object_slot(of, n).is_some())
@@ -195,10 +193,18 @@ impl CheckpointStore {
         let CheckpointStore::S3(objects) = self else {
             return Ok(());
         };
-        objects.delete(name).await.map_err(|e| Error::S3 {
-            what: "deleting",
-            location: objects.url(name),
-            message: e.to_string(),
-        })
+        objects
+            .delete(name)
+            .await
+            .map_err(|e| failed("deleting", objects.url(name), e))
+    }
+}
+
+/// The store at `location` failed `what`.
+fn failed(what: &'static str, location: String, e: S3Error) -> Error {
+    Error::S3 {
+        what,
+        location,
+        message: e.to_string(),
     }
 }

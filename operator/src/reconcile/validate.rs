@@ -66,6 +66,7 @@ pub fn validate<'a>(
             problems.extend(secret_problem(field, namespace, secret, &keys));
         }
     }
+    problems.extend(super::build::worker_pod_clashes(pms));
     if pms.spec.checkpoint.storage == Some(CheckpointStorage::File) {
         problems.push(
             "checkpoint.storage file: a pod's files go with the pod, and the operator reads the checkpoints for \
@@ -258,6 +259,34 @@ mod tests {
             err.to_string()
                 .starts_with("checkpoint.storage file: a pod's files go with the pod"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn worker_pod_settings_never_redefine_the_operators_own() {
+        let mut pms = sample();
+        pms.spec.worker_pod = serde_yaml::from_str(
+            "{volumes: [{name: config, emptyDir: {}}, {name: wh, emptyDir: {}}], \
+              volumeMounts: [{name: wh, mountPath: /etc/pms}], \
+              labels: {paimonsync.io/sync: other, team: a}, annotations: {paimonsync.io/config-hash: x}}",
+        )
+        .unwrap();
+        let found = Dereferenced {
+            mysql_secret: keys("writer", Some(&["username", "password"])),
+            s3_secret: keys("lake", Some(&["accessKeyId", "secretAccessKey"])),
+            ..Default::default()
+        };
+        let Err(Invalid(problems)) = validate(&pms, "data", &found) else {
+            panic!("invalid")
+        };
+        assert_eq!(
+            problems,
+            [
+                "workerPod.volumes: config is the operator's own volume; rename it",
+                "workerPod.volumeMounts: /etc/pms is where the operator mounts its own; mount elsewhere",
+                "workerPod.labels: paimonsync.io/sync is set by the operator",
+                "workerPod.annotations: paimonsync.io/config-hash is set by the operator",
+            ]
         );
     }
 }

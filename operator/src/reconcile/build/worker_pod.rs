@@ -1,6 +1,7 @@
-//! `spec.workerPod` laid over the pods [`super`] builds (slots and Jobs alike). What the operator
-//! sets itself wins: its labels, volumes and mounts come first and keep their names, and the
-//! container's image, command, probes, ServiceAccount and security context are not touched.
+//! `spec.workerPod` laid over the pods [`super`] builds (slots and Jobs alike). What would
+//! redefine the operator's own volumes, mount paths, labels or annotations is refused by
+//! validation ([`clashes`]); the container's image, command, probes, ServiceAccount and security
+//! context are never touched.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -8,7 +9,55 @@ use k8s_openapi::api::core::v1::{PodSecurityContext, PodSpec, ResourceRequiremen
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use pms_crds::{PaimonMysqlSync, WorkerPodSpec};
 
-/// The pod template's labels and annotations: the user's, then the operator's over them.
+/// The problems of `spec.workerPod` against what the operator sets itself: `own` volumes (name,
+/// mount path), `labels`, `annotations` (keys). Each is refused rather than dropped.
+pub fn clashes(
+    pms: &PaimonMysqlSync,
+    own: &[(String, &str)],
+    labels: &BTreeMap<String, String>,
+    annotations: &[&str],
+) -> Vec<String> {
+    let Some(user) = &pms.spec.worker_pod else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    let names: BTreeSet<&str> = own.iter().map(|(n, _)| n.as_str()).collect();
+    let paths: BTreeSet<&str> = own.iter().map(|(_, p)| *p).collect();
+    for v in user
+        .volumes
+        .iter()
+        .filter(|v| names.contains(v.name.as_str()))
+    {
+        problems.push(format!(
+            "workerPod.volumes: {} is the operator's own volume; rename it",
+            v.name
+        ));
+    }
+    for m in user
+        .volume_mounts
+        .iter()
+        .filter(|m| paths.contains(m.mount_path.as_str()))
+    {
+        problems.push(format!(
+            "workerPod.volumeMounts: {} is where the operator mounts its own; mount elsewhere",
+            m.mount_path
+        ));
+    }
+    for k in user.labels.keys().filter(|k| labels.contains_key(*k)) {
+        problems.push(format!("workerPod.labels: {k} is set by the operator"));
+    }
+    for k in user
+        .annotations
+        .keys()
+        .filter(|k| annotations.contains(&k.as_str()))
+    {
+        problems.push(format!("workerPod.annotations: {k} is set by the operator"));
+    }
+    problems
+}
+
+/// The pod template's labels and annotations: the user's and the operator's (which validation
+/// keeps apart).
 pub fn metadata(
     pms: &PaimonMysqlSync,
     labels: BTreeMap<String, String>,
@@ -37,23 +86,11 @@ pub fn overlay(pms: &PaimonMysqlSync, pod: &mut PodSpec) {
         fs_group,
         ..
     } = user;
-    let taken: BTreeSet<String> = pod
-        .volumes
-        .iter()
-        .flatten()
-        .map(|v| v.name.clone())
-        .collect();
-    let volumes = volumes.into_iter().filter(|v| !taken.contains(&v.name));
+    // Validation refused names and paths the operator uses itself (`clashes`).
     pod.volumes.get_or_insert_with(Vec::new).extend(volumes);
     for c in &mut pod.containers {
         let mounts = c.volume_mounts.get_or_insert_with(Vec::new);
-        let taken: BTreeSet<String> = mounts.iter().map(|m| m.mount_path.clone()).collect();
-        mounts.extend(
-            volume_mounts
-                .iter()
-                .filter(|m| !taken.contains(&m.mount_path))
-                .cloned(),
-        );
+        mounts.extend(volume_mounts.iter().cloned());
         let default = || default_resources(pms.spec.sink.max_buffer_bytes);
         c.resources = Some(resources.clone().unwrap_or_else(default));
     }
