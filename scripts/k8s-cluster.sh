@@ -5,6 +5,8 @@
 # docs/architecture.md ("The test cluster") for why each setting is there.
 #   scripts/k8s-cluster.sh start DIR [IMAGE.tar ...] → starts it (state, logs and pids under DIR),
 #                     imports the OCI archives into containerd, prints DIR/kubeconfig (admin)
+#   scripts/k8s-cluster.sh restart-kubelet DIR → stops and starts the kubelet alone (a node-level
+#                     restart: the pods' containers keep running)
 #   scripts/k8s-cluster.sh stop DIR → stops everything by pid, removes its mounts, bridge, NAT rule
 #                     and DIR
 # Networking: pods live on the bridge pms0 (10.88.0.0/16; the node is 10.88.0.1). There is no
@@ -13,7 +15,7 @@
 # cluster per machine, as root (the kubelet has fixed paths such as /var/lib/kubelet/device-plugins).
 set -euo pipefail
 
-cmd=${1:?usage: k8s-cluster.sh start|stop DIR [IMAGE.tar ...]}
+cmd=${1:?usage: k8s-cluster.sh start|stop|restart-kubelet DIR [IMAGE.tar ...]}
 dir=${2:?usage: k8s-cluster.sh start|stop DIR [IMAGE.tar ...]}
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -65,6 +67,25 @@ stop_cluster() {
   ip link del "$bridge" 2>/dev/null || true
   rm -rf /var/lib/cni/networks/pms /var/log/pods /var/log/containers
   rm -rf "$dir"
+}
+
+# The kubelet (also restarted alone by `restart-kubelet`: its pods keep running meanwhile).
+start_kubelet() {
+  local bin kubeconfig=$dir/api/kubeconfig
+  bin=$(cat "$dir/bin.path")
+  "$bin/kubelet" --config="$dir/kubelet.yaml" --kubeconfig="$kubeconfig" --root-dir="$dir/kubelet" \
+    --hostname-override="$node" --node-ip="$node_ip" --address=0.0.0.0 \
+    </dev/null >>"$dir/kubelet.log" 2>&1 &
+  echo $! >"$dir/kubelet.pid"
+  ready() {
+    [ "$(kubectl --kubeconfig "$kubeconfig" get node "$node" \
+      -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+  }
+  # healthz first: after a restart the node may still show the old kubelet's Ready.
+  if ! wait_for "kubelet healthz" 60 curl -sf http://127.0.0.1:10248/healthz || ! wait_for "node $node Ready" 120 ready; then
+    tail -30 "$dir/kubelet.log" >&2
+    return 1
+  fi
 }
 
 case "$cmd" in
@@ -171,24 +192,19 @@ authorization: {mode: AlwaysAllow}
 readOnlyPort: 0
 serializeImagePulls: false
 EOF
-  "$bin/kubelet" --config="$dir/kubelet.yaml" --kubeconfig="$kubeconfig" --root-dir="$dir/kubelet" \
-    --hostname-override="$node" --node-ip="$node_ip" --address=0.0.0.0 \
-    </dev/null >"$dir/kubelet.log" 2>&1 &
-  echo $! >"$dir/kubelet.pid"
-  ready() {
-    [ "$(kubectl --kubeconfig "$kubeconfig" get node "$node" \
-      -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
-  }
-  if ! wait_for "node $node Ready" 120 ready; then
-    tail -30 "$dir/kubelet.log" >&2
-    false
-  fi
+  echo "$bin" >"$dir/bin.path"
+  start_kubelet
   wait_for "the default ServiceAccount" 60 kubectl --kubeconfig "$kubeconfig" get serviceaccount default -n default
   trap - ERR
   echo "$kubeconfig"
   ;;
+restart-kubelet)
+  [ -f "$dir/kubelet.pid" ] || fail "no cluster in $dir"
+  stop_pid "$dir/kubelet.pid" 10
+  start_kubelet
+  ;;
 stop)
   stop_cluster
   ;;
-*) echo "usage: k8s-cluster.sh start|stop DIR [IMAGE.tar ...]" >&2; exit 2 ;;
+*) echo "usage: k8s-cluster.sh start|stop|restart-kubelet DIR [IMAGE.tar ...]" >&2; exit 2 ;;
 esac

@@ -12,6 +12,6 @@ trap 'exit 143' TERM INT
 images=${PMS_IMAGES:-$HOME/.cache/pms/images}
 start=$SECONDS
 kubeconfig=$("$here/k8s-cluster.sh" start "$dir" "$images/pms-worker.tar" "$images/pms-operator.tar")
-export PMS_TEST_CLUSTER_KUBECONFIG=$kubeconfig PMS_MARIADB_BIND=127.0.0.1,10.88.0.1
+export PMS_TEST_CLUSTER_KUBECONFIG=$kubeconfig PMS_TEST_CLUSTER_DIR=$dir PMS_MARIADB_BIND=127.0.0.1,10.88.0.1
 echo "with-k8s-cluster: node Ready in $((SECONDS - start)) s (KUBECONFIG=$kubeconfig)" >&2
 "$@"

@@ -117,6 +117,32 @@ pub fn get(kind: &str, name: &str, namespace: &str) -> Option<Json> {
         .then(|| serde_json::from_slice(&out.stdout).expect("kubectl JSON"))
 }
 
+/// `kubectl get --watch` of the objects of `kind` matching `selector`: every version of them the
+/// API server sends until [`Watch::stop`] (a poll would miss a pod's last status before it goes).
+pub struct Watch(std::process::Child);
+
+impl Watch {
+    pub fn start(kind: &str, namespace: &str, selector: &str) -> Watch {
+        let mut cmd = Command::new(tool("kubectl"));
+        cmd.args([
+            "get", kind, "-n", namespace, "-l", selector, "--watch", "-o", "json",
+        ])
+        .env("KUBECONFIG", kubeconfig())
+        .stdout(std::process::Stdio::piped());
+        Watch(cmd.spawn().unwrap_or_else(|e| panic!("{cmd:?}: {e}")))
+    }
+
+    /// Every object seen, oldest first.
+    pub fn stop(mut self) -> Vec<Json> {
+        let _ = self.0.kill();
+        let out = self.0.wait_with_output().expect("kubectl --watch");
+        serde_json::Deserializer::from_slice(&out.stdout)
+            .into_iter::<Json>()
+            .map_while(Result::ok)
+            .collect()
+    }
+}
+
 pub fn list(kind: &str, namespace: &str, selector: &str) -> Vec<Json> {
     let out = kubectl(&["get", kind, "-n", namespace, "-l", selector, "-o", "json"]);
     let v: Json = serde_json::from_str(&out).unwrap();

@@ -13,7 +13,7 @@ use common::*;
 use pms_tests::config::SyncConfigBuilder;
 use pms_tests::kube::{
     apply_ok, get, helm, kubectl, kubectl_output, list, mysql_writer_secret, patch_sync, wait_for,
-    wait_sync_status,
+    wait_sync_status, Watch,
 };
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
@@ -46,14 +46,10 @@ async fn wait_status(what: &str, f: impl Fn(&Json) -> bool) -> Json {
 /// The slots' pods, Ready through their real readiness probes, `n` of them.
 async fn ready_worker_pods(n: usize) -> Vec<Json> {
     wait_for(&format!("{n} Ready worker pods"), LONG, || {
-        let pods: Vec<Json> = list(
-            "pod",
-            NS,
-            &format!("{SELECTOR},paimonsync.io/component=worker"),
-        )
-        .into_iter()
-        .filter(|p| p["metadata"]["deletionTimestamp"].is_null())
-        .collect();
+        let pods: Vec<Json> = worker_pods_now()
+            .into_iter()
+            .filter(|p| p["metadata"]["deletionTimestamp"].is_null())
+            .collect();
         let ready = |p: &Json| {
             p["status"]["conditions"].as_array().is_some_and(|cs| {
                 cs.iter()
@@ -146,14 +142,47 @@ fn logs_of(selector: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_real_cluster() {
     use_the_cluster();
-    let chart = repo_root().join("charts/paimon-mysql-sync");
+    // The previous chart version (0.1.0: its CRD has no spec.workerPod) and a sync made under
+    // it. Its operator does not run (one image here, the current one): what the upgrade must
+    // carry over is the old CRD and the resources stored under it.
+    let old_chart = repo_root().join("tests/charts/paimon-mysql-sync-0.1.0.tgz");
     helm(&[
         "install",
+        "pms",
+        old_chart.to_str().unwrap(),
+        "-n",
+        "pms-system",
+        "--create-namespace",
+        "--set",
+        "replicaCount=0",
+    ]);
+    assert!(
+        !crd_knows_worker_pod(),
+        "the 0.1.0 CRD has no spec.workerPod"
+    );
+    kubectl(&["create", "namespace", NS]);
+
+    let table = orders_table(json!({"bucket": "4", "changelog-producer": "input"}), false);
+    table.commits(vec![generate(1, 400, "+I", 0)]);
+    open_to_the_workers(&table);
+    let db = TestDb::new("cluster_e2e").await;
+    db.exec(ORDERS_DDL).await;
+    mysql_writer_secret(&db, NS, "cluster_writer", PASSWORD).await;
+    let mut without_volume: Json = serde_json::from_str(&sync_manifest(&table, &db, 2)).unwrap();
+    without_volume["spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("workerPod");
+    apply_ok(&without_volume.to_string());
+
+    // helm upgrade to this chart: the operator applies its new CRD; the old resource stays.
+    let chart = repo_root().join("charts/paimon-mysql-sync");
+    helm(&[
+        "upgrade",
         "pms",
         chart.to_str().unwrap(),
         "-n",
         "pms-system",
-        "--create-namespace",
         "--set",
         "image.pullPolicy=Never",
         "--set",
@@ -164,16 +193,32 @@ async fn on_a_real_cluster() {
         "--timeout",
         "120s",
     ]);
-    kubectl(&["create", "namespace", NS]);
+    wait_for("the operator's CRD with spec.workerPod", LONG, || {
+        crd_knows_worker_pod().then_some(())
+    })
+    .await;
 
-    let table = orders_table(json!({"bucket": "4", "changelog-producer": "input"}), false);
-    table.commits(vec![generate(1, 400, "+I", 0)]);
-    open_to_the_workers(&table);
-    let db = TestDb::new("cluster_e2e").await;
-    db.exec(ORDERS_DDL).await;
-    mysql_writer_secret(&db, NS, "cluster_writer", PASSWORD).await;
+    // That sync's workers can't see the local warehouse (no volume): they crash-loop, and the
+    // status and a Warning event say why (not only the pod logs).
+    let s = wait_status("Degraded with the worker's error", |s| {
+        s["phase"] == "Degraded" && s["conditions"].to_string().contains("WorkerFailed")
+    })
+    .await;
+    let warehouse = table.warehouse().display().to_string();
+    assert!(s["conditions"].to_string().contains(&warehouse), "{s}");
+    let events = kubectl(&[
+        "get",
+        "events",
+        "-n",
+        NS,
+        "--field-selector",
+        &format!("involvedObject.name={SYNC},type=Warning"),
+        "-o",
+        "json",
+    ]);
+    assert!(events.contains("\"Degraded\""), "{events}");
 
-    // Install → pods Ready → the first rows.
+    // The warehouse mounted (spec.workerPod) → pods Ready → the first rows.
     let applied = Instant::now();
     apply_ok(&sync_manifest(&table, &db, 2));
     let pods = ready_worker_pods(2).await;
@@ -293,7 +338,7 @@ async fn on_a_real_cluster() {
     // Suspend: real SIGTERM, each worker flushes and checkpoints, then exits 0; resume goes on.
     patch_sync(NS, SYNC, &json!({"spec": {"state": "suspended"}}));
     wait_for("no worker pods", LONG, || {
-        ready_worker_pods_now().is_empty().then_some(())
+        worker_pods_now().is_empty().then_some(())
     })
     .await;
     wait_status("Suspended", |s| s["phase"] == "Suspended").await;
@@ -302,12 +347,44 @@ async fn on_a_real_cluster() {
     ready_worker_pods(3).await;
     wait_synced(&table, &db).await;
 
-    // The leader operator pod killed: the other replica takes the Lease and scales 3 → 1.
-    let lease = get("lease", "pms-paimon-mysql-sync", "pms-system").expect("the operator's Lease");
-    let leader = lease["spec"]["holderIdentity"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    // A node-level restart of the kubelet while Paimon commits: the pods' containers run on.
+    let before = containers_by_pod();
+    table.commits(vec![generate(7101, 50, "+I", 0)]);
+    restart_kubelet();
+    table.commits(vec![generate_step(7101, 50, 2, "+U", 3)]);
+    ready_worker_pods(3).await;
+    assert_eq!(
+        containers_by_pod(),
+        before,
+        "the same pods and containers after the kubelet restart"
+    );
+    wait_synced(&table, &db).await;
+
+    // The leader frozen (SIGSTOP): the other replica takes the Lease when it expires and scales
+    // 3 → 2; thawed, the old leader sees it lost the Lease and restarts as the standby.
+    let frozen = operator_leader().expect("a leader");
+    let pid = operator_pid(&frozen);
+    signal(pid, "STOP");
+    kubectl(&["scale", "pms", SYNC, "-n", NS, "--replicas=2"]);
+    table.commits(vec![generate(7501, 20, "+I", 0)]);
+    wait_for("another replica leading", LONG, || {
+        operator_leader().filter(|l| *l != frozen).map(drop)
+    })
+    .await;
+    wait_status("the rescale to 2 Done", |s| {
+        s["rescale"]["phase"] == "Done" && s["rescale"]["to"] == 2
+    })
+    .await;
+    signal(pid, "CONT");
+    wait_for("the thawed operator restarted", LONG, || {
+        let pod = get("pod", &frozen, "pms-system")?;
+        (pod["status"]["containerStatuses"][0]["restartCount"].as_i64() >= Some(1)).then_some(())
+    })
+    .await;
+    wait_synced(&table, &db).await;
+
+    // The leader operator pod killed: the other replica takes the Lease and scales 2 → 1.
+    let leader = operator_leader().expect("a leader");
     kubectl(&[
         "delete",
         "pod",
@@ -324,12 +401,8 @@ async fn on_a_real_cluster() {
         s["rescale"]["phase"] == "Done" && s["rescale"]["to"] == 1
     })
     .await;
-    let lease = get("lease", "pms-paimon-mysql-sync", "pms-system").unwrap();
-    assert_ne!(
-        lease["spec"]["holderIdentity"].as_str(),
-        Some(leader.as_str()),
-        "another replica leads"
-    );
+    let next = wait_for("another replica leading", LONG, operator_leader).await;
+    assert_ne!(next, leader, "another replica leads");
     wait_synced(&table, &db).await;
 
     // No secret in any log.
@@ -341,7 +414,9 @@ async fn on_a_real_cluster() {
     );
     assert!(!logs.contains(PASSWORD), "a secret in the logs");
 
-    // Delete: the workers stop first; everything of the sync goes.
+    // Delete: the workers stop first (each flushes and checkpoints, exit 0: none in Error, as
+    // their RBAC goes only after them); everything of the sync goes.
+    let watch = Watch::start("pod", NS, SELECTOR);
     kubectl(&[
         "delete",
         "pms",
@@ -351,10 +426,20 @@ async fn on_a_real_cluster() {
         "--wait=true",
         "--timeout=120s",
     ]);
+    let seen = watch.stop();
+    assert!(seen.len() > 1, "the watch saw the pods go: {seen:?}");
+    let failed_exits: Vec<String> = seen.iter().flat_map(failed_containers).collect();
+    assert!(
+        failed_exits.is_empty(),
+        "workers ended in error on delete: {failed_exits:?}"
+    );
     for kind in ["deployment", "pod", "configmap", "role", "serviceaccount"] {
         let left = list(kind, NS, SELECTOR);
         assert!(left.is_empty(), "{kind} left after delete: {left:?}");
     }
+    // Both operator replicas (the leader, the standby) stop on SIGTERM at once, well inside the
+    // 30 s grace period.
+    let uninstall = Instant::now();
     helm(&[
         "uninstall",
         "pms",
@@ -364,10 +449,107 @@ async fn on_a_real_cluster() {
         "--timeout",
         "120s",
     ]);
+    wait_for("the operator pods gone", LONG, || {
+        list("pod", "pms-system", "app.kubernetes.io/name=paimon-mysql-sync")
+            .is_empty()
+            .then_some(())
+    })
+    .await;
+    let took = uninstall.elapsed();
+    println!(
+        "figure: helm uninstall → no operator pod: {:.1} s",
+        took.as_secs_f64()
+    );
+    assert!(
+        took < Duration::from_secs(20),
+        "helm uninstall took {took:?}"
+    );
+}
+
+/// Whether the installed PaimonMysqlSync CRD's schema has `spec.workerPod`.
+fn crd_knows_worker_pod() -> bool {
+    let crd = get("crd", "paimonmysqlsyncs.paimonsync.io", "default").expect("the CRD");
+    !crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]
+        ["workerPod"]
+        .is_null()
+}
+
+/// The operator pod holding the Lease (none between two holders).
+fn operator_leader() -> Option<String> {
+    let lease = get("lease", "pms-paimon-mysql-sync", "pms-system").expect("the operator's Lease");
+    lease["spec"]["holderIdentity"].as_str().map(str::to_string)
+}
+
+/// The host PID of the operator process of `pod` (its container's env names the pod).
+fn operator_pid(pod: &str) -> u32 {
+    let wanted = format!("POD_NAME={pod}");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            comm.trim() == "pms-operator"
+                && env.split(|b| *b == 0).any(|kv| kv == wanted.as_bytes())
+        })
+        .unwrap_or_else(|| panic!("no pms-operator process of pod {pod}"))
+}
+
+fn signal(pid: u32, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{name} {pid}");
+}
+
+/// `scripts/k8s-cluster.sh restart-kubelet` on the test's cluster.
+fn restart_kubelet() {
+    let dir = std::env::var("PMS_TEST_CLUSTER_DIR")
+        .expect("PMS_TEST_CLUSTER_DIR (set by scripts/with-k8s-cluster.sh)");
+    let status = std::process::Command::new(repo_root().join("scripts/k8s-cluster.sh"))
+        .args(["restart-kubelet", &dir])
+        .status()
+        .unwrap();
+    assert!(status.success(), "restart-kubelet");
+}
+
+/// Each worker pod with its containers' ids and restart counts.
+fn containers_by_pod() -> Vec<(String, String)> {
+    let mut pods: Vec<(String, String)> = worker_pods_now()
+        .iter()
+        .map(|p| {
+            let c = &p["status"]["containerStatuses"][0];
+            (
+                p["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                format!("{} restarts={}", c["containerID"], c["restartCount"]),
+            )
+        })
+        .collect();
+    pods.sort();
+    pods
+}
+
+/// The pod's containers that ended with a non-zero exit code, as "pod: exit code (reason)".
+fn failed_containers(pod: &Json) -> Vec<String> {
+    let name = pod["metadata"]["name"].as_str().unwrap_or_default();
+    let statuses = pod["status"]["containerStatuses"].as_array();
+    statuses
+        .into_iter()
+        .flatten()
+        .filter_map(|c| {
+            let t = &c["state"]["terminated"];
+            let code = t["exitCode"].as_i64()?;
+            (code != 0).then(|| format!("{name}: exit {code} ({})", t["reason"]))
+        })
+        .collect()
 }
 
 /// The sync's worker pods that exist now, Ready or not.
-fn ready_worker_pods_now() -> Vec<Json> {
+fn worker_pods_now() -> Vec<Json> {
     list(
         "pod",
         NS,

@@ -126,7 +126,8 @@ async fn apply_sync(cached: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result
         Next::Fail(invalid) => {
             let previous = pms.status.as_ref();
             let why = invalid.to_string();
-            let status = status::compute(pms, &[], &[], Some(&why), previous, None);
+            let rescale = previous.and_then(|p| p.rescale.as_ref());
+            let status = status::compute(pms, &[], &[], Some(&why), previous, None, rescale);
             update_status(ctx, pms, ns, status).await?;
             Ok(Action::requeue(RESYNC_INVALID))
         }
@@ -202,12 +203,12 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         None,
         previous,
         Some((&plan, &found.jobs)),
+        rescale.status.as_ref(),
     );
     if let Some(s) = &saves.status {
         status.savepoints = Some(s.clone());
     }
     status.parallelism = Some(rescale.slots);
-    status.rescale = rescale.status.clone();
     status.restart_key = match rescale.hold() {
         true => previous.and_then(|p| p.restart_key.clone()),
         false => Some(build::restart_key(v.pms, &ctx.settings)?),

@@ -6,10 +6,14 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use pms_crds::contract::Checkpoint;
 
 use super::jobs::{verified_message, JobFacts, JobPlan};
-use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus, SlotStatus, SyncPhase as Phase, SyncState};
+use pms_crds::{
+    PaimonMysqlSync, PaimonMysqlSyncStatus, RescalePhase, RescaleStatus, SlotStatus,
+    SyncPhase as Phase, SyncState,
+};
 
 /// `deployments[k]` and `checkpoints[k]` are slot k's (None when absent); `jobs`, the
-/// rebuild and verify as decided this reconcile (none for an invalid sync: they stay as they were).
+/// rebuild and verify as decided this reconcile (none for an invalid sync: they stay as they were);
+/// `rescale`, the restart at a cut as decided this reconcile.
 pub fn compute(
     pms: &PaimonMysqlSync,
     deployments: &[Option<Deployment>],
@@ -17,24 +21,29 @@ pub fn compute(
     failure: Option<&str>,
     previous: Option<&PaimonMysqlSyncStatus>,
     jobs: Option<(&JobPlan, &JobFacts)>,
+    rescale: Option<&RescaleStatus>,
 ) -> PaimonMysqlSyncStatus {
     let slots = pms.spec.parallelism;
     let deployments: Vec<&Deployment> = deployments.iter().flatten().collect();
-    let ready = deployments
+    let is_ready = |d: &&&Deployment| {
+        d.status
+            .as_ref()
+            .and_then(|s| s.ready_replicas)
+            .unwrap_or(0)
+            >= 1
+    };
+    let ready = deployments.iter().filter(is_ready).count() as u32;
+    let starting = deployments
         .iter()
-        .filter(|d| {
-            d.status
-                .as_ref()
-                .and_then(|s| s.ready_replicas)
-                .unwrap_or(0)
-                >= 1
-        })
+        .filter(|d| !is_ready(d) && rolling_out(d))
         .count() as u32;
     let running_replicas: i32 = deployments
         .iter()
         .map(|d| d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0))
         .sum();
     let progress = progress(slots, checkpoints);
+    let rescaling =
+        rescale.filter(|r| matches!(r.phase, RescalePhase::Cutting | RescalePhase::Starting));
     let rebuilding = jobs.is_some_and(|(plan, _)| plan.workers_stopped);
     let phase = if failure.is_some() {
         Phase::Failed
@@ -46,7 +55,12 @@ pub fn compute(
         } else {
             Phase::Pending
         }
-    } else if ready == slots {
+    } else if ready == slots
+        || (previous.and_then(|p| p.phase) == Some(Phase::Running)
+            && (rescaling.is_some() || ready + starting == slots))
+    {
+        // A rescale, an upgrade or a config change stops and starts slots on purpose: still
+        // Running (`Progressing` says so), not a Degraded flap and a Warning each time.
         Phase::Running
     } else if previous.and_then(|p| p.phase) == Some(Phase::Running) || (ready > 0 && ready < slots)
     {
@@ -71,6 +85,7 @@ pub fn compute(
         ready,
         failure: failure.unwrap_or_default(),
         progress: &progress,
+        rescaling,
         previous: previous
             .map(|p| p.conditions.as_slice())
             .unwrap_or_default(),
@@ -110,9 +125,33 @@ pub fn compute(
         verify,
         savepoints: previous.and_then(|p| p.savepoints.clone()),
         parallelism: previous.and_then(|p| p.parallelism),
-        rescale: previous.and_then(|p| p.rescale.clone()),
+        rescale: rescale.cloned(),
         restart_key: previous.and_then(|p| p.restart_key.clone()),
     }
+}
+
+/// A Deployment whose new pods are still coming up after a change of its template (a planned
+/// restart), as opposed to one whose pod went away or crash-loops (its rollout is over, or out
+/// of time).
+fn rolling_out(d: &Deployment) -> bool {
+    let Some(status) = &d.status else {
+        return true;
+    };
+    if status.observed_generation < d.metadata.generation {
+        return true;
+    }
+    let progressing = status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| c.type_ == "Progressing");
+    progressing.is_some_and(|c| {
+        c.status == "True"
+            && matches!(
+                c.reason.as_deref(),
+                Some("ReplicaSetUpdated" | "NewReplicaSetCreated" | "FoundNewReplicaSet")
+            )
+    })
 }
 
 /// How far the current slots got.
@@ -177,6 +216,8 @@ struct Facts<'a> {
     ready: u32,
     failure: &'a str,
     progress: &'a Progress,
+    /// A restart at a cut under way.
+    rescaling: Option<&'a RescaleStatus>,
     previous: &'a [Condition],
 }
 
@@ -186,6 +227,9 @@ impl Facts<'_> {
         let slots = self.pms.spec.parallelism;
         let ready = format!("{}/{slots} slots ready", self.ready);
         let ready_cond = match self.phase {
+            Phase::Running if self.ready < slots => {
+                self.condition("Ready", true, "SlotsRestarting", ready.clone())
+            }
             Phase::Running => self.condition("Ready", true, "AllSlotsReady", ready.clone()),
             Phase::Suspended => self.condition(
                 "Ready",
@@ -207,23 +251,40 @@ impl Facts<'_> {
         let progressing = matches!(self.phase, Phase::Pending)
             || p.lag.is_some_and(|l| l > 0)
             || !p.all_checkpointed;
-        let progressing_cond = self.condition(
-            "Progressing",
-            progressing
-                && !matches!(
-                    self.phase,
-                    Phase::Failed | Phase::Suspended | Phase::Rebuilding
+        let progressing_cond = match self.rescaling {
+            None if self.phase == Phase::Running && self.ready < slots => self.condition(
+                "Progressing",
+                true,
+                "SlotsRestarting",
+                format!("{ready}: the others are starting after a change"),
+            ),
+            Some(r) if self.phase == Phase::Running => self.condition(
+                "Progressing",
+                true,
+                "Rescaling",
+                format!(
+                    "restarting {} → {} slots at a cut ({}, {:?})",
+                    r.from, r.to, r.reason, r.phase
                 ),
-            if p.all_checkpointed {
-                "CatchingUp"
-            } else {
-                "WaitingForCheckpoints"
-            },
-            match (p.snapshot_id, p.lag) {
-                (Some(s), Some(l)) => format!("at snapshot {s}, {l} behind"),
-                _ => "not every slot has checkpointed yet".into(),
-            },
-        );
+            ),
+            _ => self.condition(
+                "Progressing",
+                progressing
+                    && !matches!(
+                        self.phase,
+                        Phase::Failed | Phase::Suspended | Phase::Rebuilding
+                    ),
+                if p.all_checkpointed {
+                    "CatchingUp"
+                } else {
+                    "WaitingForCheckpoints"
+                },
+                match (p.snapshot_id, p.lag) {
+                    (Some(s), Some(l)) => format!("at snapshot {s}, {l} behind"),
+                    _ => "not every slot has checkpointed yet".into(),
+                },
+            ),
+        };
         let degraded_cond = match self.phase {
             Phase::Degraded => self.condition("Degraded", true, "SlotsNotReady", ready),
             Phase::Failed => self.condition("Degraded", true, "InvalidSpec", self.failure.into()),
@@ -368,6 +429,7 @@ mod tests {
             None,
             None,
             None,
+            None,
         );
         assert_eq!(s.phase, Some(Phase::Running));
         assert_eq!(
@@ -391,12 +453,105 @@ mod tests {
             None,
             Some(&prev),
             None,
+            None,
         );
         assert_eq!(s.phase, Some(Phase::Degraded));
         assert_eq!(s.snapshot_id, None);
         assert_eq!(s.slots[0].snapshot_id, None);
         assert_eq!(s.slots[1].snapshot_id, Some(8));
         assert_eq!(s.slots_ready.as_deref(), Some("1/3"));
+    }
+
+    #[test]
+    fn a_rescale_at_a_cut_keeps_running_and_says_rescaling() {
+        let prev = PaimonMysqlSyncStatus {
+            phase: Some(Phase::Running),
+            ..Default::default()
+        };
+        let rescale = RescaleStatus {
+            id: "r1".into(),
+            reason: "parallelism".into(),
+            from: 2,
+            to: 3,
+            phase: RescalePhase::Starting,
+            snapshot_id: Some(7),
+            cut_epochs: vec![],
+            started_at: "t".into(),
+            took: None,
+            message: None,
+        };
+        let s = compute(
+            &pms(3),
+            &[ready_deployment(1), ready_deployment(0), None],
+            &[None, None, None],
+            None,
+            Some(&prev),
+            None,
+            Some(&rescale),
+        );
+        assert_eq!(s.phase, Some(Phase::Running), "no Degraded flap");
+        let find = |t: &str| s.conditions.iter().find(|c| c.type_ == t).unwrap();
+        assert_eq!(find("Progressing").reason, "Rescaling");
+        assert_eq!(find("Degraded").status, "False");
+        assert_eq!(s.rescale.as_ref(), Some(&rescale));
+        // Once the rescale is over, missing slots degrade again.
+        let done = RescaleStatus {
+            phase: RescalePhase::Done,
+            ..rescale
+        };
+        let s = compute(
+            &pms(3),
+            &[ready_deployment(1), ready_deployment(0), None],
+            &[None, None, None],
+            None,
+            Some(&prev),
+            None,
+            Some(&done),
+        );
+        assert_eq!(s.phase, Some(Phase::Degraded));
+    }
+
+    #[test]
+    fn a_slot_rolling_out_after_a_change_is_not_degraded_but_a_lost_pod_is() {
+        use k8s_openapi::api::apps::v1::DeploymentCondition;
+        let prev = PaimonMysqlSyncStatus {
+            phase: Some(Phase::Running),
+            ..Default::default()
+        };
+        let with_progress = |reason: &str| {
+            let mut d = ready_deployment(0).unwrap();
+            d.status.as_mut().unwrap().conditions = Some(vec![DeploymentCondition {
+                type_: "Progressing".into(),
+                status: "True".into(),
+                reason: Some(reason.into()),
+                ..Default::default()
+            }]);
+            Some(d)
+        };
+        let phase = |d: Option<Deployment>| {
+            compute(
+                &pms(2),
+                &[ready_deployment(1), d],
+                &[None, None],
+                None,
+                Some(&prev),
+                None,
+                None,
+            )
+            .phase
+        };
+        assert_eq!(
+            phase(with_progress("ReplicaSetUpdated")),
+            Some(Phase::Running)
+        );
+        assert_eq!(
+            phase(with_progress("NewReplicaSetAvailable")),
+            Some(Phase::Degraded)
+        );
+        assert_eq!(
+            phase(with_progress("ProgressDeadlineExceeded")),
+            Some(Phase::Degraded)
+        );
     }
 
     #[test]
@@ -419,6 +574,7 @@ mod tests {
             None,
             None,
             Some((&JobPlan::default(), &found)),
+            None,
         );
         assert_eq!(s.phase, Some(Phase::Degraded));
         let degraded = s.conditions.iter().find(|c| c.type_ == "Degraded").unwrap();
@@ -438,6 +594,7 @@ mod tests {
             &[ready_deployment(1)],
             &[Some(&cp(0, 1, 1, 1))],
             Some("Secret x does not exist"),
+            None,
             None,
             None,
         );
@@ -471,6 +628,7 @@ mod tests {
             &pms(2),
             &[ready_deployment(1), ready_deployment(1)],
             &[Some(&a), Some(&b)],
+            None,
             None,
             None,
             None,
