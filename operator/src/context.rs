@@ -32,6 +32,8 @@ pub struct Context {
     /// object instead of a new object per reconcile.
     pub recorder: Recorder,
     pub metrics: Metrics,
+    /// Checked before every reconcile (a frozen leader must not write once another leads).
+    pub leadership: Option<crate::leadership::Leadership>,
 }
 
 /// Reconcile metrics, as kube-rs' controller-rs keeps them: how many (by result), why they

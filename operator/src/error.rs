@@ -38,6 +38,14 @@ pub enum Error {
         source: Box<kube::Error>,
     },
 
+    /// Another replica holds the Lease (this one was paused past it): it must not write.
+    #[error("not the leader any more (the Lease is {holder}'s)")]
+    NotLeader { holder: String },
+
+    /// The status write found the resource changed since this reconcile read it.
+    #[error("PaimonMysqlSync {0} changed during the reconcile; reconciling it again")]
+    Changed(String),
+
     #[error("PaimonMysqlSync {0} is not namespaced")]
     NotNamespaced(String),
 
@@ -76,6 +84,11 @@ impl Error {
         }
     }
 
+    /// Whether users should see it as a Warning event (not a benign race of two writers).
+    pub fn worth_an_event(&self) -> bool {
+        !matches!(self, Error::Changed(_) | Error::NotLeader { .. })
+    }
+
     /// A short, bounded label for metrics (`pms_operator_reconcile_errors_total{reason}`).
     pub fn reason(&self) -> &'static str {
         match self {
@@ -86,6 +99,8 @@ impl Error {
                 Verb::Delete => "delete",
                 Verb::PatchStatus => "patch_status",
             },
+            Error::NotLeader { .. } => "not_leader",
+            Error::Changed(_) => "changed",
             Error::NotNamespaced(_) => "not_namespaced",
             Error::Yaml { .. } => "serialize",
             Error::Finalizer { .. } => "finalizer",

@@ -7,4 +7,5 @@
 pub mod context;
 pub mod crds;
 pub mod error;
+pub mod leadership;
 pub mod reconcile;

@@ -18,6 +18,7 @@ use kube_lease_manager::LeaseManagerBuilder;
 use pms_crds::contract::{Component, COMPONENT_LABEL, MANAGER, SYNC_LABEL};
 use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncSavepoint};
 use pms_operator::context::{Context, Metrics, Settings};
+use pms_operator::leadership::Leadership;
 use pms_operator::reconcile;
 use pms_runtime::Readiness;
 use tracing::{error, info, warn};
@@ -146,6 +147,8 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         pms_operator::crds::apply_own_crds(&client).await?;
     }
 
+    let leadership = Leadership::new(client.clone(), &lease_ns, &cli.lease_name, &identity);
+    let fenced = leadership.lost.clone();
     let ctx = Arc::new(Context {
         client: client.clone(),
         settings: Settings {
@@ -161,13 +164,20 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             },
         ),
         metrics,
+        leadership: Some(leadership),
     });
     let controller = run_controller(client, cli.namespace.as_deref(), ctx);
-    // Losing the lease stops reconciling at once: another replica takes over.
+    // Losing the lease stops reconciling at once: another replica takes over. A reconcile
+    // that finds another holder first (this replica was frozen) stops it too.
     let lost = async {
         loop {
-            if leader.changed().await.is_err() || !*leader.borrow() {
-                break;
+            tokio::select! {
+                changed = leader.changed() => {
+                    if changed.is_err() || !*leader.borrow() {
+                        break;
+                    }
+                }
+                _ = fenced.notified() => break,
             }
         }
     };

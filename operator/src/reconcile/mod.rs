@@ -52,6 +52,9 @@ pub async fn reconcile(pms: Arc<PaimonMysqlSync>, ctx: Arc<Context>) -> Result<A
 }
 
 async fn reconcile_with_finalizer(pms: Arc<PaimonMysqlSync>, ctx: &Context) -> Result<Action> {
+    if let Some(leadership) = &ctx.leadership {
+        leadership.check().await?;
+    }
     let sync = pms.name_any();
     let ns = pms
         .namespace()
@@ -80,7 +83,11 @@ async fn reconcile_with_finalizer(pms: Arc<PaimonMysqlSync>, ctx: &Context) -> R
 
 pub fn error_policy(pms: Arc<PaimonMysqlSync>, error: &Error, _ctx: Arc<Context>) -> Action {
     warn!(sync = %pms.name_any(), %error, "reconcile failed");
-    Action::requeue(RETRY)
+    match error {
+        // Read again at once: nothing failed, the resource moved on.
+        Error::Changed(_) => Action::requeue(Duration::from_millis(200)),
+        _ => Action::requeue(RETRY),
+    }
 }
 
 /// What follows step 1, decided without side effects.
@@ -133,7 +140,7 @@ async fn apply_sync(cached: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result
         }
         Next::Apply(valid, found) => {
             let result = build_and_apply(ctx, &valid, &found).await;
-            if let Err(e) = &result {
+            if let Some(e) = result.as_ref().err().filter(|e| e.worth_an_event()) {
                 publish(ctx, pms, EventType::Warning, "ApplyFailed", e.to_string()).await;
             }
             result
@@ -270,21 +277,33 @@ async fn update_status(
     status: PaimonMysqlSyncStatus,
 ) -> Result<()> {
     let previous = pms.status.as_ref();
-    let old = previous.and_then(|p| p.phase);
-    if let Some((type_, new, note)) = phase_event(old, &status) {
-        info!(sync = %pms.name_any(), from = ?old, to = %new, "phase changed");
-        publish(ctx, pms, type_, new.as_str(), note).await;
-    }
     if previous == Some(&status) {
         return Ok(());
     }
+    let old = previous.and_then(|p| p.phase);
+    let event = phase_event(old, &status);
     let api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
-    let patch = serde_json::json!({"apiVersion": "paimonsync.io/v1alpha1", "kind": "PaimonMysqlSync", "status": status});
+    // Conditional on the version this reconcile read: a status computed from an older spec, or
+    // by a leader that was frozen meanwhile, is refused (409) instead of overwriting a newer one.
+    let patch = serde_json::json!({
+        "apiVersion": "paimonsync.io/v1alpha1",
+        "kind": "PaimonMysqlSync",
+        "metadata": {"resourceVersion": pms.resource_version()},
+        "status": status,
+    });
     let name = pms.name_any();
     let params = PatchParams::apply(MANAGER).force();
     api.patch_status(&name, &params, &Patch::Apply(&patch))
         .await
-        .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::PatchStatus, ns, &name, e))?;
+        .map_err(|e| match e {
+            kube::Error::Api(s) if s.code == 409 => Error::Changed(name.clone()),
+            e => Error::api::<PaimonMysqlSync>(Verb::PatchStatus, ns, &name, e),
+        })?;
+    // After the write: the reconcile that saved the change publishes it, once.
+    if let Some((type_, new, note)) = event {
+        info!(sync = %name, from = ?old, to = %new, "phase changed");
+        publish(ctx, pms, type_, new.as_str(), note).await;
+    }
     Ok(())
 }
 
