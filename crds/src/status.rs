@@ -166,6 +166,15 @@ pub enum SyncPhase {
 }
 
 impl SyncPhase {
+    pub const ALL: [SyncPhase; 6] = [
+        SyncPhase::Pending,
+        SyncPhase::Running,
+        SyncPhase::Suspended,
+        SyncPhase::Degraded,
+        SyncPhase::Failed,
+        SyncPhase::Rebuilding,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             SyncPhase::Pending => "Pending",

@@ -2,6 +2,7 @@
 
 use kube::runtime::events::Recorder;
 use kube::Client;
+use pms_crds::SyncPhase;
 use prometheus::{Histogram, HistogramOpts, IntCounterVec, IntGaugeVec, Opts, Registry};
 
 /// Settings from the command line (and the Helm chart's values).
@@ -48,6 +49,9 @@ pub struct Metrics {
     pub duration: Histogram,
     /// `pms_verify_divergent_rows{namespace,sync}`: what the last periodic verify found.
     pub divergent_rows: IntGaugeVec,
+    /// `pms_sync_phase{namespace,sync,phase}`: 1 for the sync's phase, 0 for the others (so an
+    /// alert `== 1` for N minutes works, as kube-state-metrics does for pod phases).
+    pub phase: IntGaugeVec,
 }
 
 impl Metrics {
@@ -82,12 +86,18 @@ impl Metrics {
             &["namespace", "sync"],
         )?;
         registry.register(Box::new(divergent_rows.clone()))?;
+        let phase = IntGaugeVec::new(
+            Opts::new("pms_sync_phase", "1 for the sync's current phase"),
+            &["namespace", "sync", "phase"],
+        )?;
+        registry.register(Box::new(phase.clone()))?;
         Ok(Self {
             registry,
             reconciles,
             failures,
             duration,
             divergent_rows,
+            phase,
         })
     }
 
@@ -97,9 +107,20 @@ impl Metrics {
             .set(rows as i64);
     }
 
+    pub fn sync_phase(&self, ns: &str, sync: &str, phase: SyncPhase) {
+        for p in SyncPhase::ALL {
+            self.phase
+                .with_label_values(&[ns, sync, p.as_str()])
+                .set(i64::from(p == phase));
+        }
+    }
+
     /// A deleted sync's series go with it.
     pub fn forget_sync(&self, ns: &str, sync: &str) {
         let _ = self.divergent_rows.remove_label_values(&[ns, sync]);
+        for p in SyncPhase::ALL {
+            let _ = self.phase.remove_label_values(&[ns, sync, p.as_str()]);
+        }
     }
 
     /// Counts one finished reconcile.
@@ -116,6 +137,23 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_phase_is_1_and_a_deleted_sync_leaves_no_series() {
+        let m = Metrics::new().unwrap();
+        m.sync_phase("ns", "s", SyncPhase::Degraded);
+        let text = pms_runtime::render(&m.registry);
+        assert!(
+            text.contains("pms_sync_phase{namespace=\"ns\",phase=\"Degraded\",sync=\"s\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("pms_sync_phase{namespace=\"ns\",phase=\"Running\",sync=\"s\"} 0"),
+            "{text}"
+        );
+        m.forget_sync("ns", "s");
+        assert!(!pms_runtime::render(&m.registry).contains("pms_sync_phase{"));
+    }
 
     #[test]
     fn a_failed_reconcile_is_counted_by_reason_and_timed() {

@@ -1,9 +1,13 @@
 //! Prometheus metrics of one worker (one slot). Exposed on `/metrics` by the admin endpoint.
 
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::MetricFamily;
 use prometheus::{
-    Gauge, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    Gauge, GaugeVec, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
 };
 
 use crate::buffer::Batch;
@@ -30,6 +34,14 @@ pub struct Metrics {
     pub full_reading: IntGauge,
     /// Input records per row written: how much the key reduction saved.
     pub reduce_ratio: Gauge,
+    /// Paimon commit → the snapshot written whole to MySQL and checkpointed.
+    pub commit_to_visible: Histogram,
+    /// The earliest snapshot Paimon still keeps (expiration moves it).
+    pub earliest_snapshot: IntGauge,
+    /// When something last went wrong, by a bounded reason ([`ErrorReason`]).
+    last_error: GaugeVec,
+    /// Ages computed when scraped: freshness and checkpoint age.
+    clocks: Arc<Clocks>,
     input_records_flushed: IntCounter,
     rows_flushed: IntCounter,
 }
@@ -113,8 +125,58 @@ impl Metrics {
                 "Input records covered by committed flushes",
             ),
             rows_flushed: counter("rows_flushed_total", "Rows written by committed flushes"),
+            commit_to_visible: histogram(
+                "commit_to_visible_seconds",
+                "Paimon snapshot commit → written whole to MySQL and checkpointed",
+                prometheus::exponential_buckets(0.05, 2.0, 14).expect("static"),
+            ),
+            earliest_snapshot: gauge("earliest_snapshot", "Earliest Paimon snapshot not expired"),
+            last_error: register(
+                &registry,
+                GaugeVec::new(
+                    Opts::new(
+                        "last_error_timestamp_seconds",
+                        "When an error of this reason last happened (Unix time)",
+                    ),
+                    &["reason"],
+                ),
+            ),
+            clocks: {
+                let clocks = Arc::new(Clocks::default());
+                registry
+                    .register(Box::new(AgesCollector::new(clocks.clone())))
+                    .expect("metric names are unique");
+                clocks
+            },
             registry,
         }
+    }
+
+    /// A snapshot committed by Paimon at `committed_ms` is now in MySQL and checkpointed.
+    pub fn snapshot_visible(&self, committed_ms: i64) {
+        let now = now_ms();
+        self.commit_to_visible
+            .observe((now - committed_ms).max(0) as f64 / 1000.0);
+        self.clocks
+            .fresh_as_of
+            .fetch_max(committed_ms, Ordering::Relaxed);
+    }
+
+    /// MySQL holds everything Paimon had at `polled_ms` (a poll found nothing newer).
+    pub fn caught_up(&self, polled_ms: i64) {
+        self.clocks
+            .fresh_as_of
+            .fetch_max(polled_ms, Ordering::Relaxed);
+    }
+
+    pub fn checkpointed(&self) {
+        self.clocks.checkpoint_ms.store(now_ms(), Ordering::Relaxed);
+    }
+
+    pub fn error(&self, reason: ErrorReason) {
+        self.last_error
+            .with_label_values(&[reason.as_str()])
+            .set(now_ms() as f64 / 1000.0);
     }
 
     /// The read counters of the row kinds `+I`, `-U`, `+U`, `-D` (in `RowKind::index` order),
@@ -123,9 +185,10 @@ impl Metrics {
         ["+I", "-U", "+U", "-D"].map(|k| self.records_read.with_label_values(&[k]))
     }
 
-    pub fn observe_flush(&self, batch: &Batch, took: Duration) {
+    /// A committed flush; `bulk`: its upserts went in by `LOAD DATA` (counted as `op="bulk"`).
+    pub fn observe_flush(&self, batch: &Batch, took: Duration, bulk: bool) {
         self.rows_written
-            .with_label_values(&["upsert"])
+            .with_label_values(&[if bulk { "bulk" } else { "upsert" }])
             .inc_by(batch.upserts.len() as u64);
         self.rows_written
             .with_label_values(&["delete"])
@@ -154,6 +217,88 @@ impl Metrics {
     }
 }
 
+/// The reasons of `pms_last_error_timestamp_seconds`: a fixed set (no keys, no messages).
+#[derive(Clone, Copy, Debug)]
+pub enum ErrorReason {
+    /// A flush failed and is retried (MySQL down, a deadlock, a lock wait timeout).
+    MysqlTransient,
+    /// The Paimon consumer file could not be written (snapshots may expire under the slot).
+    ConsumerFile,
+}
+
+impl ErrorReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorReason::MysqlTransient => "mysql_transient",
+            ErrorReason::ConsumerFile => "consumer_file",
+        }
+    }
+}
+
+pub fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// Points in time (Unix ms, 0 = not yet) turned into ages when scraped.
+#[derive(Default)]
+struct Clocks {
+    /// MySQL holds every Paimon commit up to this time.
+    fresh_as_of: AtomicI64,
+    checkpoint_ms: AtomicI64,
+}
+
+/// `pms_freshness_seconds` and `pms_checkpoint_age_seconds`, computed at scrape time (a gauge
+/// set on progress would stand still exactly when progress stops).
+struct AgesCollector {
+    clocks: Arc<Clocks>,
+    freshness: Gauge,
+    checkpoint_age: Gauge,
+}
+
+impl AgesCollector {
+    fn new(clocks: Arc<Clocks>) -> Self {
+        let gauge = |name: &str, help: &str| Gauge::new(name, help).expect("static metric");
+        Self {
+            clocks,
+            freshness: gauge(
+                "freshness_seconds",
+                "Now − the time up to which MySQL holds every Paimon commit (the last snapshot \
+                 written whole, or the last poll that found nothing newer)",
+            ),
+            checkpoint_age: gauge("checkpoint_age_seconds", "Now − the last checkpoint"),
+        }
+    }
+}
+
+impl Collector for AgesCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        [&self.freshness, &self.checkpoint_age]
+            .into_iter()
+            .flat_map(|g| g.desc())
+            .collect()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let now = now_ms();
+        let age = |at: &AtomicI64, gauge: &Gauge| {
+            let at = at.load(Ordering::Relaxed);
+            // Nothing known yet (a full read under way): no sample rather than a made-up age.
+            (at > 0).then(|| {
+                gauge.set((now - at).max(0) as f64 / 1000.0);
+                gauge.collect()
+            })
+        };
+        [
+            age(&self.clocks.fresh_as_of, &self.freshness),
+            age(&self.clocks.checkpoint_ms, &self.checkpoint_age),
+        ]
+        .into_iter()
+        .flatten()
+        .flatten()
+        .collect()
+    }
+}
+
 /// Registers a metric built from static names and help texts (so neither step can fail).
 fn register<M: prometheus::core::Collector + Clone + 'static>(
     registry: &Registry,
@@ -179,4 +324,39 @@ fn labelled_registry(sync: &str, slot: u32) -> Registry {
         ),
     )
     .expect("static registry options are valid")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(text: &str, name: &str) -> Option<f64> {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+    }
+
+    #[test]
+    fn ages_are_computed_when_scraped_and_absent_until_known() {
+        let m = Metrics::new("s", 0);
+        let text = m.render();
+        assert!(sample(&text, "pms_freshness_seconds").is_none(), "{text}");
+        m.snapshot_visible(now_ms() - 30_000);
+        m.checkpointed();
+        let text = m.render();
+        let fresh = sample(&text, "pms_freshness_seconds{").unwrap();
+        assert!((29.0..40.0).contains(&fresh), "{text}");
+        assert!(sample(&text, "pms_checkpoint_age_seconds{").unwrap() < 5.0);
+        assert_eq!(
+            sample(&text, "pms_commit_to_visible_seconds_count{"),
+            Some(1.0)
+        );
+        // A poll that found nothing newer makes MySQL fresh as of that poll.
+        m.caught_up(now_ms());
+        assert!(sample(&m.render(), "pms_freshness_seconds{").unwrap() < 5.0);
+        m.error(ErrorReason::MysqlTransient);
+        assert!(m
+            .render()
+            .contains("pms_last_error_timestamp_seconds{reason=\"mysql_transient\""));
+    }
 }

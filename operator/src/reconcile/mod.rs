@@ -277,6 +277,9 @@ async fn update_status(
     status: PaimonMysqlSyncStatus,
 ) -> Result<()> {
     let previous = pms.status.as_ref();
+    if let Some(phase) = status.phase {
+        ctx.metrics.sync_phase(ns, &pms.name_any(), phase);
+    }
     if previous == Some(&status) {
         return Ok(());
     }

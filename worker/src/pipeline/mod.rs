@@ -91,6 +91,8 @@ struct Pipeline {
     /// The read point of the last flush handed to the writer (committed or not yet).
     sent_to_writer: Option<ReadPoint>,
     latest: i64,
+    /// The last snapshot the freshness metrics were told is visible.
+    visible_snapshot: i64,
     /// Where the run stops or pauses at a snapshot's end (`cut.rs`).
     cut: Cut,
     /// Slot 0 removes other layouts' consumers once, after its first consumer write.
@@ -167,6 +169,7 @@ async fn run_with_one_schema(
         read_to: resumed_point,
         sent_to_writer: resumed_point,
         latest: 0,
+        visible_snapshot: 0,
         cut: Cut::default(),
         stale_consumers_removed: false,
         records_read: metrics.records_read_counters(),
@@ -239,6 +242,7 @@ impl Pipeline {
         once: bool,
     ) -> Result<Followed> {
         loop {
+            let polled = crate::metrics::now_ms();
             self.latest = self.source.latest_snapshot().await?.unwrap_or(0);
             if next <= self.latest {
                 self.check_not_expired(next).await?;
@@ -278,6 +282,9 @@ impl Pipeline {
             self.flush(FlushReason::CaughtUp).await?;
             if self.policy.checkpoint_due() {
                 self.checkpoint().await?;
+            }
+            if self.read_to.is_some() && self.writer.committed() == self.read_to {
+                self.metrics.caught_up(polled);
             }
             self.idle().await;
         }
@@ -359,17 +366,39 @@ impl Pipeline {
             .write_consumer(&self.cfg.consumer_id, cp.next_snapshot())
             .await
         {
+            self.metrics
+                .error(crate::metrics::ErrorReason::ConsumerFile);
             warn!(error = %e, consumer = %self.cfg.consumer_id, "could not write the Paimon consumer file; snapshots may expire before this slot reads them");
         }
         if !self.stale_consumers_removed && self.cfg.slot.index == 0 {
             self.remove_stale_consumers().await;
         }
+        self.metrics.checkpointed();
         let done = cp.next_snapshot() - 1;
         if done > 0 {
             self.summary.snapshot_id = Some(done);
             self.metrics.set_progress(done, self.latest.max(done));
         }
+        if done > self.visible_snapshot && matches!(cp.point, ReadPoint::Changes { .. }) {
+            self.visible_snapshot = done;
+            self.observe_visible(done).await;
+        }
         Ok(())
+    }
+
+    /// Freshness and expiry metrics for snapshot `done`, now in MySQL (a failed read of them
+    /// costs a metric sample, never the sync).
+    async fn observe_visible(&self, done: i64) {
+        match self.source.snapshot_time_millis(done).await {
+            Ok(committed) => self.metrics.snapshot_visible(committed),
+            Err(e) => {
+                warn!(error = %e, snapshot = done, "could not read the snapshot's commit time")
+            }
+        }
+        match self.source.earliest_snapshot().await {
+            Ok(earliest) => self.metrics.earliest_snapshot.set(earliest.unwrap_or(0)),
+            Err(e) => warn!(error = %e, "could not read the earliest snapshot"),
+        }
     }
 
     /// After slot 0 wrote its consumer (at the lowest point any slot resumes from, after a

@@ -98,6 +98,8 @@ pub struct MysqlSink {
     guarded: bool,
     /// The server refused `LOAD DATA LOCAL` once: every later bulk request uses upserts.
     bulk_refused: AtomicBool,
+    /// The last successful attempt was a bulk load (the metrics count its rows as `bulk`).
+    wrote_bulk: AtomicBool,
     max_rows_per_statement: usize,
     max_statement_bytes: usize,
     max_retries: u32,
@@ -125,6 +127,7 @@ impl MysqlSink {
             delete_positions: layout.delete_positions().collect(),
             guarded: guard.is_some(),
             bulk_refused: AtomicBool::new(false),
+            wrote_bulk: AtomicBool::new(false),
             max_rows_per_statement: sink.max_rows_per_statement as usize,
             // Leave room for the SQL text and protocol framing.
             max_statement_bytes: (conn.server.max_allowed_packet as usize)
@@ -195,14 +198,16 @@ impl MysqlSink {
             || self.attempt(request, !first.swap(false, Ordering::Relaxed)),
             |attempt, failure, wait| {
                 self.metrics.retries.inc();
+                self.metrics.error(crate::metrics::ErrorReason::MysqlTransient);
                 warn!(table = %self.target, attempt, max_retries = self.max_retries, wait_ms = wait.as_millis() as u64,
                       error = %failure.error, "transient MySQL failure, retrying the flush");
             },
         )
         .await
         .map_err(|f| self.error(f))?;
+        let bulk = self.wrote_bulk.swap(false, Ordering::Relaxed);
         self.metrics
-            .observe_flush(&request.batch, started.elapsed());
+            .observe_flush(&request.batch, started.elapsed(), bulk);
         Ok(())
     }
 

@@ -32,7 +32,10 @@ impl MysqlSink {
             && !self.bulk_refused.load(Ordering::Relaxed);
         if bulk_applies {
             match self.bulk_load(request).await {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    self.wrote_bulk.store(true, Ordering::Relaxed);
+                    return Ok(());
+                }
                 Err(f) if bulk::is_refused(&f.error) => {
                     warn!(table = %self.target, error = %f.error, "LOAD DATA LOCAL INFILE is refused (local_infile off?): using upserts");
                     self.bulk_refused.store(true, Ordering::Relaxed);

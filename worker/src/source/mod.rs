@@ -172,6 +172,17 @@ impl PaimonSource {
             .map_err(|e| self.err(e))
     }
 
+    /// When snapshot `id` was committed (Unix ms).
+    pub async fn snapshot_time_millis(&self, id: i64) -> Result<i64> {
+        let snapshot = self
+            .table
+            .snapshot_manager()
+            .get_snapshot(id)
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(snapshot.time_millis() as i64)
+    }
+
     /// The first snapshot committed at or after `millis` since the epoch.
     pub async fn snapshot_at_or_after(&self, millis: i64) -> Result<Option<i64>> {
         let snapshot = self
