@@ -21,6 +21,9 @@ cp -r "$root/examples/warehouse" "$work/warehouse"
 sed -e "s#warehouse: examples/warehouse#warehouse: $work/warehouse#" \
     -e "s#127.0.0.1:3306#127.0.0.1:$port#" "$root/examples/sync.yaml" > "$work/sync.yaml"
 
+echo "== pms-worker check --config sync.yaml   (the pre-flight: exit 0 = nothing is ✗)"
+"$bin" check --config "$work/sync.yaml"
+echo
 echo "== pms-worker run --config sync.yaml --once   (MariaDB on 127.0.0.1:$port)"
 start=$(date +%s.%N)
 "$bin" run --config "$work/sync.yaml" --once

@@ -7,6 +7,7 @@
 //! both with the same stages.
 
 pub mod buffer;
+pub mod check;
 pub mod checkpoint;
 pub mod config;
 pub mod error;

@@ -41,6 +41,30 @@ enum Command {
     Rebuild(RebuildArgs),
     /// Set every slot to go on after snapshot S (a savepoint's snapshot); stop the sync first.
     Restore(RestoreArgs),
+    /// Pre-flight: is the pair (Paimon table, MySQL table) and the config set up right? One
+    /// line per check, ✓ / ⚠ / ✗ with the fix for each problem; exit 1 when something is ✗.
+    /// Writes nothing.
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+    /// `text` for people, `json` for automation.
+    #[arg(long, value_parser = ["text", "json"], default_value = "text")]
+    output: String,
+    /// The longest the sync may be down and still resume (checked against the consumer's
+    /// expiration), e.g. 1h, 30m, 2d.
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    max_downtime: std::time::Duration,
+    /// Rows per second the full load is estimated at (measure yours with `make bench`).
+    #[arg(long, default_value_t = 100_000.0)]
+    full_load_rate: f64,
+}
+
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("{e}; write e.g. 30m, 1h, 2d"))
 }
 
 /// The config file every command reads.
@@ -141,7 +165,13 @@ const EXIT_DIVERGENT: u8 = 3;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     pms_runtime::install_tls_provider();
-    pms_runtime::init_logging(cli.log_json, "info");
+    // `check` prints a report: only warnings and errors are logged beside it.
+    let log_level = if matches!(cli.command, Command::Check(_)) {
+        "warn"
+    } else {
+        "info"
+    };
+    pms_runtime::init_logging(cli.log_json, log_level);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -157,6 +187,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => runtime.block_on(verify(args)),
         Command::Rebuild(args) => runtime.block_on(rebuild(args)).map(|()| ExitCode::SUCCESS),
         Command::Restore(args) => runtime.block_on(restore(args)).map(|()| ExitCode::SUCCESS),
+        Command::Check(args) => Ok(runtime.block_on(check(args))),
     };
     match result {
         Ok(code) => code,
@@ -164,6 +195,31 @@ fn main() -> ExitCode {
             error!("{e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+async fn check(args: CheckArgs) -> ExitCode {
+    let opts = pms_worker::check::CheckOptions {
+        max_downtime: args.max_downtime,
+        full_load_rows_per_second: args.full_load_rate,
+    };
+    let env = |k: &str| std::env::var(k).ok();
+    let report = pms_worker::check::run(&args.config.config, &env, &opts).await;
+    if args.output == "json" {
+        match serde_json::to_string_pretty(&report) {
+            Ok(json) => println!("{json}"),
+            Err(e) => {
+                error!("can't write the report as JSON: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        print!("{}", report.text());
+    }
+    if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

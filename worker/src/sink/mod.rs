@@ -64,6 +64,15 @@ impl MysqlConnection {
         })
     }
 
+    /// A connection for read-only probes (`check`).
+    pub async fn probe_conn(&self) -> Result<mysql_async::Conn> {
+        self.pool.get_conn().await.map_err(|e| self.read_failed(e))
+    }
+
+    pub fn server(&self) -> &ServerInfo {
+        &self.server
+    }
+
     /// The target table as `information_schema` describes it; `None` when it does not exist.
     pub async fn describe_target(&self) -> Result<Option<TargetTable>> {
         let mut conn = self

@@ -66,6 +66,13 @@ enum SnapshotKind {
     NewSchema(i64),
 }
 
+/// What `check` tells of a snapshot.
+pub struct SnapshotInfo {
+    pub id: i64,
+    pub time_millis: i64,
+    pub total_records: Option<i64>,
+}
+
 /// An open Paimon table, seen by one slot.
 pub struct PaimonSource {
     table: Table,
@@ -170,6 +177,30 @@ impl PaimonSource {
             .earliest_snapshot_id()
             .await
             .map_err(|e| self.err(e))
+    }
+
+    pub fn shape(&self) -> &TableShape {
+        &self.shape
+    }
+
+    /// The table's options (retention, consumer expiration, …).
+    pub fn options(&self) -> &HashMap<String, String> {
+        self.table.schema().options()
+    }
+
+    /// The latest snapshot's id, commit time and record count (before merging), if any.
+    pub async fn latest_snapshot_info(&self) -> Result<Option<SnapshotInfo>> {
+        let latest = self
+            .table
+            .snapshot_manager()
+            .get_latest_snapshot()
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(latest.map(|s| SnapshotInfo {
+            id: s.id(),
+            time_millis: s.time_millis() as i64,
+            total_records: s.total_record_count(),
+        }))
     }
 
     /// When snapshot `id` was committed (Unix ms).

@@ -1,0 +1,71 @@
+//! `pms-worker check`: the pre-flight of a sync. Before go-live (and before the operator starts
+//! the workers) it tells whether the pair (Paimon table, MySQL table) and the config are set up
+//! right, one line per check, with the exact fix for each problem. It writes nothing: the same
+//! validations the worker runs at start, collected instead of stopping at the first, plus the
+//! settings that only matter later (retention against downtime, triggers, packet size, …).
+
+mod mysql;
+mod paimon;
+mod report;
+
+use std::path::Path;
+use std::time::Duration;
+
+use pms_crds::contract::Slot;
+
+pub use report::{Area, Item, Report, Status};
+
+use crate::config::WorkerConfig;
+
+/// What the checks measure the setup against.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    /// The longest the sync may be down (a deploy, an outage) and still resume.
+    pub max_downtime: Duration,
+    /// Rows per second the full load is estimated at.
+    pub full_load_rows_per_second: f64,
+}
+
+/// Runs every check; never fails itself (what it can't check is a ✗ saying why).
+pub async fn run(path: &Path, env: &dyn Fn(&str) -> Option<String>, opts: &CheckOptions) -> Report {
+    let mut report = Report::default();
+    let cfg = match WorkerConfig::load(path, Slot::SINGLE, env) {
+        Ok(cfg) => cfg,
+        Err(e) => {
+            report.fail(
+                Area::Config,
+                "config.valid",
+                format!("{}: {e}", path.display()),
+                "correct the field named above (a misspelt or unknown field is refused, not ignored); \
+                 the fields are in the CRD: kubectl explain pms.spec",
+            );
+            return report;
+        }
+    };
+    report.pass(
+        Area::Config,
+        "config.valid",
+        format!(
+            "{}: every field known, durations and URLs valid (sync {})",
+            path.display(),
+            cfg.sync_name
+        ),
+    );
+    if cfg.mysql.password.is_none() {
+        report.warn(
+            Area::Config,
+            "config.credentials",
+            format!("no MySQL password for user {} (neither in the URL's Secret nor MYSQL_PASSWORD)", cfg.mysql.user),
+            "set MYSQL_PASSWORD (standalone) or sink.credentialsSecretRef (under the operator), unless the user has none",
+        );
+    } else {
+        report.pass(
+            Area::Config,
+            "config.credentials",
+            format!("MySQL credentials present for user {}", cfg.mysql.user),
+        );
+    }
+    let source = paimon::check(&cfg, opts, &mut report).await;
+    mysql::check(&cfg, source.as_ref(), &mut report).await;
+    report
+}
