@@ -186,6 +186,32 @@ async fn missing_privileges_fail_with_the_grant() {
         fix.starts_with("GRANT SELECT, INSERT, UPDATE, DELETE"),
         "{fix}"
     );
+    // A rebuild would need more: a warning. Exactly-once needs its progress table: a failure.
+    let (_, fix) = item(&report, "mysql.privileges_rebuild", "warn");
+    assert!(fix.starts_with("GRANT CREATE, DROP, ALTER"), "{fix}");
+    db.exec(&format!(
+        "GRANT INSERT, UPDATE, DELETE ON `{}`.`orders` TO '{user}'@'%'",
+        db.name
+    ))
+    .await;
+    let exactly_once = SyncConfig::builder_for_url(&t, &url)
+        .delivery(Delivery::ExactlyOnce)
+        .build();
+    let (code, report) = check(&exactly_once, &[]);
+    assert_eq!(code, 1, "{report:#}");
+    item(&report, "mysql.privileges", "pass");
+    let (message, fix) = item(&report, "mysql.privileges_exactly_once", "fail");
+    assert!(message.contains("_paimon_sync_progress"), "{message}");
+    assert!(
+        fix.contains("CREATE, SELECT, INSERT, UPDATE, ALTER"),
+        "{fix}"
+    );
+    db.exec(&format!("GRANT ALL ON `{}`.* TO '{user}'@'%'", db.name))
+        .await;
+    let (code, report) = check(&exactly_once, &[]);
+    assert_eq!(code, 0, "{report:#}");
+    item(&report, "mysql.privileges_exactly_once", "pass");
+    item(&report, "mysql.privileges_rebuild", "pass");
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 //! validations the worker runs at start, collected instead of stopping at the first, plus the
 //! settings that only matter later (retention against downtime, triggers, packet size, …).
 
+mod grants;
 mod mysql;
 mod paimon;
 mod report;

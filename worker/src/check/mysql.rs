@@ -97,6 +97,20 @@ pub(super) async fn check(cfg: &WorkerConfig, source: Option<&PaimonSource>, rep
             "grant the user SELECT on information_schema",
         );
     }
+    let grants = match mysql.probe_conn().await {
+        Ok(mut conn) => super::grants::check(&mut conn, cfg, report)
+            .await
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = grants {
+        report.fail(
+            Area::Mysql,
+            "mysql.privileges",
+            format!("can't read the user's grants: {e}"),
+            "grant the user SELECT on information_schema (it has it by default)",
+        );
+    }
     let sink = MysqlSink::new(
         mysql,
         &layout,
