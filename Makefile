@@ -1,6 +1,9 @@
 # paimon-mysql-sync — see README.md. Caches: cargo target in ~/.cache/pms/target, Maven in ~/.m2.
 SHELL := /bin/bash
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
+# Incremental caches grew the shared target dir by ~20 GB between runs and filled a disk; a clean
+# debug build is only slightly slower without them.
+export CARGO_INCREMENTAL ?= 0
 
 .PHONY: demo test bench bench-cut soak unit fixtures k8s-tools s3-server images manifests build release bench-bin crds check clean
 

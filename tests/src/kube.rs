@@ -168,6 +168,15 @@ pub fn sync_status(ns: &str, name: &str) -> Json {
         .unwrap_or(Json::Null)
 }
 
+/// The status condition of `type`, or Null.
+pub fn condition(status: &Json, type_: &str) -> Json {
+    status["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == type_))
+        .cloned()
+        .unwrap_or(Json::Null)
+}
+
 /// Polls that status until `f` holds (at most `timeout`); returns it.
 pub async fn wait_sync_status(
     ns: &str,

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use pms_tests::config::SyncConfigBuilder;
 use pms_tests::kube::{
-    apply_ok, get, helm, kubectl, kubectl_output, list, mysql_writer_secret, patch_sync, wait_for,
-    wait_sync_status, Watch,
+    apply_ok, condition, get, helm, kubectl, kubectl_output, list, mysql_writer_secret, patch_sync,
+    wait_for, wait_sync_status, Watch,
 };
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
@@ -256,6 +256,8 @@ async fn on_a_real_cluster() {
     })
     .await;
     assert!(s["conditions"].to_string().contains("\"Ready\""), "{s}");
+    // Slot 0's pre-flight, published with the worker's own ServiceAccount.
+    assert_eq!(condition(&s, "PreflightPassed")["status"], "True", "{s}");
 
     // The workers wrote their checkpoints with their own ServiceAccount, which may write nothing else.
     // Written by a worker (the operator never writes a checkpoint): no field of it is the operator's.

@@ -14,8 +14,8 @@ use std::time::Duration;
 use common::*;
 use pms_tests::config::SyncConfigBuilder;
 use pms_tests::kube::{
-    apply, apply_ok, get, helm, kubeconfig, kubectl, kubectl_output, list, mysql_writer_secret,
-    patch_sync, sync_status, wait_for, wait_sync_status,
+    apply, apply_ok, condition, get, helm, kubeconfig, kubectl, kubectl_output, list,
+    mysql_writer_secret, patch_sync, sync_status, wait_for, wait_sync_status,
 };
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
@@ -644,6 +644,11 @@ async fn workers_sync_the_table(table: &Table, db: &TestDb) {
     assert_eq!(s["slotsReady"], "2/2");
     assert_eq!(s["slots"].as_array().unwrap().len(), 2);
     assert!(s["conditions"].to_string().contains("\"Ready\""));
+    assert_eq!(
+        condition(&s, "PreflightPassed")["status"],
+        "True",
+        "slot 0's pre-flight: {s}"
+    );
     let printed = kubectl(&["get", "pms", "-n", NS]);
     assert!(
         printed.contains("Running") && printed.contains("2/2"),
@@ -679,6 +684,16 @@ async fn a_failing_worker_says_why() {
         "the password stays out of the status"
     );
     assert!(event_reasons().contains("Degraded"));
+    let preflight = condition(&s, "PreflightPassed");
+    assert_eq!(preflight["status"], "False", "{preflight}");
+    assert!(
+        preflight["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("mysql.connect")
+            && preflight.to_string().contains("credentialsSecretRef"),
+        "the failing check and its fix: {preflight}"
+    );
     let (health, why) = argocd_health();
     assert!(
         health == "Degraded" && why.contains("Access denied"),
@@ -687,8 +702,10 @@ async fn a_failing_worker_says_why() {
     let patch = json!({"stringData": {"password": SECRET_PASSWORD}}).to_string();
     kubectl(&["patch", "secret", "mysql-writer", "-n", NS, "-p", &patch]);
     run_workers_once(2);
-    wait_status("Running again", |s| {
-        s["phase"] == "Running" && !s["conditions"].to_string().contains("WorkerFailed")
+    wait_status("Running again, pre-flight passed", |s| {
+        s["phase"] == "Running"
+            && !s["conditions"].to_string().contains("WorkerFailed")
+            && condition(s, "PreflightPassed")["status"] == "True"
     })
     .await;
 }

@@ -303,6 +303,11 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
     }
     // The old generation must not write while a new one is being built.
     pms_worker::rebuild::refuse_if_in_progress(&cfg).await?;
+    // Under the operator: the pre-flight, published for the status, before anything is written.
+    if let Err(e) = pms_worker::check::preflight::run(&cfg).await {
+        pms_worker::checkpoint::Checkpointer::note_failure(&cfg, &e).await;
+        return Err(e);
+    }
     let (stop_tx, stop) = watch::channel(false);
     tokio::spawn(async move {
         wait_for_signal().await;

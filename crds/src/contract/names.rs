@@ -29,6 +29,8 @@ pub enum Component {
     Restore,
     /// Savepoints the operator created, and every savepoint's data.
     Savepoint,
+    /// The pre-flight report slot 0's worker writes at each start (`pms-worker check`).
+    Preflight,
 }
 
 impl Component {
@@ -43,6 +45,7 @@ impl Component {
             Component::Verify => "verify",
             Component::Restore => "restore",
             Component::Savepoint => "savepoint",
+            Component::Preflight => "preflight",
         }
     }
 }

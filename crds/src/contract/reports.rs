@@ -27,6 +27,11 @@ pub fn rebuild_name(sync: &str) -> String {
 pub fn restore_name(sync: &str) -> String {
     format!("{sync}-restore")
 }
+/// The pre-flight's ConfigMap (a [`PreflightReport`], written by slot 0 at each start).
+pub fn preflight_name(sync: &str) -> String {
+    format!("{sync}-preflight")
+}
+
 /// The verify's ConfigMap and Job.
 pub fn verify_name(sync: &str) -> String {
     format!("{sync}-verify")
@@ -161,6 +166,23 @@ impl RebuildReason {
             RebuildReason::ExactlyOnceRescale => "exactly-once-rescale",
         }
     }
+}
+
+/// What `pms-worker check` found when slot 0 last started (the `PreflightPassed` condition).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PreflightReport {
+    pub passed: usize,
+    pub warnings: usize,
+    pub failed: usize,
+    /// Each ✗ as "check: message (fix: …)".
+    #[serde(default)]
+    pub failures: Vec<String>,
+    /// Each ⚠, the same way.
+    #[serde(default)]
+    pub warning_items: Vec<String>,
+    /// RFC 3339.
+    pub at: String,
 }
 
 /// A worker's note that it stopped on an error (a pod that crash-loops says why in the status).

@@ -94,6 +94,10 @@ pub fn all(
             (contract::rebuild_name(&pms.name_any()), Component::Rebuild),
             (contract::restore_name(&pms.name_any()), Component::Restore),
             (contract::verify_name(&pms.name_any()), Component::Verify),
+            (
+                contract::preflight_name(&pms.name_any()),
+                Component::Preflight,
+            ),
         ]
         .into_iter()
         .map(|(name, component)| ConfigMap {
@@ -571,6 +575,7 @@ pub fn role(pms: &PaimonMysqlSync, slots: u32) -> Role {
     checkpoints.push(contract::rebuild_name(&sync));
     checkpoints.push(contract::restore_name(&sync));
     checkpoints.push(contract::verify_name(&sync));
+    checkpoints.push(contract::preflight_name(&sync));
     let mut readable = checkpoints.clone();
     readable.push(contract::config_map_name(&sync));
     readable.push(contract::control_name(&sync));

@@ -46,6 +46,8 @@ pub struct JobFacts {
     pub restore_job_failed: Option<String>,
     /// What the workers run changed and `spec.upgradeMode` is `stateless`: a rebuild.
     pub spec_changed: bool,
+    /// What slot 0 found at its last start (`PreflightPassed`).
+    pub preflight: Option<pms_crds::contract::PreflightReport>,
 }
 
 /// The decision.

@@ -130,6 +130,24 @@ pub fn compute(
     }
 }
 
+/// `PreflightPassed`: what slot 0's `pms-worker check` found at its last start; the failing
+/// items (or the warnings) in the message.
+fn preflight_condition(facts: &Facts, p: &pms_crds::contract::PreflightReport) -> Condition {
+    let counts = format!(
+        "{} passed, {} warnings, {} failed at {}",
+        p.passed, p.warnings, p.failed, p.at
+    );
+    if p.failed > 0 {
+        let message = format!("{counts}: {}", p.failures.join("; "));
+        facts.condition("PreflightPassed", false, "ChecksFailed", message)
+    } else if p.warnings > 0 {
+        let message = format!("{counts}: {}", p.warning_items.join("; "));
+        facts.condition("PreflightPassed", true, "PassedWithWarnings", message)
+    } else {
+        facts.condition("PreflightPassed", true, "AllChecksPassed", counts)
+    }
+}
+
 /// A Deployment whose new pods are still coming up after a change of its template (a planned
 /// restart), as opposed to one whose pod went away or crash-loops (its rollout is over, or out
 /// of time).
@@ -297,6 +315,9 @@ impl Facts<'_> {
     /// and `Verified` (the last periodic verify), each only when it has something to say.
     fn job_conditions(&self, plan: &JobPlan, found: &JobFacts) -> Vec<Condition> {
         let mut out = Vec::new();
+        if let Some(p) = &found.preflight {
+            out.push(preflight_condition(self, p));
+        }
         if let Some((slot, note)) = found
             .rebuild_required
             .first()

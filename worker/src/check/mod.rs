@@ -7,6 +7,7 @@
 mod grants;
 mod mysql;
 mod paimon;
+pub mod preflight;
 mod report;
 
 use std::path::Path;
@@ -25,6 +26,15 @@ pub struct CheckOptions {
     pub max_downtime: Duration,
     /// Rows per second the full load is estimated at.
     pub full_load_rows_per_second: f64,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        Self {
+            max_downtime: Duration::from_secs(3600),
+            full_load_rows_per_second: 100_000.0,
+        }
+    }
 }
 
 /// Runs every check; never fails itself (what it can't check is a ✗ saying why).
@@ -52,6 +62,12 @@ pub async fn run(path: &Path, env: &dyn Fn(&str) -> Option<String>, opts: &Check
             cfg.sync_name
         ),
     );
+    check_loaded(&cfg, opts, &mut report).await;
+    report
+}
+
+/// The checks past the config file (a worker under the operator runs them at start).
+pub async fn check_loaded(cfg: &WorkerConfig, opts: &CheckOptions, report: &mut Report) {
     if cfg.mysql.password.is_none() {
         report.warn(
             Area::Config,
@@ -66,7 +82,6 @@ pub async fn run(path: &Path, env: &dyn Fn(&str) -> Option<String>, opts: &Check
             format!("MySQL credentials present for user {}", cfg.mysql.user),
         );
     }
-    let source = paimon::check(&cfg, opts, &mut report).await;
-    mysql::check(&cfg, source.as_ref(), &mut report).await;
-    report
+    let source = paimon::check(cfg, opts, report).await;
+    mysql::check(cfg, source.as_ref(), report).await;
 }

@@ -125,6 +125,7 @@ fn role_names_only_this_syncs_configmaps() {
             "orders-rebuild",
             "orders-restore",
             "orders-verify",
+            "orders-preflight",
             "orders-config",
             "orders-control"
         ]
@@ -321,7 +322,15 @@ fn a_rebuild_stops_the_slots_and_runs_one_job_with_the_workers_pod() {
         .iter()
         .any(|e| e.name == ENV_ADMIN_ADDR));
     let names: Vec<String> = d.reports.iter().map(|c| c.name_any()).collect();
-    assert_eq!(names, ["orders-rebuild", "orders-restore", "orders-verify"]);
+    assert_eq!(
+        names,
+        [
+            "orders-rebuild",
+            "orders-restore",
+            "orders-verify",
+            "orders-preflight"
+        ]
+    );
     // The Job's identity may write the new generation's checkpoints and the reports.
     let role = serde_json::to_string(&d.role).unwrap();
     for name in [
