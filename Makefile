@@ -5,7 +5,7 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 # debug build is only slightly slower without them.
 export CARGO_INCREMENTAL ?= 0
 
-.PHONY: demo test bench bench-cut soak unit fixtures k8s-tools s3-server images manifests build release bench-bin crds check clean
+.PHONY: demo test bench bench-cut soak unit fixtures k8s-tools s3-server images prometheus-tools manifests build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
 demo: release
@@ -14,9 +14,10 @@ demo: release
 ## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables,
 ## a kube-apiserver, an S3 server, and a real single-node cluster running the repo's images (root).
 ## (The quick smoke benchmark runs first and fails only on a gross regression.)
-test: build bench-bin fixtures k8s-tools s3-server images
+test: build bench-bin fixtures k8s-tools s3-server images prometheus-tools
 	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --smoke --size quick
-	scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh \
+	PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) \
+	  scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh \
 	  cargo test --workspace --no-fail-fast $(TEST_FEATURES)
 
 ## Benchmarks against the raw MariaDB limits (BENCH_SIZE=quick|full|huge: 200k, 2M, 10M rows).
@@ -69,6 +70,10 @@ manifests: k8s-tools
 ## The worker and operator images as OCI archives (no container engine), in ~/.cache/pms/images.
 images:
 	scripts/images.sh
+
+## prometheus and promtool for the monitoring tests (Go module proxy, ~6 min cold, cached).
+prometheus-tools:
+	scripts/prometheus-tools.sh >/dev/null
 
 ## The S3 server the S3 tests use (versitygw from the Go module proxy, ~2 min cold, cached).
 s3-server:

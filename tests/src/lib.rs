@@ -9,6 +9,7 @@ pub mod bench;
 pub mod compare;
 pub mod config;
 pub mod fixtures;
+pub mod http;
 pub mod kube;
 pub mod mysql;
 pub mod paimon;

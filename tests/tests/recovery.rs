@@ -125,52 +125,38 @@ async fn metrics_and_health_endpoint() {
     ]);
     let db = TestDb::new("metrics").await;
     db.exec(ORDERS_DDL).await;
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = pms_tests::http::free_port();
     let cfg = SyncConfig::builder(&t, &db).build();
     let mut child = cfg.spawn(&["--admin-addr", &format!("127.0.0.1:{port}")]);
     let deadline = Instant::now() + Duration::from_secs(60);
     let metrics = loop {
-        let body = http_get(port, "/metrics");
+        let body = pms_tests::http::get(port, "/metrics");
         let current = body.as_deref().and_then(|b| {
             b.lines()
                 .find(|l| l.starts_with("pms_current_snapshot{"))
                 .and_then(|l| l.rsplit(' ').next()?.parse::<i64>().ok())
         });
-        let ready = http_get(port, "/readyz").is_some_and(|r| r.contains("200 OK"));
+        let ready = pms_tests::http::get(port, "/readyz").is_some_and(|r| r.contains("200 OK"));
         if current == Some(latest) && ready {
             break body.unwrap();
         }
         assert!(Instant::now() < deadline, "no metrics: {body:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    assert!(http_get(port, "/healthz").unwrap().contains("ok"));
+    assert!(pms_tests::http::get(port, "/healthz")
+        .unwrap()
+        .contains("ok"));
     child.kill().unwrap();
     child.wait().unwrap();
     for needle in [
         "pms_records_read_total{kind=\"+I\"",
-        "pms_rows_written_total{op=\"upsert\"",
+        "pms_rows_written_total{op=\"bulk\"",
         "pms_flush_duration_seconds_bucket",
         "pms_snapshots_behind",
         "pms_reduce_ratio",
     ] {
         assert!(metrics.contains(needle), "missing {needle} in:\n{metrics}");
     }
-}
-
-fn http_get(port: u16, path: &str) -> Option<String> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut body = String::new();
-    s.read_to_string(&mut body).ok()?;
-    Some(body)
 }
 
 /// A 2-bucket table of `rows` orders, its empty MySQL target, and a config that flushes every
