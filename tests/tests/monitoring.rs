@@ -118,6 +118,47 @@ fn query(port: u16, promql: &str) -> Json {
     api(port, &format!("query?query={}", http::encode(promql)))
 }
 
+/// With every monitoring option on, the chart lints and renders the ServiceMonitors, the rule and
+/// a dashboard ConfigMap Grafana's sidecar picks up, holding the dashboard as valid JSON.
+#[test]
+fn the_chart_renders_its_monitoring_objects() {
+    let chart = repo_root().join("charts/paimon-mysql-sync");
+    let on = "monitoring.serviceMonitor.enabled=true,monitoring.prometheusRule.enabled=true,monitoring.dashboard.enabled=true";
+    run_ok(
+        Command::new(helm())
+            .arg("lint")
+            .arg(&chart)
+            .args(["--set", on]),
+    );
+    let rendered = run_ok(
+        Command::new(helm())
+            .args(["template", "pms"])
+            .arg(&chart)
+            .args(["--set", on]),
+    );
+    let docs: Vec<serde_yaml::Value> = serde_yaml::Deserializer::from_str(&rendered)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect();
+    let of = |kind: &str| {
+        docs.iter()
+            .filter(|d| d["kind"] == kind)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(of("ServiceMonitor").len(), 2, "workers and operator");
+    assert_eq!(of("PrometheusRule").len(), 1);
+    let dashboard = of("ConfigMap")
+        .into_iter()
+        .find(|d| d["metadata"]["labels"]["grafana_dashboard"] == "1")
+        .expect("the dashboard ConfigMap with the sidecar label");
+    let json: Json = serde_json::from_str(
+        dashboard["data"]["paimon-mysql-sync.json"]
+            .as_str()
+            .unwrap(),
+    )
+    .expect("the dashboard is JSON");
+    assert_eq!(json["uid"], "paimon-mysql-sync");
+}
+
 #[test]
 fn alert_rules_pass_promtool_and_their_unit_tests() {
     let bin = prometheus_bin();
