@@ -191,10 +191,7 @@ async fn settings(
     report: &mut Report,
 ) -> Result<(), WorkerError> {
     let mut conn = mysql.probe_conn().await?;
-    let read_failed = |e: mysql_async::Error| WorkerError::Connect {
-        url: cfg.mysql.redacted_url(),
-        source: Box::new(e),
-    };
+    let read_failed = |e| mysql.read_failed(e);
     type Row = (String, String, String, u64, i64, i64, String);
     let (global_tz, system_tz, sql_mode, packet, local_infile, log_bin, binlog_format): Row = conn
         .query_first(
@@ -334,10 +331,7 @@ async fn table_features(
     report: &mut Report,
 ) -> Result<(), WorkerError> {
     let mut conn = mysql.probe_conn().await?;
-    let read_failed = |e: mysql_async::Error| WorkerError::Connect {
-        url: cfg.mysql.redacted_url(),
-        source: Box::new(e),
-    };
+    let read_failed = |e| mysql.read_failed(e);
     let table = &cfg.spec.sink.table;
     let triggers: Vec<(String, String, String)> = conn
         .exec(

@@ -86,7 +86,7 @@ impl MysqlConnection {
     }
 
     /// A read of the target that failed, naming the server.
-    fn read_failed(&self, source: mysql_async::Error) -> WorkerError {
+    pub(crate) fn read_failed(&self, source: mysql_async::Error) -> WorkerError {
         WorkerError::Connect {
             url: self.redacted_url.clone(),
             source: Box::new(source),
