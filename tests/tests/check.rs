@@ -186,6 +186,9 @@ async fn missing_privileges_fail_with_the_grant() {
         fix.starts_with("GRANT SELECT, INSERT, UPDATE, DELETE"),
         "{fix}"
     );
+    // Triggers are hidden from a user without TRIGGER: not "none", but "can't tell".
+    let (message, _) = item(&report, "mysql.triggers", "warn");
+    assert!(message.contains("TRIGGER privilege"), "{message}");
     // A rebuild would need more: a warning. Exactly-once needs its progress table: a failure.
     let (_, fix) = item(&report, "mysql.privileges_rebuild", "warn");
     assert!(fix.starts_with("GRANT CREATE, DROP, ALTER"), "{fix}");

@@ -12,10 +12,14 @@ use crate::config::WorkerConfig;
 use crate::sink::progress_table;
 
 /// The privileges the current user holds on `table` of the current database, from any level.
-async fn held(
+pub(super) async fn held(
     conn: &mut mysql_async::Conn,
     table: &str,
 ) -> Result<BTreeSet<String>, mysql_async::Error> {
+    conn.query_drop(
+        "SET @me = CONCAT(\"'\", SUBSTRING_INDEX(CURRENT_USER(), '@', 1), \"'@'\", SUBSTRING_INDEX(CURRENT_USER(), '@', -1), \"'\")",
+    )
+    .await?;
     let rows: Vec<String> = conn
         .exec(
             "SELECT PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = @me \
@@ -34,10 +38,6 @@ pub(super) async fn check(
     cfg: &WorkerConfig,
     report: &mut Report,
 ) -> Result<(), mysql_async::Error> {
-    conn.query_drop(
-        "SET @me = CONCAT(\"'\", SUBSTRING_INDEX(CURRENT_USER(), '@', 1), \"'@'\", SUBSTRING_INDEX(CURRENT_USER(), '@', -1), \"'\")",
-    )
-    .await?;
     let db = &cfg.mysql.database;
     if cfg.spec.sink.delivery == pms_crds::Delivery::ExactlyOnce {
         let have = held(conn, progress_table::TABLE).await?;

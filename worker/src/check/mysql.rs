@@ -49,7 +49,7 @@ pub(super) async fn check(cfg: &WorkerConfig, source: Option<&PaimonSource>, rep
     };
     let table = cfg.target_name();
     let layout = match validated_layout(source, &mysql, cfg, None).await {
-        Ok(layout) => layout,
+        Ok(layout) => Some(layout),
         Err(WorkerError::Validation { problems, .. }) => {
             for p in problems {
                 let (message, fix) = split_fix(&p);
@@ -60,35 +60,38 @@ pub(super) async fn check(cfg: &WorkerConfig, source: Option<&PaimonSource>, rep
                     fix,
                 );
             }
-            return;
+            None
         }
         Err(e) => {
             report.fail(Area::Mysql, "mysql.table", e.to_string(), "see the message");
-            return;
+            None
         }
     };
-    let keys: Vec<&str> = layout
-        .key_positions
-        .iter()
-        .map(|&i| layout.columns[i].mysql.as_str())
-        .collect();
-    report.pass(
-        Area::Mysql,
-        "mysql.table",
-        format!(
-            "{table}: key ({}) equals the Paimon key; {} columns mapped, each wide enough",
-            keys.join(", "),
-            layout.columns.len()
-        ),
-    );
-    for w in &layout.warnings {
-        report.warn(
+    if let Some(layout) = &layout {
+        let keys: Vec<&str> = layout
+            .key_positions
+            .iter()
+            .map(|&i| layout.columns[i].mysql.as_str())
+            .collect();
+        report.pass(
             Area::Mysql,
             "mysql.table",
-            format!("{table}: {w}"),
-            "nothing to do while the data fits; otherwise change the MySQL column (ALTER TABLE … MODIFY …) or the mapping (sink.columns) as the message says",
+            format!(
+                "{table}: key ({}) equals the Paimon key; {} columns mapped, each wide enough",
+                keys.join(", "),
+                layout.columns.len()
+            ),
         );
+        for w in &layout.warnings {
+            report.warn(
+                Area::Mysql,
+                "mysql.table",
+                format!("{table}: {w}"),
+                "nothing to do while the data fits; otherwise change the MySQL column (ALTER TABLE … MODIFY …) or the mapping (sink.columns) as the message says",
+            );
+        }
     }
+    // Whatever the table's fit: the rest is worth knowing in the same run.
     if let Err(e) = table_features(&mysql, cfg, report).await {
         report.fail(
             Area::Mysql,
@@ -111,6 +114,10 @@ pub(super) async fn check(cfg: &WorkerConfig, source: Option<&PaimonSource>, rep
             "grant the user SELECT on information_schema (it has it by default)",
         );
     }
+    // The sink's statements need a valid layout to be probed.
+    let Some(layout) = layout else {
+        return;
+    };
     let sink = MysqlSink::new(
         mysql,
         &layout,
@@ -160,9 +167,10 @@ fn connect_fix(e: &WorkerError) -> String {
 
 /// Splits "what is wrong; what to do" where the worker's own messages say so.
 fn split_fix(problem: &str) -> (String, String) {
-    const MARKERS: [&str; 9] = [
+    const MARKERS: [&str; 10] = [
         "; create it first, for example:",
         ": `GRANT",
+        ": `ALTER",
         "; use ",
         "; set ",
         ": set ",
@@ -341,7 +349,19 @@ async fn table_features(
         )
         .await
         .map_err(read_failed)?;
-    if triggers.is_empty() {
+    let sees_triggers = super::grants::held(&mut conn, table)
+        .await
+        .map_err(read_failed)?
+        .iter()
+        .any(|p| p == "TRIGGER" || p == "ALL PRIVILEGES");
+    if triggers.is_empty() && !sees_triggers {
+        report.warn(
+            Area::Mysql,
+            "mysql.triggers",
+            "can't tell whether the table has triggers: information_schema shows them only to a user with the TRIGGER privilege",
+            format!("run SHOW TRIGGERS LIKE '{table}' as an administrator (or check as a user with TRIGGER)"),
+        );
+    } else if triggers.is_empty() {
         report.pass(Area::Mysql, "mysql.triggers", "no triggers on the table");
     } else {
         let list: Vec<String> = triggers
