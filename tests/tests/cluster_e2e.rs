@@ -431,8 +431,23 @@ async fn on_a_real_cluster() {
     );
     assert!(!logs.contains(PASSWORD), "a secret in the logs");
 
-    // Delete: the workers stop first (each flushes and checkpoints, exit 0: none in Error, as
-    // their RBAC goes only after them); everything of the sync goes.
+    // Delete with retainOnDelete, right after a commit reached MySQL: the workers stop first
+    // (each flushes and checkpoints, exit 0: none in Error, as their RBAC goes only after them),
+    // so the kept checkpoint holds the last flush; everything else of the sync goes.
+    patch_sync(
+        NS,
+        SYNC,
+        &json!({"spec": {"checkpoint": {"retainOnDelete": true}}}),
+    );
+    ready_worker_pods(1).await;
+    table.commits(vec![generate(9001, 30, "+I", 0)]);
+    let latest = table.latest();
+    wait_mysql(
+        &db,
+        "the last commit in MySQL",
+        "SELECT COUNT(*) = 30 FROM orders WHERE id >= 9001",
+    )
+    .await;
     let watch = Watch::start("pod", NS, SELECTOR);
     kubectl(&[
         "delete",
@@ -450,6 +465,30 @@ async fn on_a_real_cluster() {
         failed_exits.is_empty(),
         "workers ended in error on delete: {failed_exits:?}"
     );
+    let kept = list("configmap", NS, SELECTOR);
+    assert!(
+        kept.iter()
+            .all(|cm| cm["metadata"]["labels"]["paimonsync.io/component"] == "checkpoint"),
+        "only checkpoints are kept: {kept:?}"
+    );
+    let slot0 = kept
+        .iter()
+        .find(|cm| cm["metadata"]["name"] == format!("{SYNC}-checkpoint-0"))
+        .expect("slot 0's checkpoint kept");
+    let checkpoint: Json = serde_json::from_str(
+        slot0["data"]["checkpoint.json"]
+            .as_str()
+            .expect("a checkpoint"),
+    )
+    .unwrap();
+    assert!(
+        checkpoint["snapshotId"] == latest
+            && checkpoint["phase"] == "incremental"
+            && checkpoint["position"].is_null(),
+        "the kept checkpoint holds the last flush (snapshot {latest} whole): {checkpoint}"
+    );
+    assert_synced(&table, &db, "orders", Some(latest)).await;
+    kubectl(&["delete", "configmap", "-n", NS, "-l", SELECTOR]);
     for kind in ["deployment", "pod", "configmap", "role", "serviceaccount"] {
         let left = list(kind, NS, SELECTOR);
         assert!(left.is_empty(), "{kind} left after delete: {left:?}");
