@@ -71,7 +71,7 @@ manifests: k8s-tools
 images:
 	scripts/images.sh
 
-## prometheus and promtool for the monitoring tests (Go module proxy, ~6 min cold, cached).
+## prometheus and promtool for the monitoring tests (Go module proxy, ~4 min cold, cached).
 prometheus-tools:
 	scripts/prometheus-tools.sh >/dev/null
 
