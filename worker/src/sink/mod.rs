@@ -64,7 +64,7 @@ impl MysqlConnection {
         })
     }
 
-    /// A connection for read-only probes (`check`).
+    /// A connection for read-only probes (the target's description, `check`).
     pub async fn probe_conn(&self) -> Result<mysql_async::Conn> {
         self.pool.get_conn().await.map_err(|e| self.read_failed(e))
     }
@@ -75,11 +75,7 @@ impl MysqlConnection {
 
     /// The target table as `information_schema` describes it; `None` when it does not exist.
     pub async fn describe_target(&self) -> Result<Option<TargetTable>> {
-        let mut conn = self
-            .pool
-            .get_conn()
-            .await
-            .map_err(|e| self.read_failed(e))?;
+        let mut conn = self.probe_conn().await?;
         probe::describe_table(&mut conn, &self.table)
             .await
             .map_err(|e| self.read_failed(e))
