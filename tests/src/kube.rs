@@ -119,7 +119,11 @@ pub fn get(kind: &str, name: &str, namespace: &str) -> Option<Json> {
 
 /// `kubectl get --watch` of the objects of `kind` matching `selector`: every version of them the
 /// API server sends until [`Watch::stop`] (a poll would miss a pod's last status before it goes).
-pub struct Watch(std::process::Child);
+/// A thread reads kubectl's output as it comes: a full pipe would stop kubectl reading the watch.
+pub struct Watch {
+    kubectl: std::process::Child,
+    reader: std::thread::JoinHandle<Vec<u8>>,
+}
 
 impl Watch {
     pub fn start(kind: &str, namespace: &str, selector: &str) -> Watch {
@@ -129,14 +133,22 @@ impl Watch {
         ])
         .env("KUBECONFIG", kubeconfig())
         .stdout(std::process::Stdio::piped());
-        Watch(cmd.spawn().unwrap_or_else(|e| panic!("{cmd:?}: {e}")))
+        let mut kubectl = cmd.spawn().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+        let mut stdout = kubectl.stdout.take().expect("piped stdout");
+        let reader = std::thread::spawn(move || {
+            let mut out = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut stdout, &mut out);
+            out
+        });
+        Watch { kubectl, reader }
     }
 
     /// Every object seen, oldest first.
     pub fn stop(mut self) -> Vec<Json> {
-        let _ = self.0.kill();
-        let out = self.0.wait_with_output().expect("kubectl --watch");
-        serde_json::Deserializer::from_slice(&out.stdout)
+        let _ = self.kubectl.kill();
+        let _ = self.kubectl.wait();
+        let out = self.reader.join().expect("the watch reader");
+        serde_json::Deserializer::from_slice(&out)
             .into_iter::<Json>()
             .map_while(Result::ok)
             .collect()

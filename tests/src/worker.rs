@@ -102,11 +102,32 @@ impl SyncConfig {
     }
 
     /// A continuous run in the background.
+    /// Starts a worker in the background. Its log goes to [`log_path`](Self::log_path), not a
+    /// pipe: a pipe nobody reads fills up and stalls the worker in its next log line.
     pub fn spawn(&self, args: &[&str]) -> Child {
-        self.command(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+        self.start(&mut self.command(args))
+    }
+
+    /// Starts `cmd` (a [`command`](Self::command) with more settings) as [`spawn`](Self::spawn) does.
+    pub fn start(&self, cmd: &mut Command) -> Child {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.log_path())
+            .expect("open the worker log");
+        cmd.stdout(Stdio::null())
+            .stderr(log)
             .spawn()
             .expect("spawn pms-worker")
+    }
+
+    /// Where the workers [`spawn`](Self::spawn)ed on this config log (appended, one after another).
+    pub fn log_path(&self) -> PathBuf {
+        self.path.with_extension("log")
+    }
+
+    /// Everything the spawned workers logged so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.log_path()).unwrap_or_default()
     }
 }

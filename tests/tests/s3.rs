@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use common::*;
@@ -27,14 +26,9 @@ fn checkpoint_settings(store: &Server, prefix: &str) -> serde_json::Value {
     settings
 }
 
-/// A continuous run, its log piped.
+/// A continuous run, its log in `cfg.log()`.
 fn spawn(cfg: &SyncConfig) -> std::process::Child {
-    cfg.command(&[])
-        .envs(s3::env())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    cfg.start(cfg.command(&[]).envs(s3::env()))
 }
 
 /// `--once`, which must go on from the last run (no full read).
@@ -125,8 +119,7 @@ async fn checkpoints_on_s3_resume_and_fence_a_zombie_writer() {
     store.put(&key, &newer);
     t.commits(vec![generate(401, 10, "+I", 0)]);
     let status = wait_for_exit(&mut worker, Duration::from_secs(60), "the zombie must stop").await;
-    let mut log = String::new();
-    std::io::Read::read_to_string(worker.stderr.as_mut().unwrap(), &mut log).unwrap();
+    let log = cfg.log();
     assert!(!status.success(), "{log}");
     assert!(
         log.contains("another worker wrote this slot's checkpoint"),
@@ -184,8 +177,7 @@ async fn a_worker_rides_out_an_s3_restart() {
     )
     .await;
     assert!(stop_with_sigterm(&mut worker).await.success());
-    let mut log = String::new();
-    std::io::Read::read_to_string(worker.stderr.as_mut().unwrap(), &mut log).unwrap();
+    let log = cfg.log();
     assert!(log.contains("S3 write failed; retrying"), "{log}");
     assert_synced(&t, &db, "orders", None).await;
 }

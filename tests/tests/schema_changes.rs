@@ -45,8 +45,7 @@ async fn a_schema_change_stops_the_sync_and_a_restart_applies_it() {
         "the worker went on past the schema change",
     )
     .await;
-    let mut log = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut log).unwrap();
+    let log = cfg.log();
     assert!(!status.success(), "{log}");
     assert!(
         log.contains(&format!("schema changed at snapshot {changed}")),
@@ -149,8 +148,7 @@ async fn apply_adds_new_columns_and_a_rename_stops_the_sync() {
         "the worker went on past a rename",
     )
     .await;
-    let mut log = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut log).unwrap();
+    let log = cfg.log();
     assert!(!status.success(), "{log}");
     assert!(
         log.contains(

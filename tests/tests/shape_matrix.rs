@@ -253,10 +253,16 @@ async fn wait_caught_up(cfg: &SyncConfig, t: &Table, what: &str) {
         }
         assert!(
             Instant::now() < deadline,
-            "{what}: not caught up with snapshot {latest}: {cp:?}"
+            "{what}: not caught up with snapshot {latest}: {cp:?}\nthe worker's log ends with:\n{}",
+            log_tail(&cfg.log(), 40)
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+fn log_tail(log: &str, lines: usize) -> String {
+    let all: Vec<&str> = log.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
 }
 
 async fn run_shape(shape: Shape, crash_at: u32) {
