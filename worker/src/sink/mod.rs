@@ -6,8 +6,8 @@
 
 mod add_column;
 mod bulk;
-mod chunks;
 mod connect;
+mod literal;
 mod privileges;
 mod probe;
 pub mod progress_table;
@@ -37,7 +37,12 @@ pub use request::{WriteMode, WriteRequest};
 use retry::Failure;
 use slot_lock::SlotLock;
 pub use sql::Dialect;
-use sql::Statements;
+use sql::{Statements, Template};
+
+/// Writes of disjoint keys the pipeline keeps in flight at most, each on a connection of its
+/// own. Two keep the server busy while the next batch is decoded; more only queue on a 2-core
+/// machine.
+pub const MAX_WRITES_IN_FLIGHT: usize = 2;
 
 /// A connection to the target database, before the layout is known.
 pub struct MysqlConnection {
@@ -100,6 +105,8 @@ pub struct MysqlSink {
     /// The columns a delete names: the key, then the partition of a key that can move.
     delete_positions: Vec<usize>,
     statements: Statements,
+    upsert: Template,
+    delete: Template,
     guarded: bool,
     /// The server refused `LOAD DATA LOCAL` once: every later bulk request uses upserts.
     bulk_refused: AtomicBool,
@@ -126,8 +133,11 @@ impl MysqlSink {
         }
         info!(table = %conn.target, server = %conn.server.version, dialect = ?conn.server.dialect,
               max_allowed_packet = conn.server.max_allowed_packet, columns = layout.columns.len(), "MySQL target validated");
+        let statements = Statements::new(&sink.table, layout, conn.server.dialect, guard);
         Self {
-            statements: Statements::new(&sink.table, layout, conn.server.dialect, guard),
+            upsert: statements.upsert(),
+            delete: statements.delete(),
+            statements,
             key_positions: layout.key_positions.clone(),
             delete_positions: layout.delete_positions().collect(),
             guarded: guard.is_some(),

@@ -1,6 +1,9 @@
 //! Every statement the sink runs against the target table: multi-row upserts and deletes,
 //! the bulk load and the probes. The table name is quoted here, once.
 
+use mysql_async::Value;
+
+use super::literal;
 use crate::mapping::{quote_ident, Layout};
 
 /// How `ON DUPLICATE KEY UPDATE` refers to the incoming row.
@@ -134,25 +137,10 @@ impl Statements {
         format!("SELECT 1 FROM {} LIMIT 1", self.table)
     }
 
-    /// Parameters per upserted row (the mapped columns, plus the guard value).
-    pub fn upsert_params(&self) -> usize {
-        self.columns.len()
-    }
-
-    /// Parameters per deleted row (the key, the qualifiers, the guard value).
-    pub fn delete_params(&self) -> usize {
-        self.key.len() + self.qualifiers.len() + usize::from(self.guard.is_some())
-    }
-
-    /// `INSERT … VALUES (?,…),… ON DUPLICATE KEY UPDATE …` for `rows` rows.
-    pub fn upsert(&self, rows: usize) -> String {
-        let tuple = placeholders(self.columns.len());
-        let mut sql = format!(
-            "INSERT INTO {} ({}) VALUES ",
-            self.table,
-            self.columns.join(", ")
-        );
-        push_repeated(&mut sql, &tuple, rows);
+    /// The multi-row upsert: `INSERT … VALUES (…), (…) ON DUPLICATE KEY UPDATE …`; a row is the
+    /// mapped columns, then the guard value.
+    pub fn upsert(&self) -> Template {
+        let mut tail = String::new();
         // With only key columns there is nothing to update; assigning a key to itself is a no-op.
         let updates: &[String] = if self.non_key.is_empty() && self.guard.is_none() {
             &self.key[..1]
@@ -164,9 +152,9 @@ impl Statements {
             Dialect::ValuesFunction => format!("VALUES({c})"),
         };
         if self.dialect == Dialect::RowAlias {
-            sql.push_str(" AS new");
+            tail.push_str(" AS new");
         }
-        sql.push_str(" ON DUPLICATE KEY UPDATE ");
+        tail.push_str(" ON DUPLICATE KEY UPDATE ");
         let sets: Vec<String> = match &self.guard {
             // Assignments run left to right: compare against the stored guard before it changes.
             Some(g) => updates
@@ -188,62 +176,113 @@ impl Statements {
                 .map(|c| format!("{c} = {}", incoming(c)))
                 .collect(),
         };
-        sql.push_str(&sets.join(", "));
-        sql
+        tail.push_str(&sets.join(", "));
+        Template {
+            head: format!(
+                "INSERT INTO {} ({}) VALUES ",
+                self.table,
+                self.columns.join(", ")
+            ),
+            prefixes: listed(self.columns.len()),
+            open: "(",
+            close: ")",
+            separator: ", ",
+            tail,
+        }
     }
 
-    /// `DELETE … WHERE (k1, k2) IN ((?, ?), …)` for `rows` keys; with qualifiers, each key only
-    /// in its partition; with a guard, only when the stored row is not newer than the delete.
-    pub fn delete(&self, rows: usize) -> String {
+    /// The multi-row delete: `DELETE … WHERE (k1, k2) IN ((…), …)`; with qualifiers, each key
+    /// only in its partition; with a guard, only when the stored row is not newer than the
+    /// delete. A row is the key, the qualifiers, then the guard value.
+    pub fn delete(&self) -> Template {
         if self.guard.is_some() || !self.qualifiers.is_empty() {
-            let one: Vec<String> = self
+            let prefixes = self
                 .key
                 .iter()
-                .map(|k| format!("{k} = ?"))
-                .chain(self.qualifiers.iter().map(|q| format!("{q} <=> ?")))
-                .chain(self.guard.iter().map(|g| format!("COALESCE({g}, -1) <= ?")))
+                .map(|k| format!("{k} = "))
+                .chain(self.qualifiers.iter().map(|q| format!("{q} <=> ")))
+                .chain(self.guard.iter().map(|g| format!("COALESCE({g}, -1) <= ")))
+                .enumerate()
+                .map(|(i, p)| if i == 0 { p } else { format!(" AND {p}") })
                 .collect();
-            let one = format!("({})", one.join(" AND "));
-            return format!(
-                "DELETE FROM {} WHERE {}",
-                self.table,
-                vec![one; rows].join(" OR ")
-            );
+            return Template {
+                head: format!("DELETE FROM {} WHERE ", self.table),
+                prefixes,
+                open: "(",
+                close: ")",
+                separator: " OR ",
+                tail: String::new(),
+            };
         }
-        let mut sql = if self.key.len() == 1 {
-            format!("DELETE FROM {} WHERE {} IN ", self.table, self.key[0])
-        } else {
-            format!(
-                "DELETE FROM {} WHERE ({}) IN ",
-                self.table,
-                self.key.join(", ")
-            )
+        let (columns, open, close) = match self.key.as_slice() {
+            [one] => (one.clone(), "", ""),
+            many => (format!("({})", many.join(", ")), "(", ")"),
         };
-        if self.key.len() == 1 {
-            sql.push('(');
-            sql.push_str(&vec!["?"; rows].join(", "));
-            sql.push(')');
-        } else {
-            sql.push('(');
-            push_repeated(&mut sql, &placeholders(self.key.len()), rows);
-            sql.push(')');
+        Template {
+            head: format!("DELETE FROM {} WHERE {columns} IN (", self.table),
+            prefixes: listed(self.key.len()),
+            open,
+            close,
+            separator: ", ",
+            tail: ")".into(),
         }
-        sql
     }
 }
 
-fn placeholders(n: usize) -> String {
-    format!("({})", vec!["?"; n].join(", "))
+/// One kind of multi-row statement as text: `head`, the rows between `separator`s, `tail`; a
+/// row is `open`, each value as a literal after its prefix, `close`.
+#[derive(Clone, Debug)]
+pub struct Template {
+    head: String,
+    prefixes: Vec<String>,
+    open: &'static str,
+    close: &'static str,
+    separator: &'static str,
+    tail: String,
 }
 
-fn push_repeated(sql: &mut String, tuple: &str, rows: usize) {
-    sql.reserve(rows * (tuple.len() + 2));
-    for i in 0..rows {
-        if i > 0 {
-            sql.push_str(", ");
-        }
-        sql.push_str(tuple);
+impl Template {
+    /// Starts a statement in `out` (emptied first).
+    pub fn begin(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(self.head.as_bytes());
     }
+
+    /// Appends a row, its values then its guard value; `first` when it is the statement's first.
+    pub fn push_row<'v>(
+        &self,
+        out: &mut Vec<u8>,
+        first: bool,
+        values: impl Iterator<Item = &'v Value>,
+        guard: Option<i64>,
+    ) {
+        if !first {
+            out.extend_from_slice(self.separator.as_bytes());
+        }
+        out.extend_from_slice(self.open.as_bytes());
+        let mut prefixes = self.prefixes.iter();
+        // Values first: `zip` then stops without taking the guard's prefix.
+        for (v, prefix) in values.zip(prefixes.by_ref()) {
+            out.extend_from_slice(prefix.as_bytes());
+            literal::push(out, v);
+        }
+        if let (Some(prefix), Some(g)) = (prefixes.next(), guard) {
+            out.extend_from_slice(prefix.as_bytes());
+            literal::push(out, &Value::Int(g));
+        }
+        out.extend_from_slice(self.close.as_bytes());
+    }
+
+    pub fn finish(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.tail.as_bytes());
+    }
+}
+
+/// Prefixes of `n` values in a list: none before the first, a comma before the others.
+fn listed(n: usize) -> Vec<String> {
+    (0..n)
+        .map(|i| if i == 0 { "" } else { ", " }.into())
+        .collect()
 }
 
 #[cfg(test)]
@@ -287,6 +326,17 @@ mod tests {
         assert_eq!(Dialect::from_version("5.7.44-log"), Dialect::ValuesFunction);
     }
 
+    /// The statement of `template` over rows of `values`.
+    fn render(template: &Template, rows: &[&[Value]]) -> String {
+        let mut out = Vec::new();
+        template.begin(&mut out);
+        for (i, row) in rows.iter().enumerate() {
+            template.push_row(&mut out, i == 0, row.iter(), None);
+        }
+        template.finish(&mut out);
+        String::from_utf8(out).unwrap()
+    }
+
     #[test]
     fn upsert_and_delete_sql() {
         let s = Statements::new(
@@ -295,19 +345,24 @@ mod tests {
             Dialect::ValuesFunction,
             None,
         );
+        let a = [Value::Int(1), Value::Bytes(b"x'y".to_vec())];
+        let b = [Value::Int(2), Value::NULL];
         assert_eq!(
-            s.upsert(2),
-            "INSERT INTO `orders` (`id`, `amount`) VALUES (?, ?), (?, ?) ON DUPLICATE KEY UPDATE `amount` = VALUES(`amount`)"
+            render(&s.upsert(), &[&a, &b]),
+            "INSERT INTO `orders` (`id`, `amount`) VALUES (1, 'x\\'y'), (2, NULL) ON DUPLICATE KEY UPDATE `amount` = VALUES(`amount`)"
         );
-        assert_eq!(s.delete(3), "DELETE FROM `orders` WHERE `id` IN (?, ?, ?)");
+        assert_eq!(
+            render(&s.delete(), &[&a[..1], &b[..1], &[Value::Int(3)]]),
+            "DELETE FROM `orders` WHERE `id` IN (1, 2, 3)"
+        );
         let c = Statements::new("t", &layout(&["a", "b"], &[]), Dialect::RowAlias, None);
         assert_eq!(
-            c.upsert(1),
-            "INSERT INTO `t` (`a`, `b`) VALUES (?, ?) AS new ON DUPLICATE KEY UPDATE `a` = new.`a`"
+            render(&c.upsert(), &[&a]),
+            "INSERT INTO `t` (`a`, `b`) VALUES (1, 'x\\'y') AS new ON DUPLICATE KEY UPDATE `a` = new.`a`"
         );
         assert_eq!(
-            c.delete(2),
-            "DELETE FROM `t` WHERE (`a`, `b`) IN ((?, ?), (?, ?))"
+            render(&c.delete(), &[&a, &b]),
+            "DELETE FROM `t` WHERE (`a`, `b`) IN ((1, 'x\\'y'), (2, NULL))"
         );
     }
 
@@ -316,16 +371,18 @@ mod tests {
         let mut l = layout(&["id"], &["amount", "region"]);
         l.delete_qualifiers = vec![2];
         let s = Statements::new("orders", &l, Dialect::ValuesFunction, None);
+        let eu = [Value::Int(1), Value::Bytes(b"EU".to_vec())];
+        let none = [Value::Int(2), Value::NULL];
         assert_eq!(
-            s.delete(2),
-            "DELETE FROM `orders` WHERE (`id` = ? AND `region` <=> ?) OR (`id` = ? AND `region` <=> ?)"
+            render(&s.delete(), &[&eu, &none]),
+            "DELETE FROM `orders` WHERE (`id` = 1 AND `region` <=> 'EU') OR (`id` = 2 AND `region` <=> NULL)"
         );
         let g = Statements::new("orders", &l, Dialect::ValuesFunction, Some("seq"));
+        let guarded = [Value::Int(1), Value::Bytes(b"EU".to_vec()), Value::Int(7)];
         assert_eq!(
-            g.delete(1),
-            "DELETE FROM `orders` WHERE (`id` = ? AND `region` <=> ? AND COALESCE(`seq`, -1) <= ?)"
+            render(&g.delete(), &[&guarded]),
+            "DELETE FROM `orders` WHERE (`id` = 1 AND `region` <=> 'EU' AND COALESCE(`seq`, -1) <= 7)"
         );
-        assert_eq!(g.delete_params(), 3);
     }
 
     #[test]
@@ -336,13 +393,16 @@ mod tests {
             Dialect::ValuesFunction,
             Some("seq"),
         );
+        let row = [Value::Int(1), Value::Bytes(b"2.50".to_vec()), Value::Int(9)];
         assert_eq!(
-            s.upsert(1),
-            "INSERT INTO `orders` (`id`, `amount`, `seq`) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE \
+            render(&s.upsert(), &[&row]),
+            "INSERT INTO `orders` (`id`, `amount`, `seq`) VALUES (1, '2.50', 9) ON DUPLICATE KEY UPDATE \
              `amount` = IF(VALUES(`seq`) >= COALESCE(`seq`, -1), VALUES(`amount`), `amount`), \
              `seq` = GREATEST(COALESCE(`seq`, -1), VALUES(`seq`))"
         );
-        assert_eq!(s.delete(2), "DELETE FROM `orders` WHERE (`id` = ? AND COALESCE(`seq`, -1) <= ?) OR (`id` = ? AND COALESCE(`seq`, -1) <= ?)");
-        assert_eq!((s.upsert_params(), s.delete_params()), (3, 2));
+        assert_eq!(
+            render(&s.delete(), &[&[Value::Int(1), Value::Int(9)], &[Value::Int(2), Value::Int(9)]]),
+            "DELETE FROM `orders` WHERE (`id` = 1 AND COALESCE(`seq`, -1) <= 9) OR (`id` = 2 AND COALESCE(`seq`, -1) <= 9)"
+        );
     }
 }

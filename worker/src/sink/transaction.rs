@@ -5,11 +5,11 @@ use std::sync::atomic::Ordering;
 
 use futures::StreamExt;
 use mysql_async::prelude::*;
-use mysql_async::{Params, Transaction, TxOpts, Value};
+use mysql_async::{Transaction, TxOpts, Value};
 use tracing::warn;
 
-use super::chunks::{chunk_ranges, wire_bytes};
 use super::retry::{is_transient, Failure};
+use super::sql::Template;
 use super::{bulk, progress_table, MysqlSink, WriteMode, WriteRequest};
 use crate::failpoint;
 
@@ -56,26 +56,22 @@ impl MysqlSink {
             .start_transaction(TxOpts::default())
             .await
             .map_err(|e| Failure::new("begin", e))?;
-        let guard = |snapshot: i64| self.guarded.then_some(Value::Int(snapshot));
-        let keys: Vec<(Vec<&Value>, Option<Value>)> = batch
-            .deletes
-            .iter()
-            .zip(&batch.delete_snapshots)
-            .map(|(r, &s)| {
-                (
-                    self.delete_positions.iter().map(|&i| &r[i]).collect(),
-                    guard(s),
-                )
-            })
-            .collect();
-        self.run_chunks(&mut tx, Statement::Delete, &keys).await?;
-        let rows: Vec<(Vec<&Value>, Option<Value>)> = batch
-            .upserts
-            .iter()
-            .zip(&batch.upsert_snapshots)
-            .map(|(r, &s)| (r.iter().collect(), guard(s)))
-            .collect();
-        self.run_chunks(&mut tx, Statement::Upsert, &rows).await?;
+        let mut sql = Vec::new();
+        // Deletes first: they may free unique values the upserts need.
+        let deletes = Rows {
+            rows: &batch.deletes,
+            positions: Some(&self.delete_positions),
+            snapshots: self.guarded.then_some(&batch.delete_snapshots[..]),
+        };
+        self.run_statements(&mut tx, Statement::Delete, &deletes, &mut sql)
+            .await?;
+        let upserts = Rows {
+            rows: &batch.upserts,
+            positions: None,
+            snapshots: self.guarded.then_some(&batch.upsert_snapshots[..]),
+        };
+        self.run_statements(&mut tx, Statement::Upsert, &upserts, &mut sql)
+            .await?;
         if let Some(update) = &request.progress_row {
             let (sql, params) = progress_table::update(update);
             tx.exec_drop(sql, params)
@@ -154,40 +150,41 @@ impl MysqlSink {
         conn.query_drop("COMMIT").await.map_err(failed)
     }
 
-    /// Runs statements of up to `sink.maxRowsPerStatement` rows; each row is its values and,
-    /// with a sequence guard, the guard value appended.
-    async fn run_chunks(
+    /// Runs statements of up to `sink.maxRowsPerStatement` rows and about `max_statement_bytes`
+    /// of text, built in `sql` (reused from statement to statement).
+    async fn run_statements(
         &self,
         tx: &mut Transaction<'_>,
         statement: Statement,
-        rows: &[(Vec<&Value>, Option<Value>)],
+        rows: &Rows<'_>,
+        sql: &mut Vec<u8>,
     ) -> Result<(), Failure> {
-        let params_per_row = match statement {
-            Statement::Upsert => self.statements.upsert_params(),
-            Statement::Delete => self.statements.delete_params(),
-        };
-        let ranges = chunk_ranges(
-            rows.len(),
-            params_per_row,
-            self.max_rows_per_statement,
-            self.max_statement_bytes,
-            |i| rows[i].0.iter().map(|v| wire_bytes(v)).sum(),
-        );
-        for (n, range) in ranges.into_iter().enumerate() {
-            if n == 1 {
+        let template = self.template(statement);
+        let mut start = 0;
+        while start < rows.len() {
+            if start > 0 {
                 failpoint::hit("mid-chunk");
             }
-            let chunk = &rows[range];
-            let params: Vec<Value> = chunk
-                .iter()
-                .flat_map(|(r, g)| r.iter().map(|v| (*v).clone()).chain(g.clone()))
-                .collect();
-            let sql = self.sql(statement, chunk.len());
-            if let Err(error) = tx.exec_drop(sql, Params::Positional(params)).await {
+            template.begin(sql);
+            let mut end = start;
+            while end < rows.len() && end - start < self.max_rows_per_statement {
+                let before = sql.len();
+                rows.push(template, sql, end == start, end);
+                // A row that takes the statement past the budget goes into the next one
+                // (alone, if it is that big).
+                if end > start && sql.len() > self.max_statement_bytes {
+                    sql.truncate(before);
+                    break;
+                }
+                end += 1;
+            }
+            template.finish(sql);
+            if let Err(error) = tx.query_drop(&*sql).await {
                 let key = if is_transient(&error) {
                     None
                 } else {
-                    self.locate_failing_row(tx, statement, chunk).await
+                    self.locate_failing_row(tx, statement, rows, start..end)
+                        .await
                 };
                 return Err(Failure {
                     action: statement.action(),
@@ -195,15 +192,9 @@ impl MysqlSink {
                     key,
                 });
             }
+            start = end;
         }
         Ok(())
-    }
-
-    fn sql(&self, statement: Statement, rows: usize) -> String {
-        match statement {
-            Statement::Upsert => self.statements.upsert(rows),
-            Statement::Delete => self.statements.delete(rows),
-        }
     }
 
     /// After a data error in a multi-row statement, finds the row that fails, so the error
@@ -212,32 +203,79 @@ impl MysqlSink {
         &self,
         tx: &mut Transaction<'_>,
         statement: Statement,
-        chunk: &[(Vec<&Value>, Option<Value>)],
+        rows: &Rows<'_>,
+        range: std::ops::Range<usize>,
     ) -> Option<String> {
-        let sql = self.sql(statement, 1);
-        for (row, _) in chunk {
-            let mut params: Vec<Value> = row.iter().map(|v| (*v).clone()).collect();
-            // The highest guard value: the row's own values are on trial, not its age.
-            if self.guarded {
-                params.push(Value::Int(i64::MAX));
-            }
-            if tx
-                .exec_drop(sql.as_str(), Params::Positional(params))
-                .await
-                .is_err()
-            {
-                let key: Vec<String> = match statement {
-                    Statement::Delete => row.iter().map(|v| v.as_sql(false)).collect(),
-                    Statement::Upsert => self
-                        .key_positions
-                        .iter()
-                        .map(|&i| row[i].as_sql(false))
-                        .collect(),
-                };
-                return Some(key.join(", "));
+        let template = self.template(statement);
+        let mut sql = Vec::new();
+        // The highest guard value: the row's own values are on trial, not its age.
+        let guard = self.guarded.then_some(i64::MAX);
+        for i in range {
+            template.begin(&mut sql);
+            rows.push_guarded(template, &mut sql, true, i, guard);
+            template.finish(&mut sql);
+            if tx.query_drop(&sql).await.is_err() {
+                // A delete's values are its key (and partition); an upsert's key is in its row.
+                return Some(rows.describe(i, &self.key_positions));
             }
         }
         None
+    }
+}
+
+impl MysqlSink {
+    fn template(&self, statement: Statement) -> &Template {
+        match statement {
+            Statement::Upsert => &self.upsert,
+            Statement::Delete => &self.delete,
+        }
+    }
+}
+
+/// The rows of one kind of statement: each row's values (all of them, or those at
+/// `positions`), then its snapshot as the guard value when the sink is guarded.
+struct Rows<'a> {
+    rows: &'a [Vec<Value>],
+    positions: Option<&'a [usize]>,
+    snapshots: Option<&'a [i64]>,
+}
+
+impl<'a> Rows<'a> {
+    fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Appends row `i` to the statement `template` is building in `out`.
+    fn push(&self, template: &Template, out: &mut Vec<u8>, first: bool, i: usize) {
+        self.push_guarded(template, out, first, i, self.snapshots.map(|s| s[i]));
+    }
+
+    /// Appends row `i` with `guard` as its guard value.
+    fn push_guarded(
+        &self,
+        template: &Template,
+        out: &mut Vec<u8>,
+        first: bool,
+        i: usize,
+        guard: Option<i64>,
+    ) {
+        let row = &self.rows[i];
+        match self.positions {
+            Some(positions) => {
+                template.push_row(out, first, positions.iter().map(|&p| &row[p]), guard)
+            }
+            None => template.push_row(out, first, row.iter(), guard),
+        }
+    }
+
+    /// Row `i`'s values (without the guard), as SQL, for an error message.
+    fn describe(&self, i: usize, positions: &[usize]) -> String {
+        let row = &self.rows[i];
+        let picked: Vec<String> = match self.positions {
+            Some(p) => p.iter().map(|&p| row[p].as_sql(false)).collect(),
+            None => positions.iter().map(|&p| row[p].as_sql(false)).collect(),
+        };
+        picked.join(", ")
     }
 }
 
