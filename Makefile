@@ -5,7 +5,7 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 # debug build is only slightly slower without them.
 export CARGO_INCREMENTAL ?= 0
 
-.PHONY: demo test bench bench-cut soak unit fixtures k8s-tools s3-server images prometheus-tools manifests build release bench-bin crds check clean
+.PHONY: demo test bench bench-scale bench-cut soak unit fixtures k8s-tools s3-server images prometheus-tools manifests build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
 demo: release
@@ -27,6 +27,12 @@ bench: bench-bin fixtures
 	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --isolation
 	python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q matplotlib
 	python3 bench/plot.py $$(ls -t bench/results/*.csv | head -1)
+
+## The full read by table size (200k and BENCH_SIZE), buckets (1, 4, 16) and slots (1, 2, 4), plotted.
+bench-scale: bench-bin fixtures
+	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --scale --size $(BENCH_SIZE)
+	python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q matplotlib
+	python3 bench/plot_scale.py $$(ls -t bench/results/*-scale.csv | head -1)
 
 ## Savepoint latency and rescale time on a 2M-row table with changes flowing (PMS_CUT_ROWS=…).
 bench-cut: build fixtures k8s-tools

@@ -333,11 +333,12 @@ pub struct SinkSpec {
     #[serde(default = "default_flush_interval")]
     pub flush_interval: HumanDuration,
     /// Rows per multi-row statement at most (each statement also stays under
-    /// `max_allowed_packet` and 65,535 parameters).
+    /// `max_allowed_packet`).
     #[serde(default = "default_max_rows_per_statement")]
     #[schemars(range(min = 1, max = 65535))]
     pub max_rows_per_statement: u32,
-    /// Hard memory bound of the buffer, in bytes: reaching it flushes early.
+    /// Hard memory bound, in bytes, of the changes held at once: the buffer being filled and
+    /// the batches being written (each write in flight takes a share); reaching it flushes early.
     #[serde(default = "default_max_buffer_bytes")]
     #[schemars(range(min = 65536))]
     pub max_buffer_bytes: u64,

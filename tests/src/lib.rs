@@ -25,3 +25,11 @@ pub fn repo_root() -> PathBuf {
         .expect("tests/ has a parent")
         .to_path_buf()
 }
+
+/// Where slow-to-make things are kept between runs (`~/.cache/pms`, as the scripts use).
+pub fn cache_dir() -> PathBuf {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(std::env::temp_dir)
+        .join(".cache/pms")
+}

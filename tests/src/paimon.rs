@@ -66,6 +66,21 @@ impl Table {
         table
     }
 
+    /// Copies this table's warehouse to `to` (a new directory), e.g. to cache a large table.
+    pub fn save_warehouse(&self, to: &Path) {
+        copy_dir(self.warehouse(), to);
+    }
+
+    /// Replaces this table's warehouse with a copy of `from` (saved by [`Self::save_warehouse`]
+    /// from a table created the same way).
+    pub fn load_warehouse(&self, from: &Path) {
+        std::fs::remove_dir_all(self.table_dir()).expect("remove the table");
+        copy_dir(
+            &from.join(format!("{}.db", self.database)),
+            self.warehouse(),
+        );
+    }
+
     pub fn warehouse(&self) -> &Path {
         self.dir.path()
     }
@@ -193,4 +208,20 @@ fn run_tool(cmd: &mut Command, what: &str) -> String {
         );
     }
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// `cp -a from to`: `to` is created, or `from` goes inside it when it exists.
+fn copy_dir(from: &Path, to: &Path) {
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("run cp");
+    assert!(
+        status.success(),
+        "cp -a {} {}",
+        from.display(),
+        to.display()
+    );
 }

@@ -616,8 +616,7 @@ async fn a_newer_worker_of_the_same_slot_fences_the_older_one() {
         "the older worker went on",
     )
     .await;
-    let mut log = String::new();
-    std::io::Read::read_to_string(older.stderr.as_mut().unwrap(), &mut log).unwrap();
+    let log = cfg.log();
     assert!(
         !status.success() && log.contains("fenced: slot lock"),
         "{log}"

@@ -253,8 +253,7 @@ async fn an_exactly_once_sync_changes_its_parallelism_by_a_rebuild() {
         "the old generation's worker must be fenced",
     )
     .await;
-    let mut log = String::new();
-    std::io::Read::read_to_string(old.stderr.as_mut().unwrap(), &mut log).unwrap();
+    let log = one.log();
     assert!(!status.success() && log.contains("fenced"), "{log}");
     let rows = db
         .query_strings("SELECT sync_name, slots, COUNT(*) FROM _paimon_sync_progress GROUP BY sync_name, slots")

@@ -1,11 +1,14 @@
 //! The benchmark harness behind `make bench`: the raw MariaDB limits and the worker, measured in
 //! one run on one server, reported side by side.
 
+pub mod expected;
+pub mod flink;
 pub mod freshness;
 pub mod isolation;
 pub mod raw;
 pub mod report;
 pub mod run;
+pub mod scale;
 pub mod scenarios;
 
 use std::time::Duration;
@@ -19,12 +22,20 @@ use crate::paimon::Table;
 use crate::worker::SyncConfig;
 
 /// The `orders` table of the tests ([`orders_table`]) with `rows` rows in one snapshot per
-/// million, written by Paimon Java, `changelog-producer=input`.
+/// million, written by Paimon Java, `changelog-producer=input`. Written once per size and
+/// bucket count into `~/.cache/pms/bench-tables` (2M rows take minutes), then copied.
 pub fn orders(rows: i64, buckets: u32) -> Table {
     let t = orders_table(
         json!({"bucket": buckets.to_string(), "changelog-producer": "input"}),
         false,
     );
+    let cache = crate::cache_dir()
+        .join("bench-tables")
+        .join(format!("orders-{rows}-{buckets}-v1"));
+    if cache.join("db.db").exists() {
+        t.load_warehouse(&cache);
+        return t;
+    }
     // Large tables in chunks of 1M rows per commit, as a writer would.
     let mut from = 1;
     while from <= rows {
@@ -32,6 +43,11 @@ pub fn orders(rows: i64, buckets: u32) -> Table {
         t.commits(vec![generate(from, count, "+I", 0)]);
         from += count;
     }
+    let partial = cache.with_extension("partial");
+    let _ = std::fs::remove_dir_all(&partial);
+    std::fs::create_dir_all(cache.parent().expect("a parent")).expect("the bench table cache");
+    t.save_warehouse(&partial);
+    std::fs::rename(&partial, &cache).expect("the bench table cache");
     t
 }
 

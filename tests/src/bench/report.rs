@@ -21,7 +21,7 @@ pub fn date() -> String {
 
 /// The context lines at the top of the full report: date, commit, table, machine, server,
 /// how runs are measured, and the freshness results.
-pub fn context(port: u16, rows: i64, fresh: &Freshness) -> Vec<String> {
+pub fn context(port: u16, rows: i64, fresh: Option<&Freshness>) -> Vec<String> {
     let mariadb_version = output_of(Command::new("mariadb").args([
         "--no-defaults",
         "-h127.0.0.1",
@@ -37,13 +37,19 @@ pub fn context(port: u16, rows: i64, fresh: &Freshness) -> Vec<String> {
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(0);
-    vec![
+    let mut lines = vec![
         format!("{date}, commit {commit}, {rows} rows of the `orders` shape (id BIGINT, amount DECIMAL(10,2), status STRING, updated_at TIMESTAMP(3)), written by Paimon Java 1.3.1"),
         format!("machine: {cores} cores; MariaDB {mariadb_version} on loopback (throw-away datadir, innodb_flush_log_at_trx_commit=2), worker and server share the cores"),
         "worker runs are whole processes (`pms-worker run --once`, start-up included); ratios compare with the raw limit measured in this same run".into(),
-        format!("freshness (Paimon commit → row visible in MySQL, continuous worker, pollInterval 50ms): p50 {:.0} ms, p99 {:.0} ms", fresh.p50_ms, fresh.p99_ms),
-        format!("worker start → first row written: {:.0} ms", fresh.first_write.as_secs_f64() * 1000.0),
-    ]
+    ];
+    if let Some(fresh) = fresh {
+        lines.push(format!("freshness (Paimon commit → row visible in MySQL, continuous worker, pollInterval 50ms): p50 {:.0} ms, p99 {:.0} ms", fresh.p50_ms, fresh.p99_ms));
+        lines.push(format!(
+            "worker start → first row written: {:.0} ms",
+            fresh.first_write.as_secs_f64() * 1000.0
+        ));
+    }
+    lines
 }
 
 fn opt(v: Option<f64>, digits: usize) -> String {

@@ -4,8 +4,9 @@
 use std::path::Path;
 use std::time::Instant;
 
+use super::expected::{all, table_checksum, Expected};
 use super::raw::Limits;
-use super::{config, orders, run, Measurement};
+use super::{config, flink, orders, run, Measurement};
 use crate::config::{Delivery, SyncConfigBuilder, Visibility};
 use crate::fixtures::{generate, generate_step, ORDERS_DDL};
 use crate::mysql::TestDb;
@@ -15,6 +16,8 @@ use crate::worker::SyncConfig;
 const FULL_READ: &str = "worker: full read into an empty table";
 const CHANGES: &str = "worker: one large snapshot of changes";
 const RECOVERY: &str = "recovery: verify and rebuild of a synced table";
+pub const FLINK: &str =
+    "the Flink pipeline users run today (Flink 1.20.3, Paimon source, JDBC sink 3.3.0)";
 
 /// Full reads of `table` (`rows` rows) into empty tables, one per `maxRows` setting (only
 /// 10000 for the smoke run). Returns the last run's ratio to the raw multi-row insert limit.
@@ -39,7 +42,14 @@ pub async fn full_reads(
             .max_rows(max_rows)
             .write_in(dir, &format!("full-{max_rows}"));
         let cost = run::run_once(&cfg.path, &[]);
-        assert_eq!(db.count("orders").await, rows);
+        let synced = Expected {
+            rows,
+            salt: 0,
+            kept: &all,
+        };
+        synced
+            .check(&db, &format!("full read, maxRows {max_rows}"))
+            .await;
         let m = Measurement::worker(
             FULL_READ,
             format!("maxRows {max_rows}, 1 slot"),
@@ -78,28 +88,7 @@ pub async fn full_reads(
 /// Two slots over a 4-bucket table, in parallel.
 pub async fn two_slots(rows: i64, dir: &Path, limits: &Limits, results: &mut Vec<Measurement>) {
     let t4 = orders(rows, 4);
-    let db = TestDb::new("bench_slots").await;
-    db.exec(ORDERS_DDL).await;
-    let cfg = config(&t4, &db).max_rows(10_000).write_in(dir, "slots");
-    let started = Instant::now();
-    let slots: Vec<_> = (0..2)
-        .map(|k| {
-            let path = cfg.path.clone();
-            std::thread::spawn(move || {
-                run::run_once(&path, &["--slot", &k.to_string(), "--slots", "2"])
-            })
-        })
-        .collect();
-    let costs: Vec<run::ProcessCost> = slots.into_iter().map(|h| h.join().unwrap()).collect();
-    let combined = run::ProcessCost {
-        elapsed: started.elapsed(),
-        peak_rss_mib: costs.iter().map(|c| c.peak_rss_mib).fold(0.0, f64::max),
-        cpu_seconds: costs.iter().map(|c| c.cpu_seconds).sum(),
-        flush_p50_ms: costs[0].flush_p50_ms,
-        flush_p99_ms: costs[0].flush_p99_ms,
-        stderr: String::new(),
-    };
-    assert_eq!(db.count("orders").await, rows);
+    let combined = full_read_in_slots(&t4, rows, 2, dir).await;
     results.push(Measurement::worker(
         FULL_READ,
         "maxRows 10000, 2 slots (4 buckets)".into(),
@@ -108,6 +97,53 @@ pub async fn two_slots(rows: i64, dir: &Path, limits: &Limits, results: &mut Vec
         &combined,
         Some(("ODKU insert", limits.odku_insert_rps)),
     ));
+}
+
+/// A full read of `table` (`rows` rows) into an empty table by `slots` workers in parallel
+/// (`maxRows` 10000), checked: their wall time, the highest peak RSS, the CPU they spent.
+pub async fn full_read_in_slots(
+    table: &Table,
+    rows: i64,
+    slots: u32,
+    dir: &Path,
+) -> run::ProcessCost {
+    let db = TestDb::new("bench_slots").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = config(table, &db)
+        .max_rows(10_000)
+        .write_in(dir, &format!("slots-{slots}"));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..slots)
+        .map(|k| {
+            let path = cfg.path.clone();
+            let args = [
+                "--slot".to_string(),
+                k.to_string(),
+                "--slots".into(),
+                slots.to_string(),
+            ];
+            std::thread::spawn(move || {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                run::run_once(&path, if slots > 1 { &args } else { &[] })
+            })
+        })
+        .collect();
+    let costs: Vec<run::ProcessCost> = workers.into_iter().map(|h| h.join().unwrap()).collect();
+    Expected {
+        rows,
+        salt: 0,
+        kept: &all,
+    }
+    .check(&db, &format!("full read, {slots} slots"))
+    .await;
+    run::ProcessCost {
+        elapsed: started.elapsed(),
+        peak_rss_mib: costs.iter().map(|c| c.peak_rss_mib).fold(0.0, f64::max),
+        cpu_seconds: costs.iter().map(|c| c.cpu_seconds).sum(),
+        flush_p50_ms: costs[0].flush_p50_ms,
+        flush_p99_ms: costs[0].flush_p99_ms,
+        stderr: String::new(),
+    }
 }
 
 /// Steady incremental sync: update-heavy and delete-heavy snapshots of `table`, on a synced
@@ -135,16 +171,23 @@ pub async fn changes(
         let cost = run::run_once(&cfg.path, &[]);
         Measurement::worker(CHANGES, name, count, max_rows, &cost, Some(update))
     };
+    let updated = |salt| Expected {
+        rows,
+        salt,
+        kept: &all,
+    };
     let mut salt = 10;
     for max_rows in [100u32, 1000, 10_000] {
         salt += 1;
-        results.push(changes_run(
+        let m = changes_run(
             format!("update-heavy, maxRows {max_rows}"),
             max_rows,
             config(table, &db).max_rows(max_rows),
             generate(1, rows, "+U", salt),
             rows as u64,
-        ));
+        );
+        updated(salt).check(&db, &m.name).await;
+        results.push(m);
     }
     let modes = [
         (
@@ -168,21 +211,32 @@ pub async fn changes(
                 .await;
         }
         salt += 1;
-        results.push(changes_run(
+        let m = changes_run(
             format!("update-heavy, maxRows 10000, {mode}"),
             0,
             cfg.max_rows(10_000),
             generate(1, rows, "+U", salt),
             rows as u64,
-        ));
+        );
+        updated(salt).check(&db, &m.name).await;
+        results.push(m);
     }
-    results.push(changes_run(
+    let m = changes_run(
         "delete-heavy (half the rows), maxRows 10000".into(),
         0,
         config(table, &db).max_rows(10_000),
         generate_step(1, rows / 2, 2, "-D", 0),
         rows as u64 / 2,
-    ));
+    );
+    // The odd ids are gone.
+    Expected {
+        rows,
+        salt,
+        kept: &|id| id % 2 == 0,
+    }
+    .check(&db, &m.name)
+    .await;
+    results.push(m);
     (db, base)
 }
 
@@ -215,7 +269,13 @@ pub async fn recovery(
         Some(baseline),
     ));
     let rebuild = run::rebuild(&cfg.path);
-    assert_eq!(db.count("orders").await, rows);
+    Expected {
+        rows,
+        salt: 0,
+        kept: &all,
+    }
+    .check(&db, "rebuild")
+    .await;
     results.push(Measurement::worker(
         RECOVERY,
         "rebuild (load, catch up, verify, swap)".into(),
@@ -224,4 +284,75 @@ pub async fn recovery(
         &rebuild,
         Some(baseline),
     ));
+}
+
+/// The seed's Flink SQL pipeline (`INSERT INTO mysql SELECT * FROM paimon`, `bench/flink`) on
+/// the same table and server, each run compared with the worker's run of the same work in
+/// `results` (named `worker_full` and `worker_changes`): a batch copy of `table` into an empty
+/// table, then one snapshot updating every row, read in streaming mode from that snapshot.
+/// Commits that snapshot (salt `salt`). Leaves the report a line when Maven can't build it.
+pub async fn flink_pipeline(
+    table: &Table,
+    rows: i64,
+    salt: i64,
+    worker: (f64, f64),
+    results: &mut Vec<Measurement>,
+) -> Option<String> {
+    if let Err(skipped) = flink::build() {
+        eprintln!("bench: {skipped}");
+        return Some(skipped);
+    }
+    let port = crate::mysql::server_port();
+    let db = TestDb::new("bench_flink").await;
+    db.exec(ORDERS_DDL).await;
+    let max_rows = 10_000;
+    let full = flink::full_copy(table, port, &db.name, "orders", max_rows);
+    Expected {
+        rows,
+        salt: 0,
+        kept: &all,
+    }
+    .check(&db, "Flink full copy")
+    .await;
+    results.push(Measurement::worker(
+        FLINK,
+        format!("full copy (batch), sink.buffer-flush.max-rows {max_rows}"),
+        rows as u64,
+        max_rows,
+        &full,
+        Some(("pms-worker", worker.0)),
+    ));
+    let snapshot = table.commits(vec![generate(1, rows, "+U", salt)]);
+    let expected = Expected {
+        rows,
+        salt,
+        kept: &all,
+    }
+    .checksum();
+    // The checksum reads the whole table: asked only once the server has updated as many rows.
+    let updates = || async {
+        db.query_strings("SHOW GLOBAL STATUS LIKE 'Handler_update'")
+            .await[0][1]
+            .as_deref()
+            .and_then(|n| n.parse::<i64>().ok())
+            .unwrap_or(0)
+    };
+    let before = updates().await;
+    let handle = tokio::runtime::Handle::current();
+    let changes = tokio::task::block_in_place(|| {
+        flink::incremental(table, port, &db.name, "orders", max_rows, snapshot, || {
+            handle.block_on(async {
+                updates().await - before >= rows && table_checksum(&db).await == expected
+            })
+        })
+    });
+    results.push(Measurement::worker(
+        FLINK,
+        format!("update-heavy snapshot (streaming from it), sink.buffer-flush.max-rows {max_rows}"),
+        rows as u64,
+        max_rows,
+        &changes,
+        Some(("pms-worker", worker.1)),
+    ));
+    None
 }

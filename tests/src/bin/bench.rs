@@ -4,6 +4,8 @@
 //!   bench --smoke                    the CI subset: fails only on a gross regression
 //!   bench --isolation                deadlocks between two slots, REPEATABLE READ vs READ COMMITTED
 //!   bench --recovery --size S        verify and rebuild only (with LOAD DATA for comparison)
+//!   bench --scale --size S           the full read by size, buckets and slots
+//!   bench --only full-read,changes   some groups only (quicker, while tuning)
 //!
 //! Needs a MariaDB from `scripts/with-mariadb.sh` and the release worker. The runs themselves
 //! are in `pms_tests::bench` (tables, configs and DDL from the test harness).
@@ -11,7 +13,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
-use pms_tests::bench::{freshness, isolation, orders, raw, report, scenarios, Measurement};
+use pms_tests::bench::{freshness, isolation, orders, raw, report, scale, scenarios, Measurement};
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Size {
@@ -38,6 +40,16 @@ impl Size {
     }
 }
 
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Group {
+    FullRead,
+    Slots,
+    Recovery,
+    Changes,
+    Freshness,
+    Flink,
+}
+
 #[derive(Parser)]
 struct Args {
     #[arg(long, value_enum, default_value = "quick")]
@@ -51,6 +63,14 @@ struct Args {
     /// Only the recovery paths (verify, rebuild) and the raw limits they compare with.
     #[arg(long)]
     recovery: bool,
+    /// Only the scale grid: the full read by table size (200k and --size), buckets (1, 4, 16)
+    /// and slots (1, 2, 4), into `<date>-scale.{md,csv}`.
+    #[arg(long)]
+    scale: bool,
+    /// Only these groups of runs (for a quicker look while tuning): full-read, slots, recovery,
+    /// flink, changes, freshness. The raw limits are always measured.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    only: Vec<Group>,
     /// Where the markdown report and the CSV go.
     #[arg(long, default_value = "bench/results")]
     out: PathBuf,
@@ -75,6 +95,22 @@ async fn main() {
         return;
     }
     let rows = args.size.rows();
+    if args.scale {
+        let work = tempfile::tempdir().unwrap();
+        let mut sizes = vec![Size::Quick.rows()];
+        if rows > sizes[0] {
+            sizes.push(rows);
+        }
+        let points = scale::measure(&sizes, work.path()).await;
+        let md = scale::markdown(&points);
+        print!("{md}");
+        std::fs::create_dir_all(&args.out).unwrap();
+        let stem = args.out.join(format!("{}-scale", report::date()));
+        std::fs::write(stem.with_extension("md"), &md).unwrap();
+        std::fs::write(stem.with_extension("csv"), scale::csv(&points)).unwrap();
+        eprintln!("bench: wrote {}.md and .csv", stem.display());
+        return;
+    }
     let port = pms_tests::mysql::server_port();
     let work = tempfile::tempdir().unwrap();
     let dir = work.path();
@@ -95,7 +131,12 @@ async fn main() {
         );
         return;
     }
-    let ratio = scenarios::full_reads(&t1, rows, args.smoke, dir, &limits, &mut results).await;
+    let wanted = |g: Group| args.only.is_empty() || args.only.contains(&g);
+    let ratio = if wanted(Group::FullRead) {
+        scenarios::full_reads(&t1, rows, args.smoke, dir, &limits, &mut results).await
+    } else {
+        0.0
+    };
     if args.smoke {
         print!(
             "{}",
@@ -112,17 +153,61 @@ async fn main() {
         println!("\nbench smoke: full read at {ratio:.2}× the raw multi-row ODKU limit (≥ 0.3× required)");
         return;
     }
-    scenarios::two_slots(rows, dir, &limits, &mut results).await;
-    scenarios::recovery(&t1, rows, dir, &limits, &mut results).await;
-    let (db, synced) = scenarios::changes(&t1, rows, dir, &limits, &mut results).await;
-    // Freshness: from a Paimon commit to its row being visible in MySQL, at a steady commit rate.
-    let fresh = freshness::measure(&t1, &db, &synced, dir, rows).await;
+    if wanted(Group::Slots) {
+        scenarios::two_slots(rows, dir, &limits, &mut results).await;
+    }
+    if wanted(Group::Recovery) {
+        scenarios::recovery(&t1, rows, dir, &limits, &mut results).await;
+    }
+    let mut flink_skipped = None;
+    if wanted(Group::Flink) {
+        // The worker's runs of the same work: the full read at maxRows 10000 (measured above, or
+        // now) and the update-heavy snapshot at maxRows 10000 (measured by `changes`, below).
+        let worker_rps = |name: &str| {
+            results
+                .iter()
+                .find(|m| m.name.contains(name))
+                .map(Measurement::rows_per_sec)
+        };
+        let full = worker_rps("maxRows 10000, 1 slot").unwrap_or(f64::NAN);
+        flink_skipped =
+            scenarios::flink_pipeline(&t1, rows, 99, (full, f64::NAN), &mut results).await;
+    }
+    let mut fresh = None;
+    if wanted(Group::Changes) || wanted(Group::Freshness) {
+        let (db, synced) = scenarios::changes(&t1, rows, dir, &limits, &mut results).await;
+        // Freshness: from a Paimon commit to its row being visible in MySQL, at a steady commit rate.
+        if wanted(Group::Freshness) {
+            fresh = Some(freshness::measure(&t1, &db, &synced, dir, rows).await);
+        }
+    }
 
-    let md = report::markdown(
-        "pms-worker benchmark",
-        &report::context(port, rows, &fresh),
-        &results,
-    );
+    // The worker against the Flink pipeline, same work: the update snapshot's ratio now that
+    // the worker's run of it is measured.
+    let worker_changes = results
+        .iter()
+        .find(|m| m.name == "update-heavy, maxRows 10000")
+        .map(Measurement::rows_per_sec);
+    let mut versus_flink = Vec::new();
+    for m in results.iter_mut().filter(|m| m.group == scenarios::FLINK) {
+        if m.name.contains("update") {
+            if let Some(w) = worker_changes {
+                m.baseline = Some(("pms-worker".into(), m.rows_per_sec() / w));
+            }
+        }
+        if let Some((_, r)) = &m.baseline {
+            versus_flink.push(format!("{}: {:.1}×", m.name, 1.0 / r));
+        }
+    }
+    let mut context = report::context(port, rows, fresh.as_ref());
+    if !versus_flink.is_empty() {
+        context.push(format!(
+            "pms-worker vs the Flink pipeline (whole processes, same table and server): {}",
+            versus_flink.join("; ")
+        ));
+    }
+    context.extend(flink_skipped);
+    let md = report::markdown("pms-worker benchmark", &context, &results);
     print!("{md}");
     std::fs::create_dir_all(&args.out).unwrap();
     let stem = args

@@ -156,7 +156,12 @@ async fn run_with_one_schema(
     }
     let (checkpointer, resumed) = Checkpointer::open(&cfg, &sink).await?;
     let resumed_point = resumed.as_ref().map(|c| c.point);
-    let mut buffer = ChangeBuffer::new(cfg.spec.sink.max_rows, cfg.spec.sink.max_buffer_bytes);
+    // `maxBufferBytes` bounds what is held at once: the buffer filling and the batches of
+    // the writes in flight, each drained from a buffer at most this full.
+    let mut buffer = ChangeBuffer::new(
+        cfg.spec.sink.max_rows,
+        cfg.spec.sink.max_buffer_bytes / (1 + crate::sink::MAX_WRITES_IN_FLIGHT as u64),
+    );
     if !layout.delete_qualifiers.is_empty() {
         buffer = buffer.with_moving_keys(layout.key_positions.clone());
     }
@@ -332,7 +337,13 @@ impl Pipeline {
             mode: self.write_mode,
             progress_row,
         };
-        self.writer.send(request, self.read_to, reason).await?;
+        // One row per key in a full read: its flushes may overlap (without a progress row,
+        // whose update each transaction conditions on the one before).
+        let disjoint = matches!(self.read_to, Some(ReadPoint::FullRead { .. }))
+            && request.progress_row.is_none();
+        self.writer
+            .send(request, self.read_to, reason, disjoint)
+            .await?;
         self.sent_to_writer = self.read_to;
         Ok(())
     }

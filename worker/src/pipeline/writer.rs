@@ -1,6 +1,10 @@
-//! The flush being written while the next batch is read. At most one is in flight, so commits
-//! keep their order; `committed` is what MySQL holds for sure.
+//! The flushes being written while the next batch is read. A flush whose keys may meet an
+//! earlier one's waits for every write in flight, so changes of one key commit in order; flushes
+//! of disjoint keys (the full read: one row per key) overlap, up to [`MAX_WRITES_IN_FLIGHT`], each in
+//! its own transaction on its own connection, so the server never waits for the next batch.
+//! `committed` follows the writes in the order they were sent: it is what MySQL holds for sure.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use pms_crds::contract::ReadPoint;
@@ -9,7 +13,7 @@ use super::flush_policy::FlushReason;
 use crate::error::{Result, WorkerError};
 use crate::failpoint;
 use crate::metrics::Metrics;
-use crate::sink::{MysqlSink, WriteRequest};
+use crate::sink::{MysqlSink, WriteRequest, MAX_WRITES_IN_FLIGHT};
 
 struct InFlight {
     task: tokio::task::JoinHandle<Result<()>>,
@@ -20,7 +24,8 @@ struct InFlight {
 
 pub struct Writer {
     sink: Arc<MysqlSink>,
-    in_flight: Option<InFlight>,
+    /// Oldest first.
+    in_flight: VecDeque<InFlight>,
     committed: Option<ReadPoint>,
     metrics: Metrics,
 }
@@ -30,7 +35,7 @@ impl Writer {
     pub fn new(sink: MysqlSink, committed: Option<ReadPoint>, metrics: Metrics) -> Self {
         Self {
             sink: Arc::new(sink),
-            in_flight: None,
+            in_flight: VecDeque::new(),
             committed,
             metrics,
         }
@@ -50,21 +55,31 @@ impl Writer {
         self.committed = Some(point);
     }
 
-    /// Waits for the previous write, then starts this one in the background.
+    /// Starts this write in the background once the writes it must follow are done: all of
+    /// them, unless its keys are `disjoint` from theirs (then only as many as keep
+    /// [`MAX_WRITES_IN_FLIGHT`]).
     pub async fn send(
         &mut self,
         request: WriteRequest,
         point: Option<ReadPoint>,
         reason: FlushReason,
+        disjoint: bool,
     ) -> Result<()> {
-        self.wait().await?;
+        let room = if disjoint {
+            MAX_WRITES_IN_FLIGHT - 1
+        } else {
+            0
+        };
+        while self.in_flight.len() > room {
+            self.wait_oldest().await?;
+        }
         let sink = self.sink.clone();
         let task = tokio::spawn(async move {
             sink.write(&request).await?;
             failpoint::hit("after-commit-before-checkpoint");
             Ok(())
         });
-        self.in_flight = Some(InFlight {
+        self.in_flight.push_back(InFlight {
             task,
             point,
             reason,
@@ -72,18 +87,36 @@ impl Writer {
         Ok(())
     }
 
-    /// Waits for the write in flight, if any: afterwards `committed` is what MySQL holds.
+    /// Waits for every write in flight: afterwards `committed` is what MySQL holds.
     pub async fn wait(&mut self) -> Result<()> {
-        if let Some(f) = self.in_flight.take() {
-            f.task
-                .await
-                .map_err(|e| WorkerError::Data(format!("the MySQL writer task failed: {e}")))??;
-            self.committed = f.point;
-            self.metrics
-                .flushes
-                .with_label_values(&[f.reason.as_str()])
-                .inc();
+        while !self.in_flight.is_empty() {
+            self.wait_oldest().await?;
         }
+        Ok(())
+    }
+
+    /// Waits for the oldest write. When it failed, the later ones are stopped (their
+    /// transactions roll back with their connections): a retry starts from `committed`.
+    async fn wait_oldest(&mut self) -> Result<()> {
+        let Some(f) = self.in_flight.pop_front() else {
+            return Ok(());
+        };
+        let done = f
+            .task
+            .await
+            .map_err(|e| WorkerError::Data(format!("the MySQL writer task failed: {e}")))
+            .and_then(|r| r);
+        if let Err(e) = done {
+            for later in self.in_flight.drain(..) {
+                later.task.abort();
+            }
+            return Err(e);
+        }
+        self.committed = f.point;
+        self.metrics
+            .flushes
+            .with_label_values(&[f.reason.as_str()])
+            .inc();
         Ok(())
     }
 

@@ -7,6 +7,7 @@ use tracing::{info, warn};
 
 use super::sql::Dialect;
 use super::tls::{self, Transport};
+use super::MAX_WRITES_IN_FLIGHT;
 use crate::config::MysqlTarget;
 use crate::error::WorkerError;
 
@@ -109,9 +110,9 @@ fn opts(m: &MysqlTarget, transport: &Transport, read_committed: bool) -> Opts {
         // it comes back, which restores the server's global settings; `setup` runs again after
         // every reset, `init` only once per connection.
         .setup(setup)
-        .pool_opts(
-            PoolOpts::default().with_constraints(PoolConstraints::new(1, 2).unwrap_or_default()),
-        );
+        .pool_opts(PoolOpts::default().with_constraints(
+            PoolConstraints::new(1, 1 + MAX_WRITES_IN_FLIGHT).unwrap_or_default(),
+        ));
     opts.into()
 }
 
