@@ -37,8 +37,11 @@ impl Batch {
     }
 }
 
+/// Keys hashed with foldhash, not SipHash: the buffer hashes every change read.
+type KeyMap<V> = HashMap<Vec<u8>, V, foldhash::fast::RandomState>;
+
 pub struct ChangeBuffer {
-    changes: HashMap<Vec<u8>, Change>,
+    changes: KeyMap<Change>,
     input_records: u64,
     bytes: usize,
     max_rows: u64,
@@ -60,7 +63,7 @@ impl ChangeBuffer {
     /// `max_rows` 0 turns the record bound off; the byte bound always holds.
     pub fn new(max_rows: u32, max_bytes: u64) -> Self {
         Self {
-            changes: HashMap::new(),
+            changes: KeyMap::default(),
             input_records: 0,
             bytes: 0,
             max_rows: max_rows as u64,
@@ -156,7 +159,7 @@ impl ChangeBuffer {
 /// Within one snapshot a key lives in one partition: two upserts of a key from one snapshot
 /// can't be ordered (their sequence numbers count in different buckets), so that is an error.
 fn one_upsert_per_key_and_snapshot(upserts: &[Change], key_positions: &[usize]) -> Result<()> {
-    let mut seen: HashMap<Vec<u8>, i64> = HashMap::with_capacity(upserts.len());
+    let mut seen: KeyMap<i64> = KeyMap::with_capacity_and_hasher(upserts.len(), Default::default());
     for change in upserts {
         let key: Vec<&Value> = key_positions.iter().map(|&p| &change.row[p]).collect();
         let mut encoded = Vec::new();

@@ -4,6 +4,8 @@
 
 use mysql_async::Value;
 
+use super::literal;
+
 /// Appends one row as a line of tab-separated fields.
 pub fn encode_row(row: &[Value], out: &mut Vec<u8>) {
     for (i, v) in row.iter().enumerate() {
@@ -16,49 +18,29 @@ pub fn encode_row(row: &[Value], out: &mut Vec<u8>) {
 }
 
 fn encode_value(v: &Value, out: &mut Vec<u8>) {
-    use std::io::Write;
     match v {
         Value::NULL => out.extend_from_slice(b"\\N"),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
-        Value::UInt(u) => {
-            let _ = write!(out, "{u}");
-        }
-        // The float's exact value: its shortest text can round past FLOAT's range.
-        Value::Float(f) => {
-            let _ = write!(out, "{:e}", *f as f64);
-        }
-        Value::Double(f) => {
-            let _ = write!(out, "{f:e}");
-        }
         Value::Bytes(bytes) => {
-            for &b in bytes {
-                match b {
-                    b'\\' => out.extend_from_slice(b"\\\\"),
-                    b'\t' => out.extend_from_slice(b"\\t"),
-                    b'\n' => out.extend_from_slice(b"\\n"),
-                    b'\r' => out.extend_from_slice(b"\\r"),
-                    0 => out.extend_from_slice(b"\\0"),
-                    0x1a => out.extend_from_slice(b"\\Z"),
-                    _ => out.push(b),
-                }
+            let mut plain = 0;
+            for (i, &b) in bytes.iter().enumerate() {
+                let escaped: &[u8] = match b {
+                    b'\\' => b"\\\\",
+                    b'\t' => b"\\t",
+                    b'\n' => b"\\n",
+                    b'\r' => b"\\r",
+                    0 => b"\\0",
+                    0x1a => b"\\Z",
+                    _ => continue,
+                };
+                out.extend_from_slice(&bytes[plain..i]);
+                out.extend_from_slice(escaped);
+                plain = i + 1;
             }
+            out.extend_from_slice(&bytes[plain..]);
         }
-        Value::Date(y, mo, d, h, mi, s, us) => {
-            let _ = write!(out, "{y:04}-{mo:02}-{d:02}");
-            if (*h, *mi, *s, *us) != (0, 0, 0, 0) {
-                let _ = write!(out, " {h:02}:{mi:02}:{s:02}.{us:06}");
-            }
-        }
-        Value::Time(neg, days, h, mi, s, us) => {
-            let hours = *days * 24 + u32::from(*h);
-            let _ = write!(
-                out,
-                "{}{hours:02}:{mi:02}:{s:02}.{us:06}",
-                if *neg { "-" } else { "" }
-            );
-        }
+        Value::Date(..) | Value::Time(..) => literal::push_temporal(out, v),
+        // Numbers as their SQL literals.
+        _ => literal::push(out, v),
     }
 }
 

@@ -23,8 +23,19 @@ pub fn push(out: &mut Vec<u8>, v: &Value) {
             Ok(_) => push_quoted(out, bytes),
             Err(_) => push_hex(out, bytes),
         },
-        Value::Date(y, mo, d, h, mi, s, us) => {
+        Value::Date(..) | Value::Time(..) => {
             out.push(b'\'');
+            push_temporal(out, v);
+            out.push(b'\'');
+        }
+    }
+}
+
+/// A DATE/DATETIME as `YYYY-MM-DD[ hh:mm:ss[.ffffff]]`, a TIME as `[-]hh:mm:ss[.ffffff]`,
+/// unquoted (the bulk path's text file has them so); other values write nothing.
+pub fn push_temporal(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Date(y, mo, d, h, mi, s, us) => {
             push_digits(out, u32::from(*y), 4);
             out.push(b'-');
             push_digits(out, u32::from(*mo), 2);
@@ -34,16 +45,14 @@ pub fn push(out: &mut Vec<u8>, v: &Value) {
                 out.push(b' ');
                 push_clock(out, u32::from(*h), *mi, *s, *us);
             }
-            out.push(b'\'');
         }
         Value::Time(negative, days, h, mi, s, us) => {
-            out.push(b'\'');
             if *negative {
                 out.push(b'-');
             }
             push_clock(out, *days * 24 + u32::from(*h), *mi, *s, *us);
-            out.push(b'\'');
         }
+        _ => {}
     }
 }
 
