@@ -65,6 +65,10 @@ impl Pipeline {
             && self.policy.allows_bulk()
             && !self.cfg.spec.sink.allow_extra_unique_keys
             && self.writer.sink().target_is_empty().await?;
+        // As stored (an aggregation's levels), a key comes once per level, oldest first; where
+        // keys move between partitions, a flush's order decides which partition's row stays.
+        self.disjoint_full_read =
+            !plan.holds_versions() && self.layout.delete_qualifiers.is_empty();
         self.write_mode = if bulk {
             WriteMode::Bulk
         } else {
@@ -105,6 +109,7 @@ impl Pipeline {
         self.flush(FlushReason::Checkpoint).await?;
         self.checkpoint().await?;
         self.write_mode = WriteMode::Upsert;
+        self.disjoint_full_read = false;
         info!(snapshot_id, "full read done");
         Ok(FullRead::Done(snapshot_id))
     }
