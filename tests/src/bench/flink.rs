@@ -64,7 +64,7 @@ pub fn full_copy(
         "flink peer --mode full failed (status {status}):\n{}",
         tail(&stderr)
     );
-    cost(elapsed, usage, stderr)
+    ProcessCost::of(elapsed, usage, stderr)
 }
 
 /// An incremental run (`--mode incremental`, streaming from snapshot `from_snapshot`, looking for
@@ -124,7 +124,7 @@ pub fn incremental(
             tail(&stderr)
         );
     }
-    cost(elapsed, usage, stderr)
+    ProcessCost::of(elapsed, usage, stderr)
 }
 
 static RUNS: AtomicU32 = AtomicU32::new(0);
@@ -178,18 +178,6 @@ fn exited(pid: i32) -> bool {
     };
     // With WNOHANG, a child still running leaves si_pid 0.
     r == 0 && unsafe { info.si_pid() } != 0
-}
-
-fn cost(elapsed: Duration, usage: libc::rusage, stderr: String) -> ProcessCost {
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    ProcessCost {
-        elapsed,
-        peak_rss_mib: usage.ru_maxrss as f64 / 1024.0,
-        cpu_seconds: tv(usage.ru_utime) + tv(usage.ru_stime),
-        flush_p50_ms: None,
-        flush_p99_ms: None,
-        stderr,
-    }
 }
 
 /// Every `Caused by:` of the log (Flink nests the real error deep), then its last 40 lines.

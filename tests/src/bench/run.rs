@@ -98,18 +98,22 @@ fn measure(command: &str, config: &Path, args: &[&str]) -> ProcessCost {
         status == 0,
         "pms-worker {command} failed (status {status}):\n{stderr}"
     );
-    ProcessCost {
-        elapsed,
-        peak_rss_mib: usage.ru_maxrss as f64 / 1024.0,
-        cpu_seconds: tv(usage.ru_utime) + tv(usage.ru_stime),
-        flush_p50_ms: None,
-        flush_p99_ms: None,
-        stderr,
-    }
+    ProcessCost::of(elapsed, usage, stderr)
 }
 
-fn tv(t: libc::timeval) -> f64 {
-    t.tv_sec as f64 + t.tv_usec as f64 / 1e6
+impl ProcessCost {
+    /// A reaped process's cost: its wall time, and peak RSS and CPU from its `rusage`.
+    pub fn of(elapsed: Duration, usage: libc::rusage, stderr: String) -> Self {
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        ProcessCost {
+            elapsed,
+            peak_rss_mib: usage.ru_maxrss as f64 / 1024.0,
+            cpu_seconds: tv(usage.ru_utime) + tv(usage.ru_stime),
+            flush_p50_ms: None,
+            flush_p99_ms: None,
+            stderr,
+        }
+    }
 }
 
 /// Reaps one child and returns its exit status and its own resource usage.

@@ -20,24 +20,12 @@ pub fn encode_row(row: &[Value], out: &mut Vec<u8>) {
 fn encode_value(v: &Value, out: &mut Vec<u8>) {
     match v {
         Value::NULL => out.extend_from_slice(b"\\N"),
-        Value::Bytes(bytes) => {
-            let mut plain = 0;
-            for (i, &b) in bytes.iter().enumerate() {
-                let escaped: &[u8] = match b {
-                    b'\\' => b"\\\\",
-                    b'\t' => b"\\t",
-                    b'\n' => b"\\n",
-                    b'\r' => b"\\r",
-                    0 => b"\\0",
-                    0x1a => b"\\Z",
-                    _ => continue,
-                };
-                out.extend_from_slice(&bytes[plain..i]);
-                out.extend_from_slice(escaped);
-                plain = i + 1;
-            }
-            out.extend_from_slice(&bytes[plain..]);
-        }
+        Value::Bytes(bytes) => literal::push_escaped(out, bytes, |b| match b {
+            b'\t' => Some(b"\\t"),
+            b'\n' => Some(b"\\n"),
+            b'\r' => Some(b"\\r"),
+            _ => None,
+        }),
         Value::Date(..) | Value::Time(..) => literal::push_temporal(out, v),
         // Numbers as their SQL literals.
         _ => literal::push(out, v),

@@ -66,24 +66,35 @@ fn push_double(out: &mut Vec<u8>, f: f64) {
 fn push_quoted(out: &mut Vec<u8>, bytes: &[u8]) {
     out.reserve(bytes.len() + 2);
     out.push(b'\'');
+    push_escaped(out, bytes, |b| match b {
+        b'\'' => Some(b"\\'"),
+        b'"' => Some(b"\\\""),
+        b'\n' => Some(b"\\n"),
+        b'\r' => Some(b"\\r"),
+        _ => None,
+    });
+    out.push(b'\'');
+}
+
+/// `bytes` with the backslash escapes every text form of MySQL shares (`\\`, `\0`, `\Z`), and
+/// those `more` gives for the other bytes.
+pub fn push_escaped(out: &mut Vec<u8>, bytes: &[u8], more: impl Fn(u8) -> Option<&'static [u8]>) {
     let mut plain = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let escaped: &[u8] = match b {
-            b'\'' => b"\\'",
             b'\\' => b"\\\\",
-            b'"' => b"\\\"",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
             0 => b"\\0",
             0x1a => b"\\Z",
-            _ => continue,
+            _ => match more(b) {
+                Some(e) => e,
+                None => continue,
+            },
         };
         out.extend_from_slice(&bytes[plain..i]);
         out.extend_from_slice(escaped);
         plain = i + 1;
     }
     out.extend_from_slice(&bytes[plain..]);
-    out.push(b'\'');
 }
 
 fn push_hex(out: &mut Vec<u8>, bytes: &[u8]) {
