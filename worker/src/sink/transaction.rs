@@ -221,9 +221,7 @@ impl MysqlSink {
         }
         None
     }
-}
 
-impl MysqlSink {
     fn template(&self, statement: Statement) -> &Template {
         match statement {
             Statement::Upsert => &self.upsert,
