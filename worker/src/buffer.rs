@@ -42,6 +42,10 @@ type KeyMap<V> = HashMap<Vec<u8>, V, foldhash::fast::RandomState>;
 
 pub struct ChangeBuffer {
     changes: KeyMap<Change>,
+    /// While a full read holds one row per key ([`Self::set_unique_keys`]): its changes, kept
+    /// in arrival order without a key (nothing to reduce, so nothing is hashed).
+    unique: Vec<Change>,
+    unique_keys: bool,
     input_records: u64,
     bytes: usize,
     max_rows: u64,
@@ -64,6 +68,8 @@ impl ChangeBuffer {
     pub fn new(max_rows: u32, max_bytes: u64) -> Self {
         Self {
             changes: KeyMap::default(),
+            unique: Vec::new(),
+            unique_keys: false,
             input_records: 0,
             bytes: 0,
             max_rows: max_rows as u64,
@@ -78,10 +84,27 @@ impl ChangeBuffer {
         self
     }
 
+    /// Whether every key comes at most once until this is turned off (a full read that holds
+    /// one row per key): changes are then kept as they come, and `push` ignores its key.
+    /// Turned on or off only while the buffer is empty.
+    pub fn set_unique_keys(&mut self, unique: bool) {
+        debug_assert!(self.is_empty());
+        self.unique_keys = unique;
+    }
+
+    pub fn unique_keys(&self) -> bool {
+        self.unique_keys
+    }
+
     /// Adds a change; returns the bound it reached, if any.
     pub fn push(&mut self, key: Vec<u8>, change: Change) -> Option<Bound> {
         self.input_records += 1;
         let size = row_bytes(&change.row) + key.len();
+        if self.unique_keys {
+            self.bytes += size + UNIQUE_ENTRY_OVERHEAD;
+            self.unique.push(change);
+            return self.bound();
+        }
         match self.changes.get_mut(&key) {
             Some(existing) if existing.order > change.order => {}
             Some(existing) => {
@@ -93,6 +116,10 @@ impl ChangeBuffer {
                 self.changes.insert(key, change);
             }
         }
+        self.bound()
+    }
+
+    fn bound(&self) -> Option<Bound> {
         if self.max_rows > 0 && self.input_records >= self.max_rows {
             Some(Bound::Rows)
         } else if self.bytes >= self.max_bytes {
@@ -133,8 +160,9 @@ impl ChangeBuffer {
         };
         self.input_records = 0;
         self.bytes = 0;
-        let mut upserts = Vec::new();
-        for (_, change) in self.changes.drain() {
+        let mut upserts = Vec::with_capacity(self.changes.len() + self.unique.len());
+        let unique = self.unique.drain(..);
+        for change in self.changes.drain().map(|(_, c)| c).chain(unique) {
             match change.kind {
                 ChangeKind::Upsert => upserts.push(change),
                 ChangeKind::Delete => {
@@ -180,6 +208,8 @@ fn one_upsert_per_key_and_snapshot(upserts: &[Change], key_positions: &[usize]) 
 
 /// Cost of a hash map entry beyond its payload: the slot, the key's and the row's Vec headers.
 const ENTRY_OVERHEAD: usize = 112;
+/// Cost of a kept change without a key: its slot in the Vec.
+const UNIQUE_ENTRY_OVERHEAD: usize = std::mem::size_of::<Change>();
 
 pub fn row_bytes(row: &[Value]) -> usize {
     row.iter().map(value_bytes).sum::<usize>() + std::mem::size_of::<Vec<Value>>()
@@ -212,6 +242,29 @@ mod tests {
             row: vec![Value::Int(id), Value::Bytes(v.into())],
             order,
         }
+    }
+
+    #[test]
+    fn a_read_of_unique_keys_keeps_rows_as_they_come_under_the_same_bounds() {
+        let mut b = ChangeBuffer::new(3, 1 << 20);
+        b.set_unique_keys(true);
+        assert_eq!(
+            b.push(Vec::new(), change(ChangeKind::Upsert, 2, "b", (5, 0))),
+            None
+        );
+        assert_eq!(
+            b.push(Vec::new(), change(ChangeKind::Upsert, 1, "a", (5, 0))),
+            None
+        );
+        assert!(b.bytes() > 0);
+        let bound = b.push(Vec::new(), change(ChangeKind::Upsert, 3, "c", (5, 0)));
+        assert_eq!(bound, Some(Bound::Rows));
+        let batch = b.drain().unwrap();
+        let ids: Vec<_> = batch.upserts.iter().map(|r| r[0].clone()).collect();
+        assert_eq!(ids, [Value::Int(2), Value::Int(1), Value::Int(3)]);
+        assert_eq!((batch.input_records, b.bytes()), (3, 0));
+        b.set_unique_keys(false);
+        assert!(!b.unique_keys());
     }
 
     #[test]

@@ -15,12 +15,6 @@ use pms_worker::verify::VerifyOptions;
 use tokio::sync::watch;
 use tracing::{error, info};
 
-// glibc's malloc took ~40% of a full read's CPU (perf, 2M rows: malloc, free and their chunk
-// consolidation behind the per-row and per-value allocations); mimalloc's per-thread free lists
-// cost a fraction of that.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(
     name = "pms-worker",

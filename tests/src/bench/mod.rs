@@ -10,45 +10,96 @@ pub mod report;
 pub mod run;
 pub mod scale;
 pub mod scenarios;
+pub mod wide;
 
 use std::time::Duration;
 
 use serde_json::json;
 
 use crate::config::SyncConfigBuilder;
-use crate::fixtures::{generate, orders_table};
+use crate::fixtures::{orders_table, ORDERS_DDL};
 use crate::mysql::TestDb;
 use crate::paimon::Table;
 use crate::worker::SyncConfig;
 
-/// The `orders` table of the tests ([`orders_table`]) with `rows` rows in one snapshot per
-/// million, written by Paimon Java, `changelog-producer=input`. Written once per size and
-/// bucket count into `~/.cache/pms/bench-tables` (2M rows take minutes), then copied.
+/// The rows of a benchmark table: the tests' `orders` ([`orders_table`], 4 columns) or the
+/// 30-column `wide` shape ([`wide`]), both from the Java generator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    Orders,
+    Wide,
+}
+
+impl Shape {
+    pub fn columns(self) -> usize {
+        match self {
+            Shape::Orders => 4,
+            Shape::Wide => 30,
+        }
+    }
+
+    /// The MySQL table `orders` that fits the shape.
+    pub fn ddl(self) -> String {
+        match self {
+            Shape::Orders => ORDERS_DDL.into(),
+            Shape::Wide => wide::ddl(),
+        }
+    }
+
+    /// `CONCAT_WS('|', every column)` of the synced table.
+    fn concat_sql(self) -> String {
+        match self {
+            Shape::Orders => "CONCAT_WS('|', id, amount, status, updated_at)".into(),
+            Shape::Wide => wide::concat_sql(),
+        }
+    }
+
+    /// What [`Self::concat_sql`] gives for the generator's row `id` at `salt`.
+    fn row_bytes(self, id: i64, salt: i64) -> Vec<u8> {
+        match self {
+            Shape::Orders => {
+                let (id, amount, status, ts) = order_row(id, salt);
+                format!("{id}|{amount}|{status}|{ts}").into_bytes()
+            }
+            Shape::Wide => wide::row_bytes(id, salt),
+        }
+    }
+
+    /// The shape's table with `rows` rows in one snapshot per million, written by Paimon Java,
+    /// `changelog-producer=input`. Written once per shape, size and bucket count into
+    /// `~/.cache/pms/bench-tables` (2M rows take minutes), then copied.
+    pub fn table(self, rows: i64, buckets: u32) -> Table {
+        let options = json!({"bucket": buckets.to_string(), "changelog-producer": "input"});
+        let (t, name) = match self {
+            Shape::Orders => (orders_table(options, false), "orders"),
+            Shape::Wide => (wide::table(options), "wide"),
+        };
+        let cache = crate::cache_dir()
+            .join("bench-tables")
+            .join(format!("{name}-{rows}-{buckets}-v1"));
+        if cache.join("db.db").exists() {
+            t.load_warehouse(&cache);
+            return t;
+        }
+        // Large tables in chunks of 1M rows per commit, as a writer would.
+        let mut from = 1;
+        while from <= rows {
+            let count = (rows - from + 1).min(1_000_000);
+            t.commits(vec![json!({"generate": {"shape": name, "from": from, "count": count, "kind": "+I", "salt": 0}})]);
+            from += count;
+        }
+        let partial = cache.with_extension("partial");
+        let _ = std::fs::remove_dir_all(&partial);
+        std::fs::create_dir_all(cache.parent().expect("a parent")).expect("the bench table cache");
+        t.save_warehouse(&partial);
+        std::fs::rename(&partial, &cache).expect("the bench table cache");
+        t
+    }
+}
+
+/// The `orders` table with `rows` rows ([`Shape::table`]).
 pub fn orders(rows: i64, buckets: u32) -> Table {
-    let t = orders_table(
-        json!({"bucket": buckets.to_string(), "changelog-producer": "input"}),
-        false,
-    );
-    let cache = crate::cache_dir()
-        .join("bench-tables")
-        .join(format!("orders-{rows}-{buckets}-v1"));
-    if cache.join("db.db").exists() {
-        t.load_warehouse(&cache);
-        return t;
-    }
-    // Large tables in chunks of 1M rows per commit, as a writer would.
-    let mut from = 1;
-    while from <= rows {
-        let count = (rows - from + 1).min(1_000_000);
-        t.commits(vec![generate(from, count, "+I", 0)]);
-        from += count;
-    }
-    let partial = cache.with_extension("partial");
-    let _ = std::fs::remove_dir_all(&partial);
-    std::fs::create_dir_all(cache.parent().expect("a parent")).expect("the bench table cache");
-    t.save_warehouse(&partial);
-    std::fs::rename(&partial, &cache).expect("the bench table cache");
-    t
+    Shape::Orders.table(rows, buckets)
 }
 
 /// The poll interval of the benchmark's continuous workers (freshness).
@@ -138,7 +189,7 @@ pub fn order_row(id: i64, salt: i64) -> (i64, String, &'static str, String) {
 }
 
 /// `YYYY-MM-DD HH:MM:SS.000` for seconds since the epoch (civil-from-days, UTC).
-fn chrono_free_utc(secs: i64) -> String {
+pub(crate) fn chrono_free_utc(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     let z = days + 719_468;

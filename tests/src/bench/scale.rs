@@ -1,14 +1,16 @@
 //! `bench --scale`: how the full read's rows/s and peak RSS change with the table's size, its
-//! bucket count and the number of slots, written as a CSV that `bench/plot_scale.py` plots.
+//! bucket count, the number of slots and the row width (4 columns vs 30 with long strings and
+//! BYTES), written as a CSV that `bench/plot_scale.py` plots.
 
 use std::fmt::Write;
 use std::path::Path;
 
-use super::{orders, scenarios};
+use super::{scenarios, Shape};
 
 /// One run of the scale grid.
 pub struct Point {
     pub rows: i64,
+    pub columns: usize,
     pub buckets: u32,
     pub slots: u32,
     pub rows_per_sec: f64,
@@ -16,36 +18,53 @@ pub struct Point {
     pub cpu_seconds: f64,
 }
 
-/// Every size × bucket count (1, 4, 16) × slot count (1, 2, 4, no more than the buckets).
+/// Up to 2M rows: every size × bucket count (1, 4, 16) × slot count (1, 2, 4, no more than
+/// the buckets) of the 4-column `orders`, and the 30-column `wide` shape (4 buckets, 1 and 2
+/// slots). Past 2M rows (10M is ~9 GB as `wide`): `orders` with 4 buckets, 1, 2 and 4 slots.
 pub async fn measure(sizes: &[i64], dir: &Path) -> Vec<Point> {
-    let mut points = Vec::new();
+    let mut grid = Vec::new();
     for &rows in sizes {
-        for buckets in [1u32, 4, 16] {
-            eprintln!("bench --scale: {rows} rows, {buckets} buckets");
-            let table = orders(rows, buckets);
-            for slots in [1u32, 2, 4].into_iter().filter(|&s| s <= buckets) {
-                let cost = scenarios::full_read_in_slots(&table, rows, slots, dir).await;
-                points.push(Point {
-                    rows,
-                    buckets,
-                    slots,
-                    rows_per_sec: rows as f64 / cost.elapsed.as_secs_f64(),
-                    peak_rss_mib: cost.peak_rss_mib,
-                    cpu_seconds: cost.cpu_seconds,
-                });
+        let buckets: &[u32] = if rows <= 2_000_000 { &[1, 4, 16] } else { &[4] };
+        for &b in buckets {
+            for slots in [1u32, 2, 4].into_iter().filter(|&s| s <= b) {
+                grid.push((Shape::Orders, rows, b, slots));
             }
         }
+        if rows <= 2_000_000 {
+            grid.extend([(Shape::Wide, rows, 4, 1), (Shape::Wide, rows, 4, 2)]);
+        }
+    }
+    let mut points = Vec::new();
+    let mut table = None;
+    for (shape, rows, buckets, slots) in grid {
+        let key = (shape, rows, buckets);
+        if table.as_ref().map(|(k, _)| *k) != Some(key) {
+            eprintln!("bench --scale: {shape:?}, {rows} rows, {buckets} buckets");
+            table = Some((key, shape.table(rows, buckets)));
+        }
+        let (_, t) = table.as_ref().expect("set above");
+        let cost = scenarios::full_read_in_slots(t, shape, rows, slots, dir).await;
+        points.push(Point {
+            rows,
+            columns: shape.columns(),
+            buckets,
+            slots,
+            rows_per_sec: rows as f64 / cost.elapsed.as_secs_f64(),
+            peak_rss_mib: cost.peak_rss_mib,
+            cpu_seconds: cost.cpu_seconds,
+        });
     }
     points
 }
 
 pub fn csv(points: &[Point]) -> String {
-    let mut out = String::from("rows,buckets,slots,rows_per_sec,peak_rss_mib,cpu_seconds\n");
+    let mut out =
+        String::from("rows,columns,buckets,slots,rows_per_sec,peak_rss_mib,cpu_seconds\n");
     for p in points {
         let _ = writeln!(
             out,
-            "{},{},{},{:.0},{:.1},{:.2}",
-            p.rows, p.buckets, p.slots, p.rows_per_sec, p.peak_rss_mib, p.cpu_seconds
+            "{},{},{},{},{:.0},{:.1},{:.2}",
+            p.rows, p.columns, p.buckets, p.slots, p.rows_per_sec, p.peak_rss_mib, p.cpu_seconds
         );
     }
     out
@@ -53,13 +72,13 @@ pub fn csv(points: &[Point]) -> String {
 
 pub fn markdown(points: &[Point]) -> String {
     let mut md = String::from(
-        "| rows | buckets | slots | rows/s | peak RSS MiB (per worker) | CPU s (all workers) |\n|---:|---:|---:|---:|---:|---:|\n",
+        "| rows | columns | buckets | slots | rows/s | peak RSS MiB (per worker) | CPU s (all workers) |\n|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for p in points {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {:.0} | {:.1} | {:.2} |",
-            p.rows, p.buckets, p.slots, p.rows_per_sec, p.peak_rss_mib, p.cpu_seconds
+            "| {} | {} | {} | {} | {:.0} | {:.1} | {:.2} |",
+            p.rows, p.columns, p.buckets, p.slots, p.rows_per_sec, p.peak_rss_mib, p.cpu_seconds
         );
     }
     md

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::expected::{table_checksum, Expected};
 use super::raw::Limits;
-use super::{config, flink, orders, run, Measurement};
+use super::{config, flink, orders, run, Measurement, Shape};
 use crate::config::{Delivery, SyncConfigBuilder, Visibility};
 use crate::fixtures::{generate, generate_step, ORDERS_DDL};
 use crate::mysql::TestDb;
@@ -84,7 +84,7 @@ pub async fn full_reads(
 /// Two slots over a 4-bucket table, in parallel.
 pub async fn two_slots(rows: i64, dir: &Path, limits: &Limits, results: &mut Vec<Measurement>) {
     let t4 = orders(rows, 4);
-    let combined = full_read_in_slots(&t4, rows, 2, dir).await;
+    let combined = full_read_in_slots(&t4, Shape::Orders, rows, 2, dir).await;
     results.push(Measurement::worker(
         FULL_READ,
         "maxRows 10000, 2 slots (4 buckets)".into(),
@@ -99,15 +99,17 @@ pub async fn two_slots(rows: i64, dir: &Path, limits: &Limits, results: &mut Vec
 /// (`maxRows` 10000), checked: their wall time, the highest peak RSS, the CPU they spent.
 pub async fn full_read_in_slots(
     table: &Table,
+    shape: Shape,
     rows: i64,
     slots: u32,
     dir: &Path,
 ) -> run::ProcessCost {
     let db = TestDb::new("bench_slots").await;
-    db.exec(ORDERS_DDL).await;
+    db.exec(&shape.ddl()).await;
     let cfg = config(table, &db)
         .max_rows(10_000)
-        .write_in(dir, &format!("slots-{slots}"));
+        // Its own checkpoints: a name reused by another table's run would resume that one.
+        .write_in(dir, &format!("slots-{slots}-{}", db.name));
     let started = Instant::now();
     let workers: Vec<_> = (0..slots)
         .map(|k| {
@@ -125,8 +127,8 @@ pub async fn full_read_in_slots(
         })
         .collect();
     let costs: Vec<run::ProcessCost> = workers.into_iter().map(|h| h.join().unwrap()).collect();
-    Expected::all(rows, 0)
-        .check(&db, &format!("full read, {slots} slots"))
+    Expected::all_of(shape, rows, 0)
+        .check(&db, &format!("full read, {shape:?} shape, {slots} slots"))
         .await;
     run::ProcessCost {
         elapsed: started.elapsed(),
@@ -218,6 +220,7 @@ pub async fn changes(
     );
     // The odd ids are gone.
     Expected {
+        shape: Shape::Orders,
         rows,
         salt,
         kept: &|id| id % 2 == 0,

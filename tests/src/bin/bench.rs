@@ -4,7 +4,7 @@
 //!   bench --smoke                    the CI subset: fails only on a gross regression
 //!   bench --isolation                deadlocks between two slots, REPEATABLE READ vs READ COMMITTED
 //!   bench --recovery --size S        verify and rebuild only (with LOAD DATA for comparison)
-//!   bench --scale --size S           the full read by size, buckets and slots
+//!   bench --scale --size S           the full read by size, buckets, slots and row width
 //!   bench --only full-read,changes   some groups only (quicker, while tuning)
 //!
 //! Needs a MariaDB from `scripts/with-mariadb.sh` and the release worker. The runs themselves
@@ -63,8 +63,8 @@ struct Args {
     /// Only the recovery paths (verify, rebuild) and the raw limits they compare with.
     #[arg(long)]
     recovery: bool,
-    /// Only the scale grid: the full read by table size (200k and --size), buckets (1, 4, 16)
-    /// and slots (1, 2, 4), into `<date>-scale.{md,csv}`.
+    /// Only the scale grid: the full read by table size (every size up to --size), buckets
+    /// (1, 4, 16), slots (1, 2, 4) and row width (4 or 30 columns), into `<date>-scale.{md,csv}`.
     #[arg(long)]
     scale: bool,
     /// Only these groups of runs (for a quicker look while tuning): full-read, slots, recovery,
@@ -97,10 +97,11 @@ async fn main() {
     let rows = args.size.rows();
     if args.scale {
         let work = tempfile::tempdir().unwrap();
-        let mut sizes = vec![Size::Quick.rows()];
-        if rows > sizes[0] {
-            sizes.push(rows);
-        }
+        let sizes: Vec<i64> = [Size::Quick, Size::Full, Size::Huge]
+            .iter()
+            .map(|s| s.rows())
+            .filter(|&r| r <= rows)
+            .collect();
         let points = scale::measure(&sizes, work.path()).await;
         let md = scale::markdown(&points);
         print!("{md}");

@@ -22,12 +22,14 @@ pub struct Decoded {
 }
 
 /// Decodes a batch: the full read has no `rowkind` (all inserts), change reads do.
-/// `snapshot_id` and the row's sequence number order changes of one key.
+/// `snapshot_id` and the row's sequence number order changes of one key. Without `keyed`
+/// (a read that holds one row per key, nothing to reduce) the changes' keys are left empty.
 pub fn decode_batch(
     batch: &RecordBatch,
     layout: &Layout,
     snapshot_id: i64,
     table: &str,
+    keyed: bool,
 ) -> Result<Vec<Decoded>> {
     let n = batch.num_rows();
     let mut columns: Vec<std::vec::IntoIter<Value>> = Vec::with_capacity(layout.columns.len());
@@ -83,8 +85,10 @@ pub fn decode_batch(
             )));
         }
         // Changes reduce per key, and per partition where keys move between partitions.
-        let identity: Vec<&Value> = layout.delete_positions().map(|p| &row[p]).collect();
-        encode_key(&identity, &mut key_buf);
+        if keyed {
+            let identity: Vec<&Value> = layout.delete_positions().map(|p| &row[p]).collect();
+            encode_key(&identity, &mut key_buf);
+        }
         let sequence = sequences
             .as_ref()
             .filter(|s| !s.is_null(i))
@@ -94,7 +98,7 @@ pub fn decode_batch(
             RowKind::Insert | RowKind::UpdateAfter => ChangeKind::Upsert,
         };
         out.push(Decoded {
-            key: key_buf.clone(),
+            key: if keyed { key_buf.clone() } else { Vec::new() },
             kind,
             change: Change {
                 kind: change_kind,
@@ -176,6 +180,7 @@ mod tests {
             &layout(),
             9,
             "db.t",
+            true,
         )
         .unwrap();
         let kinds: Vec<_> = decoded
@@ -195,6 +200,7 @@ mod tests {
             &layout(),
             4,
             "db.t",
+            true,
         )
         .unwrap_err();
         assert!(
@@ -218,7 +224,9 @@ mod tests {
             ),
         ])
         .unwrap();
-        let err = decode_batch(&batch, &l, 3, "db.t").unwrap_err().to_string();
+        let err = decode_batch(&batch, &l, 3, "db.t", true)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("key (8)") && err.contains("10000-01-01") && err.contains("\"d\""),
             "{err}"

@@ -67,8 +67,10 @@ impl Pipeline {
             && self.writer.sink().target_is_empty().await?;
         // As stored (an aggregation's levels), a key comes once per level, oldest first; where
         // keys move between partitions, a flush's order decides which partition's row stays.
-        self.disjoint_full_read =
-            !plan.holds_versions() && self.layout.delete_qualifiers.is_empty();
+        // Otherwise (merge-on-read, keys that stay in their partition) it holds one row per key:
+        // nothing to reduce, and its flushes may be written side by side.
+        self.buffer
+            .set_unique_keys(!plan.holds_versions() && self.layout.delete_qualifiers.is_empty());
         self.write_mode = if bulk {
             WriteMode::Bulk
         } else {
@@ -99,6 +101,7 @@ impl Pipeline {
             // The read point says how far the full read got: flush, checkpoint, resume there next time.
             self.flush(FlushReason::Close).await?;
             self.checkpoint().await?;
+            self.buffer.set_unique_keys(false);
             info!(snapshot_id, read_to = ?self.read_to, "stopped during the full read; the next run resumes it");
             return Ok(FullRead::Stopped);
         }
@@ -109,7 +112,7 @@ impl Pipeline {
         self.flush(FlushReason::Checkpoint).await?;
         self.checkpoint().await?;
         self.write_mode = WriteMode::Upsert;
-        self.disjoint_full_read = false;
+        self.buffer.set_unique_keys(false);
         info!(snapshot_id, "full read done");
         Ok(FullRead::Done(snapshot_id))
     }

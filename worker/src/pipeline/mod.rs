@@ -83,9 +83,6 @@ struct Pipeline {
     checkpointer: Checkpointer,
     /// How the upserts of the current phase are written (bulk during a full read into an empty table).
     write_mode: WriteMode,
-    /// The full read under way holds one row per key (merge-on-read, keys that stay in their
-    /// partition): its flushes may be written side by side.
-    disjoint_full_read: bool,
     metrics: Metrics,
     records_read: [prometheus::IntCounter; 4],
     rescaled_from: Option<pms_crds::contract::RescaleBase>,
@@ -173,7 +170,6 @@ async fn run_with_one_schema(
         policy: FlushPolicy::new(&cfg.spec),
         writer: Writer::new(sink, resumed_point, metrics.clone()),
         write_mode: WriteMode::Upsert,
-        disjoint_full_read: false,
         rescaled_from: resumed.as_ref().and_then(|c| c.rescaled_from),
         read_to: resumed_point,
         sent_to_writer: resumed_point,
@@ -343,7 +339,7 @@ impl Pipeline {
         };
         // One row per key in a full read: its flushes may overlap (without a progress row,
         // whose update each transaction conditions on the one before).
-        let disjoint = self.disjoint_full_read
+        let disjoint = self.buffer.unique_keys()
             && matches!(self.read_to, Some(ReadPoint::FullRead { .. }))
             && request.progress_row.is_none();
         self.writer

@@ -59,7 +59,9 @@ impl Pipeline {
             let mut batches = self.source.read_split(plan, split).await?;
             while let Some(batch) = batches.next().await {
                 let batch = batch?;
-                for mut d in decode_batch(&batch, &self.layout, snapshot_id, self.source.name())? {
+                for mut d in
+                    decode_batch(&batch, &self.layout, snapshot_id, self.source.name(), true)?
+                {
                     self.count_read(d.kind);
                     match &mut pass {
                         Pass::Upsert(kept) => {

@@ -63,7 +63,14 @@ impl Pipeline {
         plan: &SnapshotPlan,
         position: &mut Position,
     ) -> Result<()> {
-        let decoded = decode_batch(batch, &self.layout, plan.snapshot_id, self.source.name())?;
+        let keyed = !self.buffer.unique_keys();
+        let decoded = decode_batch(
+            batch,
+            &self.layout,
+            plan.snapshot_id,
+            self.source.name(),
+            keyed,
+        )?;
         for d in decoded {
             position.row += 1;
             self.read_to = Some(plan.point_at(*position));

@@ -510,7 +510,7 @@ async fn paimon_rows(
             if let Some(eta) = eta.as_deref_mut() {
                 eta.add(batch.num_rows() as u64);
             }
-            for d in decode_batch(&batch, layout, plan.snapshot_id, source.name())? {
+            for d in decode_batch(&batch, layout, plan.snapshot_id, source.name(), true)? {
                 if !plan.holds_versions() {
                     count += 1;
                     each(d.change.row)?;
