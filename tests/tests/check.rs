@@ -124,8 +124,42 @@ async fn mysql_table_problems_are_failures_with_the_statement_that_fixes_them() 
              updated_at DATETIME(3)) DEFAULT CHARSET = utf8mb4").await;
     let (code, report) = check(&SyncConfig::builder(&t, &db).build(), &[]);
     assert_eq!(code, 1);
-    let (message, _) = item(&report, "mysql.table", "fail");
+    let (message, fix) = item(&report, "mysql.table", "fail");
     assert!(message.contains("amount"), "{message}");
+    assert_eq!(fix, "ALTER TABLE … MODIFY `amount` DECIMAL(10, 2)");
+    // Everything wrong at once: each problem once, the key's too, though its column does not
+    // fit either (it used to hide the key check and read as an unmapped NOT NULL column).
+    let db = TestDb::new("check_all_wrong").await;
+    db.exec(
+        "CREATE TABLE orders (id INT NOT NULL, status VARCHAR(8) NOT NULL, amount FLOAT, \
+             PRIMARY KEY (id, status)) DEFAULT CHARSET = utf8mb4",
+    )
+    .await;
+    let (code, report) = check(&SyncConfig::builder(&t, &db).build(), &[]);
+    assert_eq!(code, 1);
+    let failed: Vec<(String, String)> = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["check"] == "mysql.table" && i["status"] == "fail")
+        .map(|i| {
+            let text = |f: &str| i[f].as_str().unwrap_or_default().to_string();
+            (text("message"), text("fix"))
+        })
+        .collect();
+    let with = |text: &str| failed.iter().filter(|(m, _)| m.contains(text)).count();
+    assert_eq!(with("exactly the Paimon key"), 1, "{failed:#?}");
+    assert_eq!(
+        with("\"id\": Paimon BIGINT NOT NULL does not fit"),
+        1,
+        "{failed:#?}"
+    );
+    assert_eq!(with("\"updated_at\" has no MySQL column"), 1, "{failed:#?}");
+    assert_eq!(with("NOT NULL without a default"), 0, "{failed:#?}");
+    assert!(
+        failed.iter().all(|(_, fix)| fix != "see the message"),
+        "{failed:#?}"
+    );
 }
 
 #[tokio::test]

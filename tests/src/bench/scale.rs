@@ -18,13 +18,21 @@ pub struct Point {
     pub cpu_seconds: f64,
 }
 
+/// One run of the grid: the table's shape, rows and buckets, and the slots reading it.
+pub type Run = (Shape, i64, u32, u32);
+
 /// Up to 2M rows: every size × bucket count (1, 4, 16) × slot count (1, 2, 4, no more than
 /// the buckets) of the 4-column `orders`, and the 30-column `wide` shape (4 buckets, 1 and 2
-/// slots). Past 2M rows (10M is ~9 GB as `wide`): `orders` with 4 buckets, 1, 2 and 4 slots.
-pub async fn measure(sizes: &[i64], dir: &Path) -> Vec<Point> {
+/// slots). Past 2M rows (10M is ~9 GB as `wide`): `orders` with 1 bucket (1 slot) and 4 buckets
+/// (1, 2 and 4 slots).
+pub fn grid(sizes: &[i64]) -> Vec<Run> {
     let mut grid = Vec::new();
     for &rows in sizes {
-        let buckets: &[u32] = if rows <= 2_000_000 { &[1, 4, 16] } else { &[4] };
+        let buckets: &[u32] = if rows <= 2_000_000 {
+            &[1, 4, 16]
+        } else {
+            &[1, 4]
+        };
         for &b in buckets {
             for slots in [1u32, 2, 4].into_iter().filter(|&s| s <= b) {
                 grid.push((Shape::Orders, rows, b, slots));
@@ -34,9 +42,24 @@ pub async fn measure(sizes: &[i64], dir: &Path) -> Vec<Point> {
             grid.extend([(Shape::Wide, rows, 4, 1), (Shape::Wide, rows, 4, 2)]);
         }
     }
+    grid
+}
+
+/// Writes (or finds in the cache) every table of the grid.
+pub fn prepare(grid: &[Run]) {
+    let mut tables: Vec<_> = grid.iter().map(|&(s, r, b, _)| (s, r, b)).collect();
+    tables.dedup();
+    for (shape, rows, buckets) in tables {
+        eprintln!("bench --prepare: {shape:?}, {rows} rows, {buckets} buckets");
+        shape.table(rows, buckets);
+    }
+}
+
+/// Runs the grid, reading each table with 1, 2 or 4 slots.
+pub async fn measure(grid: &[Run], dir: &Path) -> Vec<Point> {
     let mut points = Vec::new();
     let mut table = None;
-    for (shape, rows, buckets, slots) in grid {
+    for &(shape, rows, buckets, slots) in grid {
         let key = (shape, rows, buckets);
         if table.as_ref().map(|(k, _)| *k) != Some(key) {
             eprintln!("bench --scale: {shape:?}, {rows} rows, {buckets} buckets");

@@ -6,6 +6,7 @@
 //!   bench --recovery --size S        verify and rebuild only (with LOAD DATA for comparison)
 //!   bench --scale --size S           the full read by size, buckets, slots and row width
 //!   bench --only full-read,changes   some groups only (quicker, while tuning)
+//!   bench --prepare [--scale]        only write the tables those runs read into the cache
 //!
 //! Needs a MariaDB from `scripts/with-mariadb.sh` and the release worker. The runs themselves
 //! are in `pms_tests::bench` (tables, configs and DDL from the test harness).
@@ -67,6 +68,10 @@ struct Args {
     /// (1, 4, 16), slots (1, 2, 4) and row width (4 or 30 columns), into `<date>-scale.{md,csv}`.
     #[arg(long)]
     scale: bool,
+    /// Only write the Paimon tables the run would read into the cache (`~/.cache/pms/bench-tables`),
+    /// e.g. while another run measures.
+    #[arg(long)]
+    prepare: bool,
     /// Only these groups of runs (for a quicker look while tuning): full-read, slots, recovery,
     /// flink, changes, freshness. The raw limits are always measured.
     #[arg(long, value_enum, value_delimiter = ',')]
@@ -102,7 +107,12 @@ async fn main() {
             .map(|s| s.rows())
             .filter(|&r| r <= rows)
             .collect();
-        let points = scale::measure(&sizes, work.path()).await;
+        let grid = scale::grid(&sizes);
+        if args.prepare {
+            scale::prepare(&grid);
+            return;
+        }
+        let points = scale::measure(&grid, work.path()).await;
         let md = scale::markdown(&points);
         print!("{md}");
         std::fs::create_dir_all(&args.out).unwrap();
@@ -110,6 +120,11 @@ async fn main() {
         std::fs::write(stem.with_extension("md"), &md).unwrap();
         std::fs::write(stem.with_extension("csv"), scale::csv(&points)).unwrap();
         eprintln!("bench: wrote {}.md and .csv", stem.display());
+        return;
+    }
+    if args.prepare {
+        orders(rows, 1);
+        orders(rows, 4);
         return;
     }
     let port = pms_tests::mysql::server_port();

@@ -167,8 +167,10 @@ fn connect_fix(e: &WorkerError) -> String {
 
 /// Splits "what is wrong; what to do" where the worker's own messages say so.
 fn split_fix(problem: &str) -> (String, String) {
-    const MARKERS: [&str; 10] = [
+    const MARKERS: [&str; 12] = [
         "; create it first, for example:",
+        ": add it (",
+        ": give it a default",
         ": `GRANT",
         ": `ALTER",
         "; use ",
@@ -377,7 +379,7 @@ async fn table_features(
                  cutover drops them",
                 list.join(", ")
             ),
-            "keep the triggers idempotent, and re-create them after a rebuild (or set spec.rebuild.policy: never)",
+            "keep the triggers idempotent, and create them again after a rebuild (its new table is made with CREATE TABLE … LIKE, which copies no triggers)",
         );
     }
     let foreign_keys: Vec<(String, String, String)> = conn

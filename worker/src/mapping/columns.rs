@@ -61,10 +61,22 @@ pub fn plan_layout(
             Err(problem) => problems.push(problem),
         }
     }
-    problems.extend(unfilled_not_null(&columns, target));
+    // The MySQL columns the Paimon columns name, whether or not their types fit: the NOT NULL
+    // and key checks judge the mapping (a column that does not fit is reported once, above).
+    let mapped: Vec<MappedColumn> = source
+        .iter()
+        .filter_map(|c| {
+            let target_col = target.column(&mapped_name(c, mapping)?)?;
+            Some(MappedColumn {
+                mysql: target_col.name.clone(),
+                is_key: c.is_key,
+            })
+        })
+        .collect();
+    problems.extend(unfilled_not_null(&mapped, target));
     check_keys(
         source,
-        &columns,
+        &mapped,
         target,
         allow_extra_unique_keys,
         &mut problems,
@@ -161,8 +173,13 @@ fn map_column(
     };
     let (encoding, warning) = check_type(&col.data_type, target_col).map_err(|why| {
         format!(
-            "column {:?}: Paimon {} does not fit MySQL {}: {why}",
-            target_col.name, col.data_type, target_col.column_type
+            "column {:?}: Paimon {} does not fit MySQL {}: {why}; change the column: \
+             `ALTER TABLE … MODIFY {} {}`",
+            target_col.name,
+            col.data_type,
+            target_col.column_type,
+            quote_ident(&target_col.name),
+            suggested_mysql_type(&col.data_type)
         )
     })?;
     if let Some(w) = warning {
@@ -183,13 +200,19 @@ fn map_column(
     }))
 }
 
+/// A MySQL column a Paimon column names (its type may or may not fit).
+pub(super) struct MappedColumn {
+    pub mysql: String,
+    pub is_key: bool,
+}
+
 /// MySQL columns that must get a value but nothing maps to.
-fn unfilled_not_null(columns: &[ColumnPlan], target: &TargetTable) -> Vec<String> {
+fn unfilled_not_null(mapped: &[MappedColumn], target: &TargetTable) -> Vec<String> {
     target
         .columns
         .iter()
         .filter(|t| !t.nullable && !t.fills_itself)
-        .filter(|t| !columns.iter().any(|c| c.mysql.eq_ignore_ascii_case(&t.name)))
+        .filter(|t| !mapped.iter().any(|c| c.mysql.eq_ignore_ascii_case(&t.name)))
         .map(|t| {
             format!(
                 "MySQL column {:?} is NOT NULL without a default and no Paimon column maps to it: \

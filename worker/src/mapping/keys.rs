@@ -2,36 +2,38 @@
 //! text columns tell apart every two keys Paimon tells apart, and the sequence-guard column must
 //! be a column of its own.
 
-use super::columns::{ColumnPlan, Layout};
+use super::columns::{Layout, MappedColumn};
 use super::ddl::quote_ident;
 use super::target::{TargetColumn, TargetTable};
 use crate::source::SourceColumn;
 
 /// The target needs a PRIMARY KEY or UNIQUE key on exactly the (mapped) Paimon key columns,
-/// or `ON DUPLICATE KEY UPDATE` would insert duplicates or update the wrong row.
+/// or `ON DUPLICATE KEY UPDATE` would insert duplicates or update the wrong row. A key column
+/// without a MySQL column is reported where columns are mapped; the key is then not compared.
 pub(super) fn check_keys(
     source: &[SourceColumn],
-    columns: &[ColumnPlan],
+    mapped: &[MappedColumn],
     target: &TargetTable,
     allow_extra_unique_keys: bool,
     problems: &mut Vec<String>,
     warnings: &mut Vec<String>,
 ) {
-    let mut key: Vec<String> = columns
+    let mut key: Vec<String> = mapped
         .iter()
         .filter(|c| c.is_key)
         .map(|c| c.mysql.to_lowercase())
         .collect();
-    if key.is_empty() {
-        if !source.iter().any(|c| c.is_key) {
-            problems.push(
-                "the Paimon table has no primary key; only primary-key tables can be synced".into(),
-            );
-        }
+    let paimon_key = source.iter().filter(|c| c.is_key).count();
+    if paimon_key == 0 {
+        problems.push(
+            "the Paimon table has no primary key; only primary-key tables can be synced".into(),
+        );
+    }
+    if paimon_key == 0 || key.len() < paimon_key {
         return;
     }
     key.sort();
-    for column in columns.iter().filter(|c| c.is_key) {
+    for column in mapped.iter().filter(|c| c.is_key) {
         if let Some(problem) = target.column(&column.mysql).and_then(key_collation_problem) {
             problems.push(problem);
         }
