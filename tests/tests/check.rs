@@ -149,6 +149,12 @@ async fn mysql_table_problems_are_failures_with_the_statement_that_fixes_them() 
         .collect();
     let with = |text: &str| failed.iter().filter(|(m, _)| m.contains(text)).count();
     assert_eq!(with("exactly the Paimon key"), 1, "{failed:#?}");
+    assert!(
+        failed
+            .iter()
+            .any(|(_, fix)| fix == "ALTER TABLE … DROP PRIMARY KEY, ADD PRIMARY KEY (`id`)"),
+        "{failed:#?}"
+    );
     assert_eq!(
         with("\"id\": Paimon BIGINT NOT NULL does not fit"),
         1,

@@ -62,9 +62,18 @@ pub(super) fn check_keys(
                     .join("; ")
             )
         };
+        // A table that has a PRIMARY KEY on other columns must drop it first.
+        let drop = if unique
+            .iter()
+            .any(|i| i.name.eq_ignore_ascii_case("PRIMARY"))
+        {
+            "DROP PRIMARY KEY, "
+        } else {
+            ""
+        };
         problems.push(format!(
             "the MySQL table needs a PRIMARY KEY (or UNIQUE key) on exactly the Paimon key ({cols}), but {found}; \
-             without it upserts would insert duplicates: `ALTER TABLE … ADD PRIMARY KEY ({cols})`"
+             without it upserts would insert duplicates: `ALTER TABLE … {drop}ADD PRIMARY KEY ({cols})`"
         ));
         return;
     }
