@@ -13,6 +13,9 @@ use super::sql::Template;
 use super::{bulk, progress_table, MysqlSink, WriteMode, WriteRequest};
 use crate::failpoint;
 
+/// The size of the pieces a bulk load's data is sent in.
+const INFILE_PIECE: usize = 256 * 1024;
+
 impl MysqlSink {
     /// One attempt; a `retry` of an exactly-once flush first checks whether the previous
     /// attempt's commit went through (its acknowledgement lost), and then writes nothing.
@@ -115,10 +118,15 @@ impl MysqlSink {
             .get_conn()
             .await
             .map_err(|e| Failure::new("connect", e))?;
+        // Handed over in slices (no copy): the connection's write buffers grow to the largest
+        // piece they are given and keep that size, so one whole batch would stay allocated
+        // per connection (hundreds of MiB for wide rows) beyond maxBufferBytes.
         let data = bytes::Bytes::from(data);
-        conn.set_infile_handler(async move {
-            Ok(futures::stream::once(async move { Ok(data) }).boxed())
-        });
+        let pieces: Vec<std::io::Result<bytes::Bytes>> = (0..data.len())
+            .step_by(INFILE_PIECE)
+            .map(|at| Ok(data.slice(at..(at + INFILE_PIECE).min(data.len()))))
+            .collect();
+        conn.set_infile_handler(async move { Ok(futures::stream::iter(pieces).boxed()) });
         // LOCAL turns data errors into warnings even in strict mode: the load runs in a
         // transaction that any warning rolls back, and the upserts (strict) then name the row.
         let failed = |e| Failure::new("bulk load", e);
