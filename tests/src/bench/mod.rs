@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::config::SyncConfigBuilder;
-use crate::fixtures::{orders_table, ORDERS_DDL};
+use crate::fixtures::{generate_shape, orders_table, ORDERS_DDL};
 use crate::mysql::TestDb;
 use crate::paimon::Table;
 use crate::worker::SyncConfig;
@@ -85,7 +85,7 @@ impl Shape {
         let mut from = 1;
         while from <= rows {
             let count = (rows - from + 1).min(1_000_000);
-            t.commits(vec![json!({"generate": {"shape": name, "from": from, "count": count, "kind": "+I", "salt": 0}})]);
+            t.commits(vec![generate_shape(name, from, count, "+I", 0)]);
             from += count;
         }
         let partial = cache.with_extension("partial");

@@ -5,7 +5,7 @@
 use pms_crds::ColumnMapping;
 
 use super::convert::Precision;
-use super::ddl::{quote_ident, suggested_mysql_type};
+use super::ddl::{quote_ident, suggested_column_type};
 use super::keys::check_keys;
 use super::target::TargetTable;
 use super::type_fit::{check_type, declared_precision};
@@ -168,7 +168,7 @@ fn map_column(
             "Paimon column {mysql:?}{hint} has no MySQL column: add it (e.g. `ALTER TABLE … ADD COLUMN {} {}`), \
              or leave it out with sink.columns.exclude",
             quote_ident(&mysql),
-            suggested_mysql_type(&col.data_type)
+            suggested_column_type(col)
         ));
     };
     let (encoding, warning) = check_type(&col.data_type, target_col).map_err(|why| {
@@ -179,7 +179,7 @@ fn map_column(
             col.data_type,
             target_col.column_type,
             quote_ident(&target_col.name),
-            suggested_mysql_type(&col.data_type)
+            suggested_column_type(col)
         )
     })?;
     if let Some(w) = warning {
@@ -354,6 +354,24 @@ mod tests {
                 .map(|c| c.mysql.as_str())
                 .collect::<Vec<_>>(),
             ["id", "amount", "comment"]
+        );
+    }
+
+    #[test]
+    fn a_text_key_that_does_not_fit_is_offered_a_type_with_a_binary_collation() {
+        let mut source = src();
+        source[2].is_key = true; // note VARCHAR(20), part of the key
+        let mut t = good_target();
+        t.columns[2].char_max_length = Some(8);
+        t.columns[2].column_type = "varchar(8)".into();
+        t.indexes[0].columns.push("note".into());
+        let problems = plan_layout(&source, &ColumnMapping::default(), &t, false).unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains(
+                "MODIFY `note` VARCHAR(20) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin`"
+            ),
+            "{problems:?}"
         );
     }
 

@@ -45,6 +45,22 @@ pub fn suggested_mysql_type(t: &DataType) -> String {
     }
 }
 
+/// The MySQL column type for a Paimon column: [`suggested_mysql_type`], and for a text key
+/// column a collation that compares byte for byte, as Paimon's keys do (see `keys.rs`; MySQL 8:
+/// utf8mb4_0900_bin).
+pub fn suggested_column_type(c: &SourceColumn) -> String {
+    let t = suggested_mysql_type(&c.data_type);
+    if c.is_key {
+        t.replacen(
+            "CHARACTER SET utf8mb4",
+            "CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin",
+            1,
+        )
+    } else {
+        t
+    }
+}
+
 /// A `CREATE TABLE` that fits the Paimon table, offered when the target is missing.
 pub fn suggested_create_table(
     table: &str,
@@ -56,22 +72,9 @@ pub fn suggested_create_table(
         .filter(|c| c.is_key || mapped_name(c, mapping).is_some())
         .collect();
     let name = |c: &SourceColumn| quote_ident(mapping.rename.get(&c.name).unwrap_or(&c.name));
-    // Text keys compare byte for byte, as Paimon's do (see `keys.rs`; MySQL 8: utf8mb4_0900_bin).
-    let key_type = |c: &SourceColumn| {
-        let t = suggested_mysql_type(&c.data_type);
-        if c.is_key {
-            t.replacen(
-                "CHARACTER SET utf8mb4",
-                "CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin",
-                1,
-            )
-        } else {
-            t
-        }
-    };
     let mut lines: Vec<String> = cols
         .iter()
-        .map(|c| format!("  {} {}", name(c), key_type(c)))
+        .map(|c| format!("  {} {}", name(c), suggested_column_type(c)))
         .collect();
     let keys: Vec<String> = cols.iter().filter(|c| c.is_key).map(|c| name(c)).collect();
     lines.push(format!("  PRIMARY KEY ({})", keys.join(", ")));
