@@ -102,7 +102,17 @@ start)
   for b in kube-apiserver kube-controller-manager kube-scheduler kubelet etcd; do
     [ -x "$bin/$b" ] || fail "$bin/$b missing (PMS_K8S_NODE=1 scripts/k8s-tools.sh)"
   done
-  if ip link show "$bridge" >/dev/null 2>&1; then fail "bridge $bridge exists: another test cluster runs (stop it first)"; fi
+  # One cluster per machine. A live one (its kubelet runs) is waited for; a bridge whose cluster is
+  # gone (the machine's processes were killed, the network kept) is stale and removed.
+  no_other_kubelet() { ! pgrep -f "[k]ubelet.*--hostname-override=$node"; }
+  wait_for "the other test cluster on this machine to stop" 1800 no_other_kubelet ||
+    fail "another test cluster runs (kubelet --hostname-override=$node)"
+  if ip link show "$bridge" >/dev/null 2>&1; then
+    log "bridge $bridge left by a cluster that is gone: removing it and its NAT rule"
+    ip link del "$bridge"
+    iptables -t nat -S PREROUTING | grep -- '--comment pms-k8s-cluster' | sed 's/^-A //' |
+      while read -r rule; do eval "iptables -t nat -D $rule"; done
+  fi
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
   trap 'log "start failed; logs in $dir"; stop_cluster' ERR
