@@ -5,34 +5,40 @@
 //! worker ↔ operator contract (names, labels, env, the checkpoint) is in [`contract`].
 
 pub mod contract;
+mod database;
 mod duration;
 mod savepoint;
 mod spec;
 mod status;
 mod worker_pod;
 
+pub use database::*;
 pub use duration::HumanDuration;
 pub use savepoint::*;
 pub use spec::*;
 pub use status::*;
 pub use worker_pod::WorkerPodSpec;
 
-/// The CRDs (the sync, then its savepoints) as one YAML stream. Each goes through JSON text first: with serde_json's `arbitrary_precision`
+/// The CRDs (the sync, its savepoints, the database sync) as one YAML stream. Each goes through JSON text first: with serde_json's `arbitrary_precision`
 /// (enabled in the workspace by the `paimon` crate) numbers would otherwise serialize as
 /// private maps instead of plain YAML numbers.
 pub fn crd_yaml() -> String {
     use kube::CustomResourceExt;
-    [PaimonMysqlSync::crd(), PaimonMysqlSyncSavepoint::crd()]
-        .into_iter()
-        .map(|crd| {
-            let mut crd = serde_json::to_value(crd).expect("the CRD serializes");
-            drop_unsigned_formats(&mut crd);
-            let json = serde_json::to_string(&crd).expect("the CRD serializes");
-            let value: serde_yaml::Value = serde_yaml::from_str(&json).expect("JSON is YAML");
-            serde_yaml::to_string(&value).expect("YAML serializes")
-        })
-        .collect::<Vec<_>>()
-        .join("---\n")
+    [
+        PaimonMysqlSync::crd(),
+        PaimonMysqlSyncSavepoint::crd(),
+        PaimonMysqlDatabaseSync::crd(),
+    ]
+    .into_iter()
+    .map(|crd| {
+        let mut crd = serde_json::to_value(crd).expect("the CRD serializes");
+        drop_unsigned_formats(&mut crd);
+        let json = serde_json::to_string(&crd).expect("the CRD serializes");
+        let value: serde_yaml::Value = serde_yaml::from_str(&json).expect("JSON is YAML");
+        serde_yaml::to_string(&value).expect("YAML serializes")
+    })
+    .collect::<Vec<_>>()
+    .join("---\n")
 }
 
 /// schemars writes `format: uint32/uint64`, which the API server doesn't know (it warns on

@@ -8,6 +8,11 @@ use crate::paimon::Table;
 /// An `orders`-shaped table: id BIGINT key, amount DECIMAL(10,2), status STRING, updated_at
 /// TIMESTAMP(3); `partitioned` adds a `region` partition (and key) column.
 pub fn orders_table(options: Json, partitioned: bool) -> Table {
+    Table::create(orders_create(options, partitioned))
+}
+
+/// The create section of [`orders_table`].
+pub fn orders_create(options: Json, partitioned: bool) -> Json {
     let mut columns = vec![
         json!({"name": "id", "type": "BIGINT NOT NULL"}),
         json!({"name": "amount", "type": "DECIMAL(10, 2)"}),
@@ -20,9 +25,7 @@ pub fn orders_table(options: Json, partitioned: bool) -> Table {
     } else {
         (json!(["id"]), json!([]))
     };
-    Table::create(
-        json!({"columns": columns, "primaryKeys": pk, "partitionKeys": parts, "options": options}),
-    )
+    json!({"columns": columns, "primaryKeys": pk, "partitionKeys": parts, "options": options})
 }
 
 /// The MySQL table that fits [`orders_table`].

@@ -1,8 +1,10 @@
 //! Paimon tables written and read by Apache Paimon's Java implementation
 //! (`scripts/paimon-java.sh`, a small Maven project under `tests/paimon-java`).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Arc;
 
 use serde_json::{json, Value as Json};
 
@@ -17,9 +19,9 @@ pub enum Writer {
     PyPaimon,
 }
 
-/// A throw-away warehouse holding one table.
+/// A table in a throw-away warehouse (its own, or a [`Database`]'s).
 pub struct Table {
-    dir: tempfile::TempDir,
+    dir: Arc<tempfile::TempDir>,
     writer: Writer,
     pub database: String,
     pub name: String,
@@ -36,7 +38,20 @@ impl Table {
     }
 
     pub fn create_with(writer: Writer, create: Json) -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = Arc::new(tempfile::tempdir().expect("tempdir"));
+        let table = Self::described(dir, writer, "db", "t", &create);
+        table.run_script(json!({"create": create, "commits": []}));
+        table
+    }
+
+    /// The table `database.name` of the warehouse `dir` as `create` makes it (not written here).
+    fn described(
+        dir: Arc<tempfile::TempDir>,
+        writer: Writer,
+        database: &str,
+        name: &str,
+        create: &Json,
+    ) -> Self {
         let columns = create["columns"]
             .as_array()
             .expect("columns")
@@ -54,16 +69,14 @@ impl Table {
             .iter()
             .map(|k| k.as_str().unwrap().to_string())
             .collect();
-        let table = Self {
+        Self {
             dir,
             writer,
-            database: "db".into(),
-            name: "t".into(),
+            database: database.into(),
+            name: name.into(),
             columns,
             primary_keys,
-        };
-        table.run_script(json!({"create": create, "commits": []}));
-        table
+        }
     }
 
     /// Copies this table's warehouse to `to` (a new directory), e.g. to cache a large table.
@@ -115,11 +128,17 @@ impl Table {
         self.commits(vec![json!({"compact": "full"})])
     }
 
-    fn run_script(&self, mut script: Json) -> String {
+    /// `script` addressed to this table.
+    fn addressed(&self, mut script: Json) -> Json {
         script["warehouse"] = json!(self.warehouse());
         script["database"] = json!(self.database);
         script["table"] = json!(self.name);
-        let file = self.dir.path().join(".script.json");
+        script
+    }
+
+    fn run_script(&self, script: Json) -> String {
+        let script = self.addressed(script);
+        let file = self.dir.path().join(format!(".script-{}.json", self.name));
         std::fs::write(&file, serde_json::to_vec_pretty(&script).unwrap()).unwrap();
         match self.writer {
             Writer::Java => paimon_java(&["write", file.to_str().unwrap()]),
@@ -185,6 +204,87 @@ impl Table {
             .iter()
             .map(|(n, t)| (n.clone(), ColumnType::parse(t)))
             .collect()
+    }
+}
+
+/// A throw-away warehouse holding a database of many tables.
+pub struct Database {
+    dir: Arc<tempfile::TempDir>,
+    pub name: String,
+}
+
+impl Database {
+    pub fn new(name: &str) -> Self {
+        Self {
+            dir: Arc::new(tempfile::tempdir().expect("tempdir")),
+            name: name.into(),
+        }
+    }
+
+    pub fn warehouse(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Creates tables `(name, create section, commit steps)` in one run of the Java writer.
+    pub fn create_tables(&self, tables: Vec<(&str, Json, Vec<Json>)>) -> Vec<Table> {
+        let (tables, scripts): (Vec<Table>, Vec<Json>) = tables
+            .into_iter()
+            .map(|(name, create, commits)| {
+                let t = Table::described(self.dir.clone(), Writer::Java, &self.name, name, &create);
+                let script = t.addressed(json!({"create": create, "commits": commits}));
+                (t, script)
+            })
+            .unzip();
+        let file = self.dir.path().join(".script-create.json");
+        std::fs::write(&file, serde_json::to_vec_pretty(&scripts).unwrap()).unwrap();
+        paimon_java(&["write", file.to_str().unwrap()]);
+        tables
+    }
+
+    /// Commit steps for several tables `(table, steps)` in one run of the Java writer.
+    pub fn commit(&self, commits: Vec<(&Table, Vec<Json>)>) {
+        let scripts: Vec<Json> = commits
+            .into_iter()
+            .map(|(t, steps)| t.addressed(json!({"commits": steps})))
+            .collect();
+        let file = self.dir.path().join(".script-commit.json");
+        std::fs::write(&file, serde_json::to_vec_pretty(&scripts).unwrap()).unwrap();
+        paimon_java(&["write", file.to_str().unwrap()]);
+    }
+
+    /// The reference read of the latest snapshot of each of `tables`, in one run of the Java
+    /// reader.
+    pub fn read_tables(&self, tables: &[&Table]) -> BTreeMap<String, Vec<Vec<Json>>> {
+        let mut args = vec![
+            "read-tables".to_string(),
+            self.warehouse().display().to_string(),
+            self.name.clone(),
+        ];
+        args.extend(tables.iter().map(|t| t.name.clone()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut out: BTreeMap<String, Vec<Vec<Json>>> = BTreeMap::new();
+        let mut current = String::new();
+        for line in paimon_java(&args).lines().filter(|l| !l.trim().is_empty()) {
+            if let Some(name) = line.strip_prefix("# ") {
+                current = name.to_string();
+                out.entry(current.clone()).or_default();
+            } else {
+                let row = serde_json::from_str(line)
+                    .unwrap_or_else(|e| panic!("reference row {line}: {e}"));
+                out.entry(current.clone()).or_default().push(row);
+            }
+        }
+        out
+    }
+
+    /// DROP TABLE, through Paimon's catalog.
+    pub fn drop_table(&self, table: &str) {
+        paimon_java(&[
+            "drop",
+            self.warehouse().to_str().unwrap(),
+            &self.name,
+            table,
+        ]);
     }
 }
 

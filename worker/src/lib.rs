@@ -10,6 +10,7 @@ pub mod buffer;
 pub mod check;
 pub mod checkpoint;
 pub mod config;
+pub mod database;
 pub mod error;
 pub mod eta;
 pub mod failpoint;

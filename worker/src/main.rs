@@ -9,7 +9,11 @@ use clap::{Args, Parser, Subcommand};
 use pms_crds::contract::{Slot, ENV_ADMIN_ADDR, ENV_CONFIG, ENV_LOG_JSON, ENV_SLOT, ENV_SLOTS};
 use pms_runtime::Readiness;
 use pms_worker::config::WorkerConfig;
+use pms_worker::database::runner::RunnerOptions;
+use pms_worker::database::DatabaseConfig;
+use pms_worker::error::WorkerError;
 use pms_worker::metrics::Metrics;
+use pms_worker::metrics::SyncRegistries;
 use pms_worker::pipeline::{self, Outcome, RunOptions};
 use pms_worker::verify::VerifyOptions;
 use tokio::sync::watch;
@@ -45,6 +49,24 @@ enum Command {
     /// line per check, ✓ / ⚠ / ✗ with the fix for each problem; exit 1 when something is ✗.
     /// Writes nothing.
     Check(CheckArgs),
+    /// List the tables of the config's Paimon database every discoveryInterval (a database
+    /// sync's: which match; under the operator: published for it in `<sync>` ConfigMap).
+    Discover(DiscoverArgs),
+}
+
+#[derive(Args)]
+struct DiscoverArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+    /// List once, print, exit.
+    #[arg(long)]
+    once: bool,
+    /// How often to list (the database sync's discoveryInterval).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    every: std::time::Duration,
+    /// Serve /healthz and /readyz here.
+    #[arg(long, env = ENV_ADMIN_ADDR)]
+    admin_addr: Option<String>,
 }
 
 #[derive(Args)]
@@ -70,15 +92,54 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 /// The config file every command reads.
 #[derive(Args)]
 struct ConfigArg {
-    /// YAML file with the PaimonMysqlSync spec (or a whole resource).
+    /// YAML file with the PaimonMysqlSync spec (or a whole resource), or a
+    /// PaimonMysqlDatabaseSync's (then `run` syncs every matching table).
     #[arg(long, short, env = ENV_CONFIG)]
     config: PathBuf,
+    /// With a database sync's config: the table this command is about (its sync alone).
+    #[arg(long)]
+    table: Option<String>,
+}
+
+fn env_var(k: &str) -> Option<String> {
+    std::env::var(k).ok()
 }
 
 impl ConfigArg {
-    /// The config as slot `slot` sees it, credentials from the environment.
-    fn load(&self, slot: Slot) -> Result<WorkerConfig, pms_worker::error::WorkerError> {
-        WorkerConfig::load(&self.config, slot, &|k: &str| std::env::var(k).ok())
+    fn text(&self) -> Result<String, WorkerError> {
+        std::fs::read_to_string(&self.config).map_err(|source| WorkerError::ConfigFile {
+            path: self.config.display().to_string(),
+            source,
+        })
+    }
+
+    /// The database sync's config, when the file is one.
+    fn database(&self) -> Result<Option<DatabaseConfig>, WorkerError> {
+        let text = self.text()?;
+        if !DatabaseConfig::is_database_sync(&text) {
+            return Ok(None);
+        }
+        DatabaseConfig::from_yaml(&text, self.config.parent()).map(Some)
+    }
+
+    /// The config as slot `slot` sees it, credentials from the environment: of `--table` when
+    /// the file is a database sync's.
+    fn load(&self, slot: Slot) -> Result<WorkerConfig, WorkerError> {
+        let Some(db) = self.database()? else {
+            return WorkerConfig::from_yaml(&self.text()?, slot, &env_var, self.config.parent());
+        };
+        let table = self.table.as_deref().ok_or_else(|| {
+            WorkerError::Config(format!(
+                "{} syncs a database: name the table this command is about with --table",
+                self.config.display()
+            ))
+        })?;
+        if !db.selector.matches(table) {
+            return Err(WorkerError::Config(format!(
+                "table {table} is not among the config's tables (spec.tables)"
+            )));
+        }
+        db.table_config(table, slot, &env_var)
     }
 }
 
@@ -188,6 +249,7 @@ fn main() -> ExitCode {
         Command::Rebuild(args) => runtime.block_on(rebuild(args)).map(|()| ExitCode::SUCCESS),
         Command::Restore(args) => runtime.block_on(restore(args)).map(|()| ExitCode::SUCCESS),
         Command::Check(args) => Ok(runtime.block_on(check(args))),
+        Command::Discover(args) => runtime.block_on(discover(args)).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,
@@ -203,8 +265,8 @@ async fn check(args: CheckArgs) -> ExitCode {
         max_downtime: args.max_downtime,
         full_load_rows_per_second: args.full_load_rate,
     };
-    let env = |k: &str| std::env::var(k).ok();
-    let report = pms_worker::check::run(&args.config.config, &env, &opts).await;
+    let loaded = args.config.load(Slot::SINGLE);
+    let report = pms_worker::check::run(&args.config.config, loaded, &opts).await;
     if args.output == "json" {
         match serde_json::to_string_pretty(&report) {
             Ok(json) => println!("{json}"),
@@ -295,25 +357,31 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
     let stop_at = stop_at_snapshot
         .map(pipeline::StopAt::Snapshot)
         .or(stop_at.map(|_| pipeline::StopAt::Latest));
+    if config.table.is_none() {
+        if let Some(db) = config.database()? {
+            if stop_at.is_some() || slots > 1 {
+                return Err(WorkerError::Config(
+                    "a database sync runs every table whole: --stop-at and --slots are for one table (--table)".into(),
+                ));
+            }
+            return run_database(db, once, admin_addr, metrics_file).await;
+        }
+    }
     let cfg = config.load(Slot::new(slot, slots)?)?;
     let metrics = Metrics::new(&cfg.sync_name, cfg.slot.index);
     let ready = Readiness::default();
     if let Some(addr) = &admin_addr {
         pms_runtime::serve_admin(addr, metrics.registry().clone(), ready.clone()).await?;
     }
+    let created_table = pms_worker::sink::create_table::ensure(&cfg).await?;
     // The old generation must not write while a new one is being built.
     pms_worker::rebuild::refuse_if_in_progress(&cfg).await?;
     // Under the operator: the pre-flight, published for the status, before anything is written.
-    if let Err(e) = pms_worker::check::preflight::run(&cfg).await {
+    if let Err(e) = pms_worker::check::preflight::run(&cfg, created_table).await {
         pms_worker::checkpoint::Checkpointer::note_failure(&cfg, &e).await;
         return Err(e);
     }
-    let (stop_tx, stop) = watch::channel(false);
-    tokio::spawn(async move {
-        wait_for_signal().await;
-        info!("stop requested: flushing and checkpointing");
-        let _ = stop_tx.send(true);
-    });
+    let stop = stop_on_signal();
     let result = pipeline::run(
         cfg.clone(),
         RunOptions {
@@ -350,6 +418,105 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
         "{message}"
     );
     Ok(())
+}
+
+/// `run` of a database sync: every matching table in this process.
+async fn run_database(
+    db: DatabaseConfig,
+    once: bool,
+    admin_addr: Option<String>,
+    metrics_file: Option<PathBuf>,
+) -> Result<(), WorkerError> {
+    let registries = SyncRegistries::default();
+    if let Some(addr) = &admin_addr {
+        pms_runtime::serve_admin(addr, registries.registry(), Readiness::ready()).await?;
+    }
+    let stop = stop_on_signal();
+    let opts = RunnerOptions {
+        once,
+        stop,
+        registries: registries.clone(),
+    };
+    let outcomes = pms_worker::database::runner::run(&db, &env_var, opts).await?;
+    if let Some(path) = &metrics_file {
+        if let Err(e) = std::fs::write(path, pms_runtime::render(&registries.registry())) {
+            tracing::warn!(path = %path.display(), error = %e, "could not write the metrics file");
+        }
+    }
+    let failed: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().err().map(|e| format!("{}: {e}", o.table)))
+        .collect();
+    for o in &outcomes {
+        match &o.result {
+            Ok(s) => println!(
+                "{}\t{}\tsnapshot {}\t{} records read",
+                o.table,
+                o.target,
+                s.snapshot_id.map_or("-".into(), |s| s.to_string()),
+                s.records_read
+            ),
+            Err(_) => println!("{}\t{}\tFAILED", o.table, o.target),
+        }
+    }
+    if failed.is_empty() {
+        info!(tables = outcomes.len(), "every table's sync finished");
+        Ok(())
+    } else {
+        Err(WorkerError::Config(format!(
+            "{} of {} tables failed (the others finished):\n  - {}",
+            failed.len(),
+            outcomes.len(),
+            failed.join("\n  - ")
+        )))
+    }
+}
+
+/// `pms-worker discover`.
+async fn discover(args: DiscoverArgs) -> Result<(), WorkerError> {
+    let ready = Readiness::default();
+    if let Some(addr) = &args.admin_addr {
+        pms_runtime::serve_admin(addr, prometheus::Registry::new(), ready.clone()).await?;
+    }
+    let stop = stop_on_signal();
+    if let Some(db) = args.config.database()? {
+        // Standalone: which tables the database has and which of them the config syncs.
+        let listing = pms_worker::database::listing::list(&db.spec.template.source, &[]).await;
+        if let Some(e) = listing.error {
+            return Err(WorkerError::Config(e));
+        }
+        for t in &listing.tables {
+            let chosen = if db.selector.matches(t) {
+                "synced"
+            } else {
+                "not matched"
+            };
+            println!("{t}\t{chosen}");
+        }
+        return Ok(());
+    }
+    let cfg = args.config.load(Slot::SINGLE)?;
+    pms_worker::database::listing::discover(
+        &cfg.spec.source,
+        &cfg.sync_name,
+        cfg.pod_namespace.clone(),
+        args.every,
+        args.once,
+        &ready,
+        stop,
+    )
+    .await
+}
+
+/// Becomes `true` on SIGTERM/SIGINT.
+fn stop_on_signal() -> watch::Receiver<bool> {
+    let (stop_tx, stop) = watch::channel(false);
+    tokio::spawn(async move {
+        wait_for_signal().await;
+        info!("stop requested: flushing and checkpointing");
+        let _ = stop_tx.send(true);
+    });
+    stop
 }
 
 async fn wait_for_signal() {

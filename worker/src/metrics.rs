@@ -1,5 +1,6 @@
 //! Prometheus metrics of one worker (one slot). Exposed on `/metrics` by the admin endpoint.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -214,6 +215,47 @@ impl Metrics {
 
     pub fn render(&self) -> String {
         pms_runtime::render(&self.registry)
+    }
+}
+
+/// Several syncs' registries served as one `/metrics` (a standalone database sync): each
+/// table's series keep their own `sync` label.
+#[derive(Clone, Default)]
+pub struct SyncRegistries(Arc<std::sync::Mutex<BTreeMap<String, Registry>>>);
+
+impl SyncRegistries {
+    pub fn add(&self, sync: &str, registry: Registry) {
+        if let Ok(mut all) = self.0.lock() {
+            all.insert(sync.to_string(), registry);
+        }
+    }
+
+    pub fn remove(&self, sync: &str) {
+        if let Ok(mut all) = self.0.lock() {
+            all.remove(sync);
+        }
+    }
+
+    /// A registry that gathers them all, to serve.
+    pub fn registry(&self) -> Registry {
+        let registry = Registry::new();
+        registry
+            .register(Box::new(self.clone()))
+            .expect("the first collector of a new registry registers");
+        registry
+    }
+}
+
+impl Collector for SyncRegistries {
+    fn desc(&self) -> Vec<&Desc> {
+        Vec::new()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        match self.0.lock() {
+            Ok(all) => all.values().flat_map(Registry::gather).collect(),
+            Err(_) => Vec::new(),
+        }
     }
 }
 

@@ -31,6 +31,8 @@ pub enum Component {
     Savepoint,
     /// The pre-flight report slot 0's worker writes at each start (`pms-worker check`).
     Preflight,
+    /// A database sync's discovery worker (it lists the Paimon database) and its report.
+    Discovery,
 }
 
 impl Component {
@@ -46,6 +48,7 @@ impl Component {
             Component::Restore => "restore",
             Component::Savepoint => "savepoint",
             Component::Preflight => "preflight",
+            Component::Discovery => "discovery",
         }
     }
 }

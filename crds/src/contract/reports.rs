@@ -32,6 +32,26 @@ pub fn preflight_name(sync: &str) -> String {
     format!("{sync}-preflight")
 }
 
+/// A database sync's discovery: its Deployment and the ConfigMap it writes the listing to (a
+/// [`TableListing`]).
+pub fn discovery_name(database_sync: &str) -> String {
+    format!("{database_sync}-tables")
+}
+
+/// What the discovery worker found in the Paimon database (every table, matching or not: the
+/// operator selects).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TableListing {
+    pub tables: Vec<String>,
+    /// RFC 3339, of the listing.
+    pub at: String,
+    /// The listing failed (the tables are then the last good listing's): the operator drops
+    /// nothing on a failed listing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 /// The verify's ConfigMap and Job.
 pub fn verify_name(sync: &str) -> String {
     format!("{sync}-verify")
@@ -181,6 +201,9 @@ pub struct PreflightReport {
     /// Each ⚠, the same way.
     #[serde(default)]
     pub warning_items: Vec<String>,
+    /// The `CREATE TABLE` that `sink.createTable` ran at this start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_table: Option<String>,
     /// RFC 3339.
     pub at: String,
 }

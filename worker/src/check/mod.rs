@@ -13,11 +13,10 @@ mod report;
 use std::path::Path;
 use std::time::Duration;
 
-use pms_crds::contract::Slot;
-
 pub use report::{Area, Item, Report, Status};
 
 use crate::config::WorkerConfig;
+use crate::error::Result;
 
 /// What the checks measure the setup against.
 #[derive(Clone, Debug)]
@@ -38,9 +37,10 @@ impl Default for CheckOptions {
 }
 
 /// Runs every check; never fails itself (what it can't check is a ✗ saying why).
-pub async fn run(path: &Path, env: &dyn Fn(&str) -> Option<String>, opts: &CheckOptions) -> Report {
+/// Checks the config `loaded` from `path` (as slot 0 of 1 sees it) and what it names.
+pub async fn run(path: &Path, loaded: Result<WorkerConfig>, opts: &CheckOptions) -> Report {
     let mut report = Report::default();
-    let cfg = match WorkerConfig::load(path, Slot::SINGLE, env) {
+    let cfg = match loaded {
         Ok(cfg) => cfg,
         Err(e) => {
             report.fail(

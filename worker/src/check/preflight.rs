@@ -10,7 +10,8 @@ use crate::config::WorkerConfig;
 use crate::error::{Result, WorkerError};
 use crate::report_configmap::ReportConfigMap;
 
-pub async fn run(cfg: &WorkerConfig) -> Result<()> {
+/// `created_table`: the statement `sink.createTable` ran at this start, if it did.
+pub async fn run(cfg: &WorkerConfig, created_table: Option<String>) -> Result<()> {
     let Some(namespace) = cfg.config_map_namespace() else {
         return Ok(());
     };
@@ -19,7 +20,8 @@ pub async fn run(cfg: &WorkerConfig) -> Result<()> {
     }
     let mut report = Report::default();
     check_loaded(cfg, &CheckOptions::default(), &mut report).await;
-    let published = summary(&report);
+    let mut published = summary(&report);
+    published.created_table = created_table;
     for w in &published.warning_items {
         warn!(preflight = %w, "pre-flight warning");
     }
@@ -65,6 +67,7 @@ fn summary(report: &Report) -> PreflightReport {
         failed: report.failed,
         failures: of(Status::Fail),
         warning_items: of(Status::Warn),
+        created_table: None,
         at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
     }
 }

@@ -202,7 +202,7 @@ impl WorkerConfig {
         Self::resolve(spec, sync_name, slot, env, base_dir)
     }
 
-    fn resolve(
+    pub(crate) fn resolve(
         spec: PaimonMysqlSyncSpec,
         sync_name: String,
         slot: Slot,

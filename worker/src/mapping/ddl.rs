@@ -10,7 +10,19 @@ use crate::source::SourceColumn;
 
 /// The MySQL column type that holds every value of a Paimon type exactly.
 pub fn suggested_mysql_type(t: &DataType) -> String {
-    let base = match t {
+    with_nullability(base_mysql_type(t), t)
+}
+
+fn with_nullability(base: String, t: &DataType) -> String {
+    if t.is_nullable() {
+        base
+    } else {
+        format!("{base} NOT NULL")
+    }
+}
+
+fn base_mysql_type(t: &DataType) -> String {
+    match t {
         DataType::Boolean(_) => "BOOLEAN".to_string(),
         DataType::TinyInt(_) => "TINYINT".into(),
         DataType::SmallInt(_) => "SMALLINT".into(),
@@ -37,11 +49,6 @@ pub fn suggested_mysql_type(t: &DataType) -> String {
         DataType::LocalZonedTimestamp(p) => format!("DATETIME({})", p.precision()),
         _ if is_nested(t) => "JSON".into(),
         _ => "LONGTEXT".into(),
-    };
-    if t.is_nullable() {
-        base
-    } else {
-        format!("{base} NOT NULL")
     }
 }
 
@@ -49,16 +56,69 @@ pub fn suggested_mysql_type(t: &DataType) -> String {
 /// column a collation that compares byte for byte, as Paimon's keys do (see `keys.rs`; MySQL 8:
 /// utf8mb4_0900_bin).
 pub fn suggested_column_type(c: &SourceColumn) -> String {
-    let t = suggested_mysql_type(&c.data_type);
-    if c.is_key {
-        t.replacen(
-            "CHARACTER SET utf8mb4",
-            "CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin",
-            1,
-        )
-    } else {
-        t
+    key_column_type(c, MAX_KEY_BYTES)
+}
+
+/// [`suggested_column_type`] where the key's long text and bytes columns share `budget` bytes.
+fn key_column_type(c: &SourceColumn, budget: u32) -> String {
+    if !c.is_key {
+        return suggested_mysql_type(&c.data_type);
     }
+    // A key is indexed: InnoDB keys hold 3072 bytes, so long text and bytes are capped to
+    // their share of it (a longer value then fails its write, loudly; TEXT and BLOB can't be
+    // keys at all).
+    let base = match &c.data_type {
+        DataType::VarChar(v) if v.length() > budget / 4 => {
+            format!("VARCHAR({}) CHARACTER SET utf8mb4", budget / 4)
+        }
+        DataType::VarBinary(v) if v.length() > budget => format!("VARBINARY({budget})"),
+        t => base_mysql_type(t),
+    };
+    with_nullability(base, &c.data_type).replacen(
+        "CHARACTER SET utf8mb4",
+        "CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin",
+        1,
+    )
+}
+
+/// The longest key InnoDB indexes, in bytes (a utf8mb4 character counts 4).
+const MAX_KEY_BYTES: u32 = 3072;
+
+/// The bytes each long text or bytes key column may take: what the other key columns leave
+/// of [`MAX_KEY_BYTES`] (counted generously), shared evenly.
+fn long_key_budget(keys: &[&SourceColumn]) -> u32 {
+    let long = |c: &&&SourceColumn| match &c.data_type {
+        DataType::VarChar(v) => v.length() > MAX_KEY_BYTES / 4 / keys.len() as u32,
+        DataType::VarBinary(v) => v.length() > MAX_KEY_BYTES / keys.len() as u32,
+        _ => false,
+    };
+    let fixed: u32 = keys
+        .iter()
+        .filter(|c| !long(c))
+        .map(|c| match &c.data_type {
+            DataType::Char(t) => 4 * t.length() as u32,
+            DataType::VarChar(t) => 4 * t.length() + 2,
+            DataType::Binary(t) => t.length() as u32,
+            DataType::VarBinary(t) => t.length() + 2,
+            _ => 17,
+        })
+        .sum();
+    let count = keys.iter().filter(long).count().max(1) as u32;
+    // Whole characters, a multiple of 4.
+    MAX_KEY_BYTES.saturating_sub(fixed) / count / 4 * 4
+}
+
+/// What `sink.createTable` runs: [`suggested_create_table`], a no-op when the table exists.
+pub fn create_table_statement(
+    table: &str,
+    source: &[SourceColumn],
+    mapping: &ColumnMapping,
+) -> String {
+    suggested_create_table(table, source, mapping).replacen(
+        "CREATE TABLE",
+        "CREATE TABLE IF NOT EXISTS",
+        1,
+    )
 }
 
 /// A `CREATE TABLE` that fits the Paimon table, offered when the target is missing.
@@ -72,9 +132,11 @@ pub fn suggested_create_table(
         .filter(|c| c.is_key || mapped_name(c, mapping).is_some())
         .collect();
     let name = |c: &SourceColumn| quote_ident(mapping.rename.get(&c.name).unwrap_or(&c.name));
+    let key_columns: Vec<&SourceColumn> = cols.iter().copied().filter(|c| c.is_key).collect();
+    let budget = long_key_budget(&key_columns);
     let mut lines: Vec<String> = cols
         .iter()
-        .map(|c| format!("  {} {}", name(c), suggested_column_type(c)))
+        .map(|c| format!("  {} {}", name(c), key_column_type(c, budget)))
         .collect();
     let keys: Vec<String> = cols.iter().filter(|c| c.is_key).map(|c| name(c)).collect();
     lines.push(format!("  PRIMARY KEY ({})", keys.join(", ")));

@@ -15,7 +15,7 @@ mod type_fit;
 
 pub use change::{encode_key, Change, ChangeKind, RowKind};
 pub use columns::{plan_layout, ColumnPlan, Layout};
-pub use ddl::{quote_ident, suggested_create_table, suggested_mysql_type};
+pub use ddl::{create_table_statement, quote_ident, suggested_create_table, suggested_mysql_type};
 pub use decode::{decode_batch, Decoded};
 pub use schema_changes::{new_columns, NewColumn};
 pub use target::{TargetColumn, TargetIndex, TargetTable};

@@ -7,6 +7,7 @@
 mod add_column;
 mod bulk;
 mod connect;
+pub mod create_table;
 mod literal;
 mod privileges;
 mod probe;
@@ -84,6 +85,12 @@ impl MysqlConnection {
         probe::describe_table(&mut conn, &self.table)
             .await
             .map_err(|e| self.read_failed(e))
+    }
+
+    pub async fn close(self) {
+        if let Err(e) = self.pool.disconnect().await {
+            warn!(error = %e, "closing the MySQL pool");
+        }
     }
 
     /// A read of the target that failed, naming the server.

@@ -85,18 +85,7 @@ pub struct PaimonSource {
 impl PaimonSource {
     pub async fn open(spec: &SourceSpec, slot: Slot) -> Result<Self> {
         let name = format!("{}.{}", spec.database, spec.table);
-        let mut options = Options::new();
-        options.set(CatalogOptions::WAREHOUSE, warehouse_uri(&spec.warehouse));
-        if let Some(s3) = &spec.s3 {
-            for (k, v) in s3_options(s3) {
-                options.set(k, v);
-            }
-        }
-        let paimon_err = |source| WorkerError::Paimon {
-            table: name.clone(),
-            source: Box::new(source),
-        };
-        let catalog = CatalogFactory::create(options).await.map_err(paimon_err)?;
+        let catalog = catalog(spec, &name).await?;
         let table = catalog
             .get_table(&paimon::catalog::Identifier::new(spec.database.clone(), spec.table.clone()))
             .await
@@ -545,6 +534,41 @@ impl PaimonSource {
 }
 
 /// Accepts `file:///path`, `/path` and `s3://…` warehouses.
+/// The warehouse's catalog; `name` is what errors name.
+async fn catalog(
+    spec: &SourceSpec,
+    name: &str,
+) -> Result<std::sync::Arc<dyn paimon::catalog::Catalog>> {
+    let mut options = Options::new();
+    options.set(CatalogOptions::WAREHOUSE, warehouse_uri(&spec.warehouse));
+    if let Some(s3) = &spec.s3 {
+        for (k, v) in s3_options(s3) {
+            options.set(k, v);
+        }
+    }
+    CatalogFactory::create(options)
+        .await
+        .map_err(|source| WorkerError::Paimon {
+            table: name.to_string(),
+            source: Box::new(source),
+        })
+}
+
+/// Every table of `spec.database` (its `table` is not used).
+pub async fn list_tables(spec: &SourceSpec) -> Result<Vec<String>> {
+    let catalog = catalog(spec, &spec.database).await?;
+    catalog
+        .list_tables(&spec.database)
+        .await
+        .map_err(|e| WorkerError::Source {
+            table: spec.database.clone(),
+            message: format!(
+                "can't list the tables of database {} in warehouse {} ({e}); check source.warehouse and database",
+                spec.database, spec.warehouse
+            ),
+        })
+}
+
 fn warehouse_uri(warehouse: &str) -> String {
     if warehouse.starts_with('/') {
         format!("file://{warehouse}")

@@ -1,0 +1,341 @@
+//! `PaimonMysqlDatabaseSync`: many tables of one Paimon database, one definition. It is a
+//! generator, like Argo CD's ApplicationSet: the operator stamps out one `PaimonMysqlSync` per
+//! matching table from `spec.template` (`{table}` standing for the table's name) and
+//! `spec.overrides`, so every table keeps all of a single sync's guarantees, status and
+//! operations. A standalone worker runs the same file's tables in one process.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::{HumanDuration, PaimonMysqlSyncSpec, SyncPhase};
+
+/// What stands for the table's name in `spec.template`.
+pub const TABLE_PLACEHOLDER: &str = "{table}";
+
+/// Keeps the matching tables of one Paimon database mirrored in MySQL, one `PaimonMysqlSync`
+/// per table (named `<this>-<table>`).
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[kube(
+    group = "paimonsync.io",
+    version = "v1alpha1",
+    kind = "PaimonMysqlDatabaseSync",
+    plural = "paimonmysqldatabasesyncs",
+    shortname = "pmds",
+    namespaced,
+    status = "DatabaseSyncStatus",
+    printcolumn = r#"{"name":"Phase","type":"string","jsonPath":".status.phase"}"#,
+    printcolumn = r#"{"name":"Tables","type":"string","jsonPath":".status.tablesReady"}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct PaimonMysqlDatabaseSyncSpec {
+    /// Which tables of `template.source.database` are synced.
+    pub tables: TableSelector,
+    /// How often the database is listed for new and dropped tables (at least 1s).
+    #[serde(default = "default_discovery_interval")]
+    pub discovery_interval: HumanDuration,
+    /// The spec of every table's sync. `{table}` stands for the Paimon table's name wherever
+    /// it appears: `source.table` must be `{table}`; `sink.table` must contain it (e.g.
+    /// `{table}_rt`), and so must `checkpoint.path` and `source.consumerId` when they are set.
+    pub template: PaimonMysqlSyncSpec,
+    /// Per table (by its Paimon name), a JSON merge patch (RFC 7386) over the template, e.g.
+    /// `orders: {sink: {maxRows: 5000, columns: {rename: {id: order_id}}}}`. A field that is
+    /// not the sync's is refused for that table.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(schema_with = "overrides_schema")]
+    pub overrides: BTreeMap<String, Json>,
+}
+
+fn default_discovery_interval() -> HumanDuration {
+    HumanDuration::from_secs(30)
+}
+
+fn overrides_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "additionalProperties": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+    })
+}
+
+/// Table names and patterns. A table is synced when it is named in `names` or matches
+/// `pattern`, and matches no `exclude` pattern.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "has(self.names) && size(self.names) > 0 || has(self.pattern)", "message": "name tables in names, or give a pattern"}
+]))]
+pub struct TableSelector {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
+    /// A regular expression the whole table name must match, e.g. `dim_.*|fact_.*`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// Regular expressions (whole name) of tables left out, even when named.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
+}
+
+/// [`TableSelector`] with its patterns compiled.
+#[derive(Clone, Debug)]
+pub struct CompiledSelector {
+    names: Vec<String>,
+    pattern: Option<regex::Regex>,
+    exclude: Vec<regex::Regex>,
+}
+
+impl CompiledSelector {
+    pub fn matches(&self, table: &str) -> bool {
+        let chosen = self.names.iter().any(|n| n == table)
+            || self.pattern.as_ref().is_some_and(|p| p.is_match(table));
+        chosen && !self.exclude.iter().any(|p| p.is_match(table))
+    }
+
+    /// The matching tables of `listed`, sorted.
+    pub fn select(&self, listed: &[String]) -> Vec<String> {
+        let mut chosen: Vec<String> = listed.iter().filter(|t| self.matches(t)).cloned().collect();
+        chosen.sort();
+        chosen.dedup();
+        chosen
+    }
+}
+
+fn whole_name(what: &str, pattern: &str) -> Result<regex::Regex, String> {
+    regex::Regex::new(&format!("^(?:{pattern})$"))
+        .map_err(|e| format!("tables.{what} {pattern:?} is not a regular expression: {e}"))
+}
+
+impl PaimonMysqlDatabaseSyncSpec {
+    /// Checks what the CRD schema can't: the patterns, and `{table}` where a table needs its
+    /// own value. Returns the compiled selector.
+    pub fn validate(&self) -> Result<CompiledSelector, String> {
+        let t = &self.tables;
+        if t.names.is_empty() && t.pattern.is_none() {
+            return Err("tables: name tables in names, or give a pattern".into());
+        }
+        let selector = CompiledSelector {
+            names: t.names.clone(),
+            pattern: t
+                .pattern
+                .as_deref()
+                .map(|p| whole_name("pattern", p))
+                .transpose()?,
+            exclude: t
+                .exclude
+                .iter()
+                .map(|p| whole_name("exclude", p))
+                .collect::<Result<_, _>>()?,
+        };
+        let tpl = &self.template;
+        if tpl.source.table != TABLE_PLACEHOLDER {
+            return Err(format!(
+                "template.source.table must be {TABLE_PLACEHOLDER} (each table's name goes there), not {:?}",
+                tpl.source.table
+            ));
+        }
+        // Anything two tables would share would mix their rows or their progress.
+        let per_table = [
+            ("template.sink.table", Some(&tpl.sink.table)),
+            ("template.checkpoint.path", tpl.checkpoint.path.as_ref()),
+            (
+                "template.source.consumerId",
+                tpl.source.consumer_id.as_ref(),
+            ),
+        ];
+        for (field, value) in per_table {
+            if let Some(v) = value.filter(|v| !v.contains(TABLE_PLACEHOLDER)) {
+                return Err(format!(
+                    "{field} {v:?} would be shared by every table: put {TABLE_PLACEHOLDER} in it (e.g. \"{TABLE_PLACEHOLDER}_rt\")"
+                ));
+            }
+        }
+        if self.discovery_interval.0 < std::time::Duration::from_secs(1) {
+            return Err("discoveryInterval must be at least 1s".into());
+        }
+        Ok(selector)
+    }
+
+    /// The sync spec of `table`: the template with `{table}` replaced, then the table's
+    /// override merged in.
+    pub fn render(&self, table: &str) -> Result<PaimonMysqlSyncSpec, String> {
+        let mut spec = serde_json::to_value(&self.template)
+            .map_err(|e| format!("the template does not serialize: {e}"))?;
+        substitute(&mut spec, table);
+        if let Some(patch) = self.overrides.get(table) {
+            merge_patch(&mut spec, patch);
+        }
+        serde_json::from_value(spec).map_err(|e| format!("table {table}: overrides.{table}: {e}"))
+    }
+}
+
+fn substitute(v: &mut Json, table: &str) {
+    match v {
+        Json::String(s) if s.contains(TABLE_PLACEHOLDER) => {
+            *s = s.replace(TABLE_PLACEHOLDER, table)
+        }
+        Json::Array(items) => items.iter_mut().for_each(|i| substitute(i, table)),
+        Json::Object(map) => map.values_mut().for_each(|i| substitute(i, table)),
+        _ => {}
+    }
+}
+
+/// RFC 7386: objects merge key by key, `null` removes, anything else replaces.
+fn merge_patch(target: &mut Json, patch: &Json) {
+    let Json::Object(patch) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Json::Object(Default::default());
+    }
+    let Json::Object(map) = target else { return };
+    for (k, v) in patch {
+        if v.is_null() {
+            map.remove(k);
+        } else {
+            merge_patch(map.entry(k.clone()).or_insert(Json::Null), v);
+        }
+    }
+}
+
+/// The name of `table`'s `PaimonMysqlSync` (and, standalone, its sync name): `<parent>-<table>`
+/// in DNS form (lowercase, `_` and `.` as `-`).
+pub fn table_sync_name(parent: &str, table: &str) -> String {
+    let table: String = table
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("{parent}-{}", table.trim_matches('-'))
+}
+
+/// The status of a `PaimonMysqlDatabaseSync`: its tables' syncs summed up.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DatabaseSyncStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// `Running` when every table's sync runs, `Degraded` when one does not (the others go
+    /// on), `Pending` before the first listing, `Failed` when the spec is invalid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<SyncPhase>,
+    /// `running/total`, for `kubectl get pmds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables_ready: Option<String>,
+    /// When the database was last listed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listed_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tables: Vec<TableStatus>,
+    /// `Ready` (every table runs) and `Discovered` (the last listing of the database).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+}
+
+/// One table's sync, from its `PaimonMysqlSync`'s status.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TableStatus {
+    /// The Paimon table.
+    pub table: String,
+    /// Its `PaimonMysqlSync`.
+    pub sync: String,
+    /// The MySQL table.
+    pub target: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<SyncPhase>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_snapshots: Option<i64>,
+    /// The oldest of its slots' last checkpoints (how fresh MySQL is at worst).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_checkpoint_time: Option<String>,
+    /// Why it is not running (its `Ready` condition's message).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(extra: &str) -> PaimonMysqlDatabaseSyncSpec {
+        serde_yaml::from_str(&format!(
+            "tables: {{pattern: 'dim_.*|fact_.*', exclude: ['.*_tmp']}}
+template:
+  source: {{warehouse: /wh, database: shop, table: '{{table}}'}}
+  sink: {{url: 'mysql://h/db', table: '{{table}}_rt', maxRows: 100}}
+{extra}"
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn selects_by_pattern_and_exclude_on_the_whole_name() {
+        let s = spec("").validate().unwrap();
+        let listed = ["dim_a", "fact_b", "dim_a_tmp", "xdim_c", "orders"].map(String::from);
+        assert_eq!(s.select(&listed), ["dim_a", "fact_b"]);
+    }
+
+    #[test]
+    fn renders_the_template_and_merges_the_override() {
+        let s = spec("overrides: {dim_a: {sink: {maxRows: 5, columns: {rename: {id: a_id}}}}}");
+        let a = s.render("dim_a").unwrap();
+        assert_eq!(
+            (
+                a.source.table.as_str(),
+                a.sink.table.as_str(),
+                a.sink.max_rows
+            ),
+            ("dim_a", "dim_a_rt", 5)
+        );
+        assert_eq!(
+            a.sink.columns.rename.get("id").map(String::as_str),
+            Some("a_id")
+        );
+        assert_eq!(s.render("fact_b").unwrap().sink.max_rows, 100);
+        let typo = spec("overrides: {dim_a: {sink: {maxRow: 5}}}")
+            .render("dim_a")
+            .unwrap_err();
+        assert!(
+            typo.contains("overrides.dim_a") && typo.contains("maxRow"),
+            "{typo}"
+        );
+    }
+
+    #[test]
+    fn a_shared_target_or_checkpoint_is_refused() {
+        let mut s = spec("");
+        s.template.sink.table = "all".into();
+        assert!(s.validate().unwrap_err().contains("template.sink.table"));
+        let mut s = spec("");
+        s.template.checkpoint.path = Some("cp.json".into());
+        assert!(s.validate().unwrap_err().contains("checkpoint.path"));
+        let mut s = spec("");
+        s.tables.pattern = Some("(".into());
+        assert!(s
+            .validate()
+            .unwrap_err()
+            .contains("not a regular expression"));
+    }
+
+    #[test]
+    fn child_names_are_dns_names() {
+        assert_eq!(
+            table_sync_name("shop", "Dim_Customer.v2"),
+            "shop-dim-customer-v2"
+        );
+    }
+}

@@ -1,0 +1,431 @@
+//! A whole Paimon database in one config (`PaimonMysqlDatabaseSync`), standalone: 22 tables of
+//! different shapes and types written by Paimon Java, synced by one `pms-worker run`; a table
+//! added while it runs is picked up, a dropped one stops and keeps its MySQL table, a table
+//! with a broken target fails alone, kill -9 and a restart lose nothing, and every table ends
+//! equal to its reference read.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use pms_tests::compare::assert_same_rows;
+use pms_tests::mysql::TestDb;
+use pms_tests::paimon::{Database, Table};
+use pms_tests::worker::worker_bin;
+use serde_json::{json, Value as Json};
+
+fn rows(kind: &str, values: impl IntoIterator<Item = Json>) -> Json {
+    let rows: Vec<Json> = values
+        .into_iter()
+        .map(|v| json!({"kind": kind, "values": v}))
+        .collect();
+    json!({ "rows": rows })
+}
+
+/// Orders `ids` (with `region` appended for a partitioned table).
+fn orders(ids: std::ops::RangeInclusive<i64>, amount: i64, region: Option<&str>) -> Vec<Json> {
+    ids.map(|id| {
+        let mut v = order(
+            id,
+            &format!("{}.{:02}", amount + id, id % 100),
+            &format!("s{id}"),
+        );
+        if let Some(r) = region {
+            v.as_array_mut().unwrap().push(json!(r));
+        }
+        v
+    })
+    .collect()
+}
+
+/// Inserts, then updates and deletes: every row kind.
+fn churn(region: Option<&str>) -> Vec<Json> {
+    vec![
+        rows("+I", orders(1..=60, 10, region)),
+        rows("+U", orders(1..=15, 500, region)),
+        rows("-D", orders(50..=60, 10, region)),
+    ]
+}
+
+/// The tables of the database `shop`: (name, create section, commits).
+fn tables() -> Vec<(String, Json, Vec<Json>)> {
+    let mut out = Vec::new();
+    for i in 0..10 {
+        let producer = ["input", "lookup"][i % 2];
+        let options = json!({"bucket": (1 + i % 4).to_string(), "changelog-producer": producer});
+        out.push((
+            format!("orders_{i}"),
+            orders_create(options, false),
+            churn(None),
+        ));
+    }
+    let shapes = [
+        (
+            "fact_full_compaction",
+            json!({"bucket": "2", "changelog-producer": "full-compaction"}),
+        ),
+        (
+            "fact_dynamic_bucket",
+            json!({"bucket": "-1", "changelog-producer": "input"}),
+        ),
+        (
+            "fact_deletion_vectors",
+            json!({"bucket": "2", "changelog-producer": "lookup", "deletion-vectors.enabled": "true"}),
+        ),
+        (
+            "fact_sequence",
+            json!({"bucket": "2", "sequence.field": "updated_at", "changelog-producer": "lookup"}),
+        ),
+        (
+            "dropme",
+            json!({"bucket": "1", "changelog-producer": "input"}),
+        ),
+        (
+            "broken",
+            json!({"bucket": "1", "changelog-producer": "input"}),
+        ),
+        (
+            "tmp_scratch",
+            json!({"bucket": "1", "changelog-producer": "input"}),
+        ),
+    ];
+    for (name, options) in shapes {
+        let mut commits = churn(None);
+        // MySQL follows its last full compaction (see the README's shape matrix).
+        if name == "fact_full_compaction" {
+            commits.push(json!({"compact": "full"}));
+        }
+        out.push((name.into(), orders_create(options, false), commits));
+    }
+    out.push((
+        "dim_region".into(),
+        orders_create(json!({"bucket": "2", "changelog-producer": "input"}), true),
+        churn(Some("eu")),
+    ));
+    out.push((
+        "fact_partial_update".into(),
+        orders_create(json!({"bucket": "2", "merge-engine": "partial-update", "changelog-producer": "lookup"}), false),
+        vec![rows("+I", orders(1..=40, 10, None)), rows("+I", orders(20..=50, 70, None))],
+    ));
+    out.push((
+        "fact_aggregation".into(),
+        orders_create(
+            json!({"bucket": "2", "merge-engine": "aggregation", "changelog-producer": "lookup", "fields.amount.aggregate-function": "sum"}),
+            false,
+        ),
+        vec![rows("+I", orders(1..=40, 10, None)), rows("+I", orders(1..=20, 3, None))],
+    ));
+    out.push((
+        "dim_customer".into(),
+        json!({"columns": [
+                {"name": "country", "type": "STRING NOT NULL"},
+                {"name": "id", "type": "INT NOT NULL"},
+                {"name": "name", "type": "VARCHAR(100)"},
+                {"name": "since", "type": "DATE"}],
+               "primaryKeys": ["country", "id"], "partitionKeys": [], "options": {"bucket": "2"}}),
+        vec![
+            rows(
+                "+I",
+                (1..=30).map(|i| json!([COUNTRIES[i % 3], i, format!("name {i}"), "2024-02-29"])),
+            ),
+            rows(
+                "-D",
+                (1..=5).map(|i| json!([COUNTRIES[i % 3], i, null, null])),
+            ),
+        ],
+    ));
+    let all_types: Json = serde_json::from_slice(
+        &std::fs::read(pms_tests::repo_root().join("tests/paimon-java/scenarios/all-types.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    // Without TIMESTAMP(9): its extremes are outside what the reader spans (README, Known limits).
+    let mut create = all_types["create"].clone();
+    let columns = create["columns"].as_array_mut().unwrap();
+    let ts9 = columns.iter().position(|c| c["name"] == "ts9").unwrap();
+    columns.remove(ts9);
+    let mut commits = all_types["commits"].clone();
+    for row in commits
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .flat_map(|c| c["rows"].as_array_mut().unwrap())
+    {
+        row["values"].as_array_mut().unwrap().remove(ts9);
+    }
+    out.push((
+        "all_types".into(),
+        create,
+        commits.as_array().unwrap().clone(),
+    ));
+    out
+}
+
+/// Text keys compared byte for byte (the created table's binary collation).
+const COUNTRIES: [&str; 3] = ["de", "fr", "Ünïcode"];
+
+const SELECTED: &str = "the tables but tmp_scratch";
+
+fn config(dir: &Path, wh: &Database, db: &TestDb) -> std::path::PathBuf {
+    let path = dir.join("shop.yaml");
+    let text = format!(
+        "apiVersion: paimonsync.io/v1alpha1
+kind: PaimonMysqlDatabaseSync
+metadata: {{name: shop}}
+spec:
+  tables: {{pattern: '.*', exclude: ['tmp_.*']}}
+  discoveryInterval: 1s
+  template:
+    source: {{warehouse: '{}', database: shop, table: '{{table}}', pollInterval: 200ms}}
+    sink: {{url: '{}', table: '{{table}}_rt', createTable: true, flushInterval: 200ms}}
+  overrides:
+    orders_3: {{sink: {{maxRows: 7}}}}
+    orders_5: {{sink: {{delivery: exactly-once}}}}
+",
+        wh.warehouse().display(),
+        db.url()
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn spawn(config: &Path, log: &Path) -> Child {
+    Command::new(worker_bin())
+        .args(["run", "--config", config.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .expect("start pms-worker")
+}
+
+async fn mysql_rows(db: &TestDb, t: &Table) -> Vec<Vec<Json>> {
+    db.rows(
+        &format!("{}_rt", t.name),
+        &t.compare_columns(),
+        &t.primary_keys,
+    )
+    .await
+}
+
+/// Waits until every table's MySQL rows equal its reference read (one Java read of them all,
+/// MySQL polled), then asserts it row by row.
+async fn assert_all_synced(wh: &Database, db: &TestDb, tables: &[&Table], log: &Path) {
+    let reference = wh.read_tables(tables);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for t in tables {
+        let columns = t.compare_columns();
+        let expected: Vec<Vec<Json>> = reference[&t.name]
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .zip(&columns)
+                    .map(|(v, (_, ty))| ty.from_reference(v))
+                    .collect()
+            })
+            .collect();
+        while !table_exists(db, &format!("{}_rt", t.name)).await
+            || mysql_rows(db, t).await != expected
+        {
+            if Instant::now() > deadline {
+                eprintln!(
+                    "worker log:\n{}",
+                    std::fs::read_to_string(log).unwrap_or_default()
+                );
+                assert_same_rows(
+                    &t.name,
+                    &columns,
+                    &reference[&t.name],
+                    &mysql_rows(db, t).await,
+                );
+                panic!("{}: MySQL did not reach the reference read", t.name);
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        assert_same_rows(
+            &t.name,
+            &columns,
+            &reference[&t.name],
+            &mysql_rows(db, t).await,
+        );
+    }
+}
+
+async fn table_exists(db: &TestDb, table: &str) -> bool {
+    !db.query_strings(&format!(
+        "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{table}'"
+    ))
+    .await
+    .is_empty()
+}
+
+async fn wait_for_log(log: &Path, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if text.contains(what) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the worker never logged {what:?}:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn one_config_mirrors_a_whole_database() {
+    let db = TestDb::new("database_sync").await;
+    let wh = Database::new("shop");
+    let specs = tables();
+    let all = wh.create_tables(
+        specs
+            .iter()
+            .map(|(n, c, s)| (n.as_str(), c.clone(), s.clone()))
+            .collect(),
+    );
+    assert!(all.len() >= 21, "{} tables", all.len());
+    let by_name: BTreeMap<&str, &Table> = all.iter().map(|t| (t.name.as_str(), t)).collect();
+    // A target that exists with another key: refused, and that table alone stops.
+    db.exec("CREATE TABLE broken_rt (id BIGINT NOT NULL, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), PRIMARY KEY (id, status))")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &wh, &db);
+
+    // --once: every good table catches up; the exit says which failed and why.
+    let out = Command::new(worker_bin())
+        .args(["run", "--once", "--config", cfg.to_str().unwrap()])
+        .output()
+        .expect("pms-worker run --once");
+    let (stdout, log) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "one table is broken: {log}");
+    assert!(
+        log.contains("1 of 21 tables failed") && log.contains("broken:"),
+        "{log}"
+    );
+    let line = |table: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{table}\t")))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("orders_0").contains("_rt\tsnapshot 3\t"), "{stdout}");
+    assert!(line("broken").ends_with("FAILED"), "{stdout}");
+    let synced: Vec<&Table> = all
+        .iter()
+        .filter(|t| t.name != "broken" && t.name != "tmp_scratch")
+        .collect();
+    assert_eq!(synced.len(), 20, "{SELECTED}");
+    let log_path = dir.path().join("worker.log");
+    std::fs::write(&log_path, log.as_bytes()).unwrap();
+    assert_all_synced(&wh, &db, &synced, &log_path).await;
+    assert!(
+        !table_exists(&db, "tmp_scratch_rt").await,
+        "an excluded table is not created"
+    );
+    assert_eq!(
+        db.count("broken_rt").await,
+        0,
+        "the broken target is left alone"
+    );
+    // The overrides hold per table: exactly-once keeps its progress in MySQL.
+    let progress = db
+        .query_strings("SELECT sync_name FROM _paimon_sync_progress ORDER BY sync_name")
+        .await;
+    assert_eq!(progress, vec![vec![Some("shop-orders-5".to_string())]]);
+    assert!(
+        log.contains("created the MySQL table from the Paimon schema"),
+        "{log}"
+    );
+    assert!(
+        dir.path()
+            .join("pms-checkpoint-shop-orders-0.json")
+            .exists(),
+        "a checkpoint per table"
+    );
+
+    // Continuous: changes everywhere, a new table, a dropped one.
+    let mut worker = spawn(&cfg, &log_path);
+    wh.commit(
+        synced
+            .iter()
+            .filter(|t| t.name.starts_with("orders_") || t.name == "fact_deletion_vectors")
+            .map(|t| {
+                (
+                    *t,
+                    vec![
+                        rows("+U", orders(20..=30, 900, None)),
+                        rows("-D", orders(1..=3, 0, None)),
+                    ],
+                )
+            })
+            .collect(),
+    );
+    let added = wh.create_tables(vec![(
+        "orders_added",
+        orders_create(json!({"bucket": "3", "changelog-producer": "input"}), false),
+        churn(None),
+    )]);
+    wait_for_log(&log_path, "a new table matches: starting its sync").await;
+    let dropme_rows = db.count("dropme_rt").await;
+    assert!(dropme_rows > 0);
+    wh.drop_table("dropme");
+    wait_for_log(
+        &log_path,
+        "was dropped in Paimon: its sync stops; the MySQL table is left as it is",
+    )
+    .await;
+    let mut live: Vec<&Table> = synced
+        .iter()
+        .copied()
+        .filter(|t| t.name != "dropme")
+        .collect();
+    live.push(&added[0]);
+    assert_all_synced(&wh, &db, &live, &log_path).await;
+    assert_eq!(
+        db.count("dropme_rt").await,
+        dropme_rows,
+        "a dropped table's MySQL rows stay"
+    );
+    assert!(
+        std::fs::read_to_string(&log_path)
+            .unwrap()
+            .contains("the table's sync failed; the other tables go on"),
+        "the broken table is retried on its own"
+    );
+
+    // kill -9 in the middle of changes, more changes, a restart: nothing lost, nothing doubled.
+    wh.commit(vec![(
+        by_name["orders_1"],
+        vec![rows("+I", orders(100..=400, 1, None))],
+    )]);
+    worker.kill().expect("kill -9");
+    worker.wait().unwrap();
+    wh.commit(
+        live.iter()
+            .filter(|t| t.name.starts_with("orders_"))
+            .map(|t| {
+                (
+                    *t,
+                    vec![
+                        rows("-D", orders(10..=12, 0, None)),
+                        rows("+I", orders(500..=510, 2, None)),
+                    ],
+                )
+            })
+            .collect(),
+    );
+    let restart_log = dir.path().join("worker-restart.log");
+    let mut worker = spawn(&cfg, &restart_log);
+    assert_all_synced(&wh, &db, &live, &restart_log).await;
+    let status = stop_with_sigterm(&mut worker).await;
+    assert!(
+        status.success(),
+        "SIGTERM stops every table cleanly: {status}"
+    );
+}
