@@ -5,7 +5,7 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 # debug build is only slightly slower without them.
 export CARGO_INCREMENTAL ?= 0
 
-.PHONY: demo test bench bench-scale bench-cut soak unit fixtures k8s-tools s3-server images prometheus-tools manifests build release bench-bin crds check clean
+.PHONY: demo test bench bench-scale bench-cut footprint soak unit fixtures k8s-tools s3-server images prometheus-tools manifests build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
 demo: release
@@ -19,6 +19,10 @@ test: build bench-bin fixtures k8s-tools s3-server images prometheus-tools
 	PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) \
 	  scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh \
 	  cargo test --workspace --no-fail-fast $(TEST_FEATURES)
+
+## Memory and MySQL connections of 50 small tables: one process for all, or one per table.
+footprint: build fixtures
+	scripts/with-mariadb.sh cargo test -p pms-tests $(TEST_FEATURES) --test database_sync -- --ignored --nocapture footprint_of_50_tables
 
 ## Benchmarks against the raw MariaDB limits (BENCH_SIZE=quick|full|huge: 200k, 2M, 10M rows).
 BENCH_SIZE ?= full

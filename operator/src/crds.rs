@@ -7,14 +7,18 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client, CustomResourceExt, ResourceExt};
 use pms_crds::contract::MANAGER;
-use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncSavepoint};
+use pms_crds::{PaimonMysqlDatabaseSync, PaimonMysqlSync, PaimonMysqlSyncSavepoint};
 use tracing::info;
 
-/// Applies both CRDs with the operator's field manager (forcing: it owns their schemas).
+/// Applies the CRDs with the operator's field manager (forcing: it owns their schemas).
 pub async fn apply_own_crds(client: &Client) -> Result<(), String> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let params = PatchParams::apply(MANAGER).force();
-    for crd in [PaimonMysqlSync::crd(), PaimonMysqlSyncSavepoint::crd()] {
+    for crd in [
+        PaimonMysqlSync::crd(),
+        PaimonMysqlSyncSavepoint::crd(),
+        PaimonMysqlDatabaseSync::crd(),
+    ] {
         let name = crd.name_any();
         api.patch(&name, &params, &Patch::Apply(&crd)).await.map_err(|e| {
             format!(

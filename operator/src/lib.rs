@@ -6,6 +6,7 @@
 
 pub mod context;
 pub mod crds;
+pub mod database;
 pub mod error;
 pub mod leadership;
 pub mod reconcile;

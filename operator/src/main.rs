@@ -166,7 +166,12 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         metrics,
         leadership: Some(leadership),
     });
-    let controller = run_controller(client, cli.namespace.as_deref(), ctx);
+    let controller = async {
+        tokio::join!(
+            run_controller(client.clone(), cli.namespace.as_deref(), ctx.clone()),
+            pms_operator::database::run_controller(client, cli.namespace.as_deref(), ctx),
+        )
+    };
     // Losing the lease stops reconciling at once: another replica takes over. A reconcile
     // that finds another holder first (this replica was frozen) stops it too.
     let lost = async {

@@ -429,3 +429,148 @@ async fn one_config_mirrors_a_whole_database() {
         "SIGTERM stops every table cleanly: {status}"
     );
 }
+
+/// A process's resident memory now and at its peak, MiB (`/proc/<pid>/status`), and its
+/// proportional share (`smaps_rollup` Pss: shared code pages counted once across processes).
+fn memory_mib(pid: u32) -> (f64, f64, f64) {
+    let field = |file: &str, key: &str| -> f64 {
+        std::fs::read_to_string(format!("/proc/{pid}/{file}"))
+            .unwrap_or_default()
+            .lines()
+            .find(|l| l.starts_with(key))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+            .unwrap_or(0.0)
+            / 1024.0
+    };
+    (
+        field("status", "VmRSS:"),
+        field("status", "VmHWM:"),
+        field("smaps_rollup", "Pss:"),
+    )
+}
+
+/// Whether each `<table>_rt` exists with `rows` rows.
+async fn all_have(db: &TestDb, tables: &[String], rows: i64) -> bool {
+    for t in tables {
+        if !table_exists(db, &format!("{t}_rt")).await || db.count(&format!("{t}_rt")).await != rows
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// The connections open to the test database.
+async fn connections(db: &TestDb) -> usize {
+    db.query_strings(&format!(
+        "SELECT id FROM information_schema.processlist WHERE db = '{}' AND id <> CONNECTION_ID()",
+        db.name
+    ))
+    .await
+    .len()
+}
+
+/// The footprint of 50 small tables (`make footprint`): one standalone process syncing them
+/// all (the shape of "several tables per pod"), against one process per table (the shape the
+/// operator builds: a `PaimonMysqlSync` per table). Prints memory and MySQL connections; fails
+/// only if a table does not reach its row count.
+#[tokio::test]
+#[ignore = "a measurement: run with `make footprint`"]
+async fn footprint_of_50_tables() {
+    const TABLES: usize = 50;
+    const ROWS: i64 = 2000;
+    let db = TestDb::new("footprint").await;
+    let wh = Database::new("shop");
+    let specs: Vec<(String, Json, Vec<Json>)> = (0..TABLES)
+        .map(|i| {
+            let options = json!({"bucket": (1 + i % 2).to_string(), "changelog-producer": "input"});
+            (
+                format!("t{i:02}"),
+                orders_create(options, false),
+                vec![generate(1, ROWS, "+I", i as i64)],
+            )
+        })
+        .collect();
+    wh.create_tables(
+        specs
+            .iter()
+            .map(|(n, c, s)| (n.as_str(), c.clone(), s.clone()))
+            .collect(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(dir.path(), &wh, &db);
+    let names: Vec<String> = specs.iter().map(|(n, _, _)| n.clone()).collect();
+
+    // One process, every table.
+    let log = dir.path().join("all.log");
+    let started = Instant::now();
+    let mut worker = spawn(&cfg, &log);
+    while !all_have(&db, &names, ROWS).await {
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "{}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let caught_up = started.elapsed();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (rss, peak, pss) = memory_mib(worker.id());
+    let conns = connections(&db).await;
+    stop_with_sigterm(&mut worker).await;
+    println!("| shape | processes | RSS MiB (sum) | peak RSS MiB (sum) | PSS MiB (sum) | MySQL connections | catch-up s |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| one process, {TABLES} tables | 1 | {rss:.1} | {peak:.1} | {pss:.1} | {conns} | {:.1} |",
+        caught_up.as_secs_f64()
+    );
+
+    // One process per table (as the operator's one worker pod per table), 10 at once: each one's
+    // figures, times 50.
+    for (n, _, _) in &specs {
+        db.exec(&format!("DROP TABLE `{n}_rt`")).await;
+    }
+    let sample = 10;
+    let mut workers: Vec<Child> = specs
+        .iter()
+        .take(sample)
+        .map(|(n, _, _)| {
+            Command::new(worker_bin())
+                .args(["run", "--config", cfg.to_str().unwrap(), "--table", n])
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(dir.path().join(format!("{n}.log"))).unwrap())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let started = Instant::now();
+    while !all_have(&db, &names[..sample], ROWS).await {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the sampled tables did not catch up"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let each: Vec<(f64, f64, f64)> = workers.iter().map(|w| memory_mib(w.id())).collect();
+    let conns = connections(&db).await;
+    for w in &mut workers {
+        stop_with_sigterm(w).await;
+    }
+    let mean = |f: fn(&(f64, f64, f64)) -> f64| each.iter().map(f).sum::<f64>() / each.len() as f64;
+    let per = TABLES as f64;
+    println!(
+        "| a process per table ({sample} measured, × {TABLES}) | {TABLES} | {:.1} | {:.1} | {:.1} | {} | – |",
+        mean(|m| m.0) * per,
+        mean(|m| m.1) * per,
+        mean(|m| m.2) * per,
+        conns * TABLES / sample
+    );
+    println!(
+        "per process: RSS {:.1} MiB, peak {:.1} MiB, PSS {:.1} MiB, {:.1} connections",
+        mean(|m| m.0),
+        mean(|m| m.1),
+        mean(|m| m.2),
+        conns as f64 / sample as f64
+    );
+}

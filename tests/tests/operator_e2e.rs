@@ -130,7 +130,12 @@ fn base64_decode(s: &str) -> Vec<u8> {
 
 /// The worker's config as its pod would mount it (from the ConfigMap), in `dir`.
 fn mounted_config(dir: &std::path::Path) -> std::path::PathBuf {
-    let cm = get("configmap", &format!("{SYNC}-config"), NS).expect("worker config");
+    mounted_config_of(SYNC, dir)
+}
+
+/// The same for the sync `sync`.
+fn mounted_config_of(sync: &str, dir: &std::path::Path) -> std::path::PathBuf {
+    let cm = get("configmap", &format!("{sync}-config"), NS).expect("worker config");
     let config = dir.join("sync.yaml");
     std::fs::write(&config, cm["data"]["sync.yaml"].as_str().unwrap()).unwrap();
     config
@@ -289,13 +294,17 @@ async fn slots_at_replicas(replicas: i64) {
 
 /// There is no kubelet: report the slot pods as the kubelet would.
 fn mark_ready(slots: u32, ready: bool) {
+    mark_ready_of(SYNC, slots, ready)
+}
+
+fn mark_ready_of(sync: &str, slots: u32, ready: bool) {
     let n = if ready { 1 } else { 0 };
     for k in 0..slots {
         let patch = json!({"status": {"replicas": n, "readyReplicas": n, "availableReplicas": n, "updatedReplicas": n}}).to_string();
         kubectl(&[
             "patch",
             "deployment",
-            &format!("{SYNC}-slot-{k}"),
+            &format!("{sync}-slot-{k}"),
             "-n",
             NS,
             "--subresource=status",
@@ -1426,6 +1435,219 @@ async fn operator_end_to_end() {
     no_secret_in_status_events_or_logs();
     delete_cleans_up();
     with_checkpoints_on_s3(&table, &db).await;
+    database_sync_makes_a_sync_per_table(&db).await;
+}
+
+/// Runs `pms-worker ARGS` as the pod of `sync`'s slot-0 Deployment would, to the end.
+fn run_as_pod_of(sync: &str, args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    let config = mounted_config_of(sync, dir.path());
+    let d = get("deployment", &format!("{sync}-slot-0"), NS).expect("slot deployment");
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    pod_process(&d, &config, &args, &BTreeMap::new())
+        .wait_with_output()
+        .unwrap()
+}
+
+fn database_status() -> Json {
+    get("pmds", "shop", NS)
+        .map(|p| p["status"].clone())
+        .unwrap_or(Json::Null)
+}
+
+/// A `PaimonMysqlDatabaseSync` over a Paimon database of four tables: the discovery worker
+/// lists it (its Deployment run as its pod would), the operator makes one `PaimonMysqlSync` per
+/// matching table, their workers fill MySQL (targets created by `sink.createTable`), the broken
+/// one fails alone and is named in the status; a table added and one dropped in Paimon are
+/// picked up at the next listing (the dropped one's MySQL table stays); deleting the resource
+/// deletes its syncs and leaves every MySQL table.
+async fn database_sync_makes_a_sync_per_table(db: &TestDb) {
+    use pms_tests::paimon::Database;
+    let wh = Database::new("shop");
+    let commits = |from: i64| {
+        vec![
+            json!({"rows": (from..from + 20).map(|id| json!({"kind": "+I", "values": order(id, "1.50", "NEW")})).collect::<Vec<_>>()}),
+        ]
+    };
+    let orders = |buckets: &str| {
+        orders_create(
+            json!({"bucket": buckets, "changelog-producer": "input"}),
+            false,
+        )
+    };
+    let tables = wh.create_tables(vec![
+        ("orders_a", orders("2"), commits(1)),
+        ("orders_b", orders("1"), commits(100)),
+        ("broken", orders("1"), commits(1)),
+        ("scratch_tmp", orders("1"), commits(1)),
+    ]);
+    db.exec("CREATE TABLE broken_rt (id BIGINT NOT NULL, status VARCHAR(64) NOT NULL, PRIMARY KEY (id, status))").await;
+    let manifest = format!(
+        "apiVersion: paimonsync.io/v1alpha1
+kind: PaimonMysqlDatabaseSync
+metadata: {{name: shop, namespace: {NS}}}
+spec:
+  tables: {{pattern: '.*', exclude: ['.*_tmp']}}
+  discoveryInterval: 2s
+  template:
+    source: {{warehouse: '{}', database: shop, table: '{{table}}'}}
+    sink: {{url: 'mysql://127.0.0.1:{}/{}', credentialsSecretRef: {{name: mysql-writer}}, table: '{{table}}_rt', createTable: true}}
+  overrides:
+    orders_a: {{parallelism: 2}}
+",
+        wh.warehouse().display(),
+        pms_tests::mysql::server_port(),
+        db.name
+    );
+    apply_ok(&manifest);
+    let listed = |tables: &[&str]| {
+        let out = run_as_pod_of("shop--tables", &["discover", "--once"]);
+        assert!(
+            out.status.success(),
+            "discover: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let cm = get("configmap", "shop--tables", NS).expect("the listing");
+        let listing: Json =
+            serde_json::from_str(cm["data"]["report.json"].as_str().unwrap()).unwrap();
+        assert_eq!(listing["tables"], json!(tables), "{listing}");
+    };
+    wait_for("the discovery Deployment", LONG, || {
+        get("deployment", "shop--tables-slot-0", NS)
+    })
+    .await;
+    listed(&["broken", "orders_a", "orders_b", "scratch_tmp"]);
+    let syncs = ["shop-broken", "shop-orders-a", "shop-orders-b"];
+    for sync in syncs {
+        wait_for(&format!("PaimonMysqlSync {sync}"), LONG, || {
+            get("deployment", &format!("{sync}-slot-0"), NS)
+        })
+        .await;
+    }
+    assert!(
+        get("pms", "shop-scratch-tmp", NS).is_none(),
+        "an excluded table gets no sync"
+    );
+    let a = get("pms", "shop-orders-a", NS).unwrap();
+    assert_eq!(a["spec"]["parallelism"], 2, "the override holds");
+    assert_eq!(a["spec"]["sink"]["table"], "orders_a_rt");
+    assert_eq!(
+        a["metadata"]["ownerReferences"][0]["kind"],
+        "PaimonMysqlDatabaseSync"
+    );
+    // Their workers, as their pods would run them.
+    for (sync, slots) in [("shop-orders-a", 2), ("shop-orders-b", 1)] {
+        for k in 0..slots {
+            let dir = tempfile::tempdir().unwrap();
+            let config = mounted_config_of(sync, dir.path());
+            let d = get("deployment", &format!("{sync}-slot-{k}"), NS).unwrap();
+            let out = pod_process(
+                &d,
+                &config,
+                &["run".into(), "--once".into()],
+                &BTreeMap::new(),
+            )
+            .wait_with_output()
+            .unwrap();
+            assert!(
+                out.status.success(),
+                "{sync} slot {k}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        mark_ready_of(sync, slots, true);
+    }
+    let out = run_as_pod_of("shop-broken", &["run", "--once"]);
+    assert!(!out.status.success(), "the broken target is refused");
+    for t in tables.iter().filter(|t| t.name.starts_with("orders_")) {
+        assert_synced(t, db, &format!("{}_rt", t.name), None).await;
+    }
+    let s = wait_for("the database status", LONG, || {
+        let s = database_status();
+        (s["tablesReady"] == "2/3").then_some(s)
+    })
+    .await;
+    let ready = condition(&s, "Ready");
+    assert_eq!(ready["status"], "False");
+    assert!(
+        ready["message"].as_str().unwrap().contains("broken:"),
+        "{s}"
+    );
+    let a = s["tables"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["table"] == "orders_a")
+        .unwrap();
+    assert_eq!(
+        (a["phase"].as_str(), a["target"].as_str()),
+        (Some("Running"), Some("orders_a_rt")),
+        "{s}"
+    );
+    assert!(a["snapshotId"].as_i64().is_some(), "{s}");
+    let printed = kubectl(&["get", "pmds", "shop", "-n", NS]);
+    assert!(
+        printed.contains("2/3"),
+        "kubectl get shows tables ready/total: {printed}"
+    );
+
+    // A table added and one dropped in Paimon, seen at the next listing.
+    let added = wh.create_tables(vec![("orders_c", orders("1"), commits(500))]);
+    wh.drop_table("orders_b");
+    listed(&["broken", "orders_a", "orders_c", "scratch_tmp"]);
+    wait_for("the new table's sync", LONG, || {
+        get("deployment", "shop-orders-c-slot-0", NS)
+    })
+    .await;
+    wait_for("the dropped table's sync deleted", LONG, || {
+        get("pms", "shop-orders-b", NS).is_none().then_some(())
+    })
+    .await;
+    let out = run_as_pod_of("shop-orders-c", &["run", "--once"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_synced(&added[0], db, "orders_c_rt", None).await;
+    assert_eq!(
+        db.count("orders_b_rt").await,
+        20,
+        "a dropped table's MySQL rows stay"
+    );
+    let events = kubectl(&[
+        "get",
+        "events",
+        "-n",
+        NS,
+        "--field-selector",
+        "involvedObject.name=shop",
+        "-o",
+        "jsonpath={.items[*].reason}",
+    ]);
+    assert!(
+        events.contains("TableAdded") && events.contains("TableDropped"),
+        "{events}"
+    );
+
+    // Deleting it deletes its syncs and the discovery worker, never a MySQL table.
+    kubectl(&[
+        "delete",
+        "pmds",
+        "shop",
+        "-n",
+        NS,
+        "--wait=true",
+        "--timeout=60s",
+    ]);
+    wait_for("the tables' syncs deleted", LONG, || {
+        list("pms", NS, "paimonsync.io/database-sync=shop")
+            .is_empty()
+            .then_some(())
+    })
+    .await;
+    assert!(get("deployment", "shop--tables-slot-0", NS).is_none());
+    assert_eq!(db.count("orders_a_rt").await, 20);
 }
 
 /// Savepoint latency and rescale time on a large table while Paimon keeps committing

@@ -8,6 +8,10 @@ pub const MANAGER: &str = "pms-operator";
 pub const SYNC_LABEL: &str = "paimonsync.io/sync";
 pub const COMPONENT_LABEL: &str = "paimonsync.io/component";
 pub const SLOT_LABEL: &str = "paimonsync.io/slot";
+/// On each `PaimonMysqlSync` a `PaimonMysqlDatabaseSync` made: its name.
+pub const DATABASE_SYNC_LABEL: &str = "paimonsync.io/database-sync";
+/// On each `PaimonMysqlSync` a `PaimonMysqlDatabaseSync` made: the Paimon table's name.
+pub const TABLE_ANNOTATION: &str = "paimonsync.io/table";
 /// The key of the worker's YAML in `<sync>-config`.
 pub const CONFIG_KEY: &str = "sync.yaml";
 /// The key of the checkpoint JSON in `<sync>-checkpoint-<slot>`.

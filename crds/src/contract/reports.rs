@@ -32,10 +32,10 @@ pub fn preflight_name(sync: &str) -> String {
     format!("{sync}-preflight")
 }
 
-/// A database sync's discovery: its Deployment and the ConfigMap it writes the listing to (a
+/// A database sync's discovery worker's sync name and the ConfigMap it writes each listing to (a
 /// [`TableListing`]).
 pub fn discovery_name(database_sync: &str) -> String {
-    format!("{database_sync}-tables")
+    format!("{database_sync}--tables")
 }
 
 /// What the discovery worker found in the Paimon database (every table, matching or not: the

@@ -309,7 +309,7 @@ async fn ensure_job(client: &Client, ns: &str, job: &Job) -> Result<()> {
     Ok(())
 }
 
-async fn apply_one<K: Namespaced>(client: &Client, ns: &str, obj: &K) -> Result<K> {
+pub async fn apply_one<K: Namespaced>(client: &Client, ns: &str, obj: &K) -> Result<K> {
     let api: Api<K> = Api::namespaced(client.clone(), ns);
     let name = obj.name_any();
     let params = PatchParams::apply(MANAGER).force();

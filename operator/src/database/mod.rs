@@ -1,0 +1,331 @@
+//! One reconcile of one `PaimonMysqlDatabaseSync`, a generator like Argo CD's ApplicationSet:
+//!
+//! 1. validate the spec (patterns, `{table}` where each table needs its own value);
+//! 2. apply the discovery worker ([`build::discovery`]), which lists the Paimon database
+//!    every `discoveryInterval` into the ConfigMap `<name>--tables`;
+//! 3. from the last listing, apply one `PaimonMysqlSync` per matching table (a new one: the
+//!    `TableAdded` event) and delete those of tables dropped or no longer matching (their
+//!    workers and checkpoints go as for any deleted sync; the MySQL table is never touched);
+//! 4. the status, summed up from the tables' syncs ([`status`]).
+//!
+//! Each table's sync is then reconciled like any other, so every guarantee and operation of a
+//! single-table sync (delivery, checkpoints, savepoints, rebuild, verify) holds per table.
+
+pub mod build;
+pub mod status;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::events::{Event, EventType};
+use kube::runtime::finalizer::{finalizer, Error as FinalizerError, Event as Finalizer};
+use kube::runtime::reflector::ObjectRef;
+use kube::runtime::watcher;
+use kube::{Api, Client, Resource, ResourceExt};
+use pms_crds::contract::{
+    discovery_name, Component, TableListing, COMPONENT_LABEL, DATABASE_SYNC_LABEL, MANAGER,
+    REPORT_KEY, TABLE_ANNOTATION,
+};
+use pms_crds::{DatabaseSyncStatus, PaimonMysqlDatabaseSync, PaimonMysqlSync};
+use tracing::{info, warn};
+
+use crate::context::Context;
+use crate::error::{Error, Result, Verb};
+use crate::reconcile::{apply, FINALIZER};
+
+/// A database sync is looked at again at least this often (its tables' statuses move).
+const RESYNC: Duration = Duration::from_secs(15);
+
+/// Reconciles the database syncs on every change of them, of their tables' syncs, and of
+/// their listings.
+pub async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Context>) {
+    let (pmds, syncs, deployments, config_maps) = match namespace {
+        Some(ns) => (
+            Api::<PaimonMysqlDatabaseSync>::namespaced(client.clone(), ns),
+            Api::<PaimonMysqlSync>::namespaced(client.clone(), ns),
+            Api::<Deployment>::namespaced(client.clone(), ns),
+            Api::<ConfigMap>::namespaced(client.clone(), ns),
+        ),
+        None => (
+            Api::all(client.clone()),
+            Api::all(client.clone()),
+            Api::all(client.clone()),
+            Api::all(client.clone()),
+        ),
+    };
+    let listings = watcher::Config::default().labels(&format!(
+        "{COMPONENT_LABEL}={}",
+        Component::Discovery.as_str()
+    ));
+    let by_listing = |cm: ConfigMap| {
+        let parent = cm.name_any().strip_suffix("--tables")?.to_string();
+        Some(ObjectRef::<PaimonMysqlDatabaseSync>::new(&parent).within(&cm.namespace()?))
+    };
+    Controller::new(pmds, watcher::Config::default())
+        .owns(
+            syncs,
+            watcher::Config::default().labels(DATABASE_SYNC_LABEL),
+        )
+        .owns(
+            deployments,
+            watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGER}")),
+        )
+        .watches(config_maps, listings, by_listing)
+        .shutdown_on_signal()
+        .run(reconcile, error_policy, ctx)
+        .for_each(|result| async move {
+            if let Err(e) = result {
+                warn!(error = %e, "reconcile error (database sync)");
+            }
+        })
+        .await
+}
+
+pub async fn reconcile(pmds: Arc<PaimonMysqlDatabaseSync>, ctx: Arc<Context>) -> Result<Action> {
+    if let Some(leadership) = &ctx.leadership {
+        leadership.check().await?;
+    }
+    let name = pmds.name_any();
+    let ns = pmds
+        .namespace()
+        .ok_or_else(|| Error::NotNamespaced(name.clone()))?;
+    let api: Api<PaimonMysqlDatabaseSync> = Api::namespaced(ctx.client.clone(), &ns);
+    let result = finalizer(&api, FINALIZER, pmds, |event| async {
+        match event {
+            Finalizer::Apply(p) => apply_database(&p, &ctx, &ns).await,
+            Finalizer::Cleanup(p) => cleanup(&p, &ctx, &ns).await,
+        }
+    })
+    .await;
+    match result {
+        Ok(action) => Ok(action),
+        Err(FinalizerError::ApplyFailed(e) | FinalizerError::CleanupFailed(e)) => Err(e),
+        Err(FinalizerError::RemoveFinalizer(kube::Error::Api(s))) if s.code == 404 => {
+            Ok(Action::await_change())
+        }
+        Err(other) => Err(Error::Finalizer {
+            sync: format!("{ns}/{name}"),
+            message: other.to_string(),
+        }),
+    }
+}
+
+pub fn error_policy(
+    pmds: Arc<PaimonMysqlDatabaseSync>,
+    error: &Error,
+    _ctx: Arc<Context>,
+) -> Action {
+    warn!(database_sync = %pmds.name_any(), %error, "reconcile failed");
+    Action::requeue(Duration::from_secs(5))
+}
+
+async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str) -> Result<Action> {
+    let name = pmds.name_any();
+    let selector = match pmds.spec.validate() {
+        Ok(s) => s,
+        Err(why) => {
+            write_status(ctx, pmds, ns, status::invalid(pmds, &why)).await?;
+            return Ok(Action::requeue(Duration::from_secs(30)));
+        }
+    };
+    let d = build::discovery(pmds, &ctx.settings)?;
+    apply::apply_one(&ctx.client, ns, &d.service_account).await?;
+    apply::apply_one(&ctx.client, ns, &d.role).await?;
+    apply::apply_one(&ctx.client, ns, &d.role_binding).await?;
+    apply::apply_one(&ctx.client, ns, &d.config).await?;
+    apply::apply_one(&ctx.client, ns, &d.deployment).await?;
+
+    let listing = read_listing(ctx, ns, &discovery_name(&name)).await?;
+    let syncs_api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
+    let mut syncs = tables_syncs(&syncs_api, ns, &name).await?;
+    let chosen = listing
+        .as_ref()
+        .map(|l| selector.select(&l.tables))
+        .unwrap_or_default();
+    let mut invalid = BTreeMap::new();
+    for table in &chosen {
+        let spec = match pmds.spec.render(table) {
+            Ok(spec) => spec,
+            Err(why) => {
+                invalid.insert(table.clone(), why);
+                continue;
+            }
+        };
+        let desired = build::table_sync(pmds, table, spec);
+        let applied = apply::apply_one(&ctx.client, ns, &desired).await?;
+        if !syncs.contains_key(table) {
+            info!(database_sync = %name, %table, sync = %applied.name_any(), "a table matches: its sync is created");
+            let note = format!(
+                "table {table} is synced by PaimonMysqlSync {} into {}",
+                applied.name_any(),
+                applied.spec.sink.table
+            );
+            publish(ctx, pmds, EventType::Normal, "TableAdded", note).await;
+        }
+        syncs.insert(table.clone(), applied);
+    }
+    // Only a good listing removes anything: a failed one keeps every table as it is.
+    if let Some(l) = listing.as_ref().filter(|l| l.error.is_none()) {
+        let gone: Vec<String> = syncs
+            .keys()
+            .filter(|t| !chosen.contains(t))
+            .cloned()
+            .collect();
+        for table in gone {
+            let Some(sync) = syncs.remove(&table) else {
+                continue;
+            };
+            let why = if l.tables.contains(&table) {
+                "no longer matches spec.tables"
+            } else {
+                "was dropped in Paimon"
+            };
+            syncs_api
+                .delete(&sync.name_any(), &DeleteParams::background())
+                .await
+                .map_err(|e| {
+                    Error::api::<PaimonMysqlSync>(Verb::Delete, ns, &sync.name_any(), e)
+                })?;
+            let note = format!(
+                "table {table} {why}: PaimonMysqlSync {} is deleted (its workers stop); the MySQL table {} is left as it is",
+                sync.name_any(),
+                sync.spec.sink.table
+            );
+            warn!(database_sync = %name, %table, "{note}");
+            publish(ctx, pmds, EventType::Warning, "TableDropped", note).await;
+        }
+    }
+    let found = status::Found {
+        pmds,
+        listing: listing.as_ref(),
+        chosen: &chosen,
+        syncs: &syncs,
+        invalid: &invalid,
+    };
+    write_status(ctx, pmds, ns, status::status(&found)).await?;
+    Ok(Action::requeue(RESYNC.min(pmds.spec.discovery_interval.0)))
+}
+
+/// The tables' syncs this database sync made, by table.
+async fn tables_syncs(
+    api: &Api<PaimonMysqlSync>,
+    ns: &str,
+    parent: &str,
+) -> Result<BTreeMap<String, PaimonMysqlSync>> {
+    let selector = format!("{DATABASE_SYNC_LABEL}={parent}");
+    let list = api
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::List, ns, &selector, e))?;
+    Ok(list
+        .into_iter()
+        .filter_map(|s| Some((s.annotations().get(TABLE_ANNOTATION)?.clone(), s)))
+        .collect())
+}
+
+/// The discovery worker's last listing (`None` before its first).
+async fn read_listing(ctx: &Context, ns: &str, name: &str) -> Result<Option<TableListing>> {
+    let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), ns);
+    let cm = api
+        .get_opt(name)
+        .await
+        .map_err(|e| Error::api::<ConfigMap>(Verb::Get, ns, name, e))?;
+    let text = cm
+        .and_then(|c| c.data)
+        .and_then(|d| d.get(REPORT_KEY).cloned());
+    Ok(text.and_then(|t| match serde_json::from_str(&t) {
+        Ok(l) => Some(l),
+        Err(e) => {
+            warn!(configmap = %name, error = %e, "the listing is not readable; waiting for the next");
+            None
+        }
+    }))
+}
+
+async fn write_status(
+    ctx: &Context,
+    pmds: &PaimonMysqlDatabaseSync,
+    ns: &str,
+    status: DatabaseSyncStatus,
+) -> Result<()> {
+    if pmds.status.as_ref() == Some(&status) {
+        return Ok(());
+    }
+    let api: Api<PaimonMysqlDatabaseSync> = Api::namespaced(ctx.client.clone(), ns);
+    let patch = serde_json::json!({
+        "apiVersion": "paimonsync.io/v1alpha1",
+        "kind": "PaimonMysqlDatabaseSync",
+        "metadata": {"resourceVersion": pmds.resource_version()},
+        "status": status,
+    });
+    let name = pmds.name_any();
+    api.patch_status(
+        &name,
+        &PatchParams::apply(MANAGER).force(),
+        &Patch::Apply(&patch),
+    )
+    .await
+    .map(drop)
+    .map_err(|e| match e {
+        kube::Error::Api(s) if s.code == 409 => Error::Changed(name.clone()),
+        e => Error::api::<PaimonMysqlDatabaseSync>(Verb::PatchStatus, ns, &name, e),
+    })
+}
+
+/// Deleting the database sync deletes its tables' syncs (each cleans up as a deleted sync
+/// does; `checkpoint.retainOnDelete` keeps their checkpoints) and its discovery worker. No
+/// MySQL table is touched.
+async fn cleanup(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str) -> Result<Action> {
+    let name = pmds.name_any();
+    let api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
+    for sync in tables_syncs(&api, ns, &name).await?.into_values() {
+        api.delete(&sync.name_any(), &DeleteParams::background())
+            .await
+            .map(drop)
+            .or_else(|e| match e {
+                kube::Error::Api(s) if s.code == 404 => Ok(()),
+                e => Err(Error::api::<PaimonMysqlSync>(
+                    Verb::Delete,
+                    ns,
+                    &sync.name_any(),
+                    e,
+                )),
+            })?;
+    }
+    apply::delete_all(&ctx.client, ns, &discovery_name(&name), false).await?;
+    publish(
+        ctx,
+        pmds,
+        EventType::Normal,
+        "Deleted",
+        "removed the tables' syncs and the discovery worker; the MySQL tables stay".into(),
+    )
+    .await;
+    Ok(Action::await_change())
+}
+
+async fn publish(
+    ctx: &Context,
+    pmds: &PaimonMysqlDatabaseSync,
+    type_: EventType,
+    reason: &str,
+    note: String,
+) {
+    let reference: ObjectReference = pmds.object_ref(&());
+    let event = Event {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: "Reconcile".into(),
+        secondary: None,
+    };
+    if let Err(e) = ctx.recorder.publish(&event, &reference).await {
+        warn!(error = %e, "could not publish an event");
+    }
+}
