@@ -21,8 +21,9 @@ test: build bench-bin fixtures k8s-tools s3-server images prometheus-tools
 	  cargo test --workspace --no-fail-fast $(TEST_FEATURES)
 
 ## Memory and MySQL connections of 50 small tables: one process for all, or one per table.
-footprint: build fixtures
-	scripts/with-mariadb.sh cargo test -p pms-tests $(TEST_FEATURES) --test database_sync -- --ignored --nocapture footprint_of_50_tables
+footprint: fixtures
+	cargo build --release -p pms-worker
+	scripts/with-mariadb.sh cargo test --release -p pms-tests --test database_sync -- --ignored --nocapture footprint_of_50_tables
 
 ## Benchmarks against the raw MariaDB limits (BENCH_SIZE=quick|full|huge: 200k, 2M, 10M rows).
 BENCH_SIZE ?= full
