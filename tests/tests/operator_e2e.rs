@@ -263,13 +263,18 @@ fn merge_patch(patch: Json) {
 
 /// The reasons of the sync's Events, a line each.
 fn event_reasons() -> String {
+    event_reasons_of(SYNC)
+}
+
+/// The reasons of the Events of the object `name`, a line each.
+fn event_reasons_of(name: &str) -> String {
     kubectl(&[
         "get",
         "events",
         "-n",
         NS,
         "--field-selector",
-        &format!("involvedObject.name={SYNC}"),
+        &format!("involvedObject.name={name}"),
         "-o",
         "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
     ])
@@ -1585,6 +1590,21 @@ spec:
         "{s}"
     );
     assert!(a["snapshotId"].as_i64().is_some(), "{s}");
+    // The created target, told once as an Event of the table's sync.
+    wait_for("the TableCreated event", LONG, || {
+        event_reasons_of("shop-orders-b")
+            .contains("TableCreated")
+            .then_some(())
+    })
+    .await;
+    let preflight = get("configmap", "shop-orders-b-preflight", NS).unwrap();
+    assert!(
+        !preflight["data"]["report.json"]
+            .as_str()
+            .unwrap()
+            .contains("createdTable"),
+        "told once: {preflight}"
+    );
     let printed = kubectl(&["get", "pmds", "shop", "-n", NS]);
     assert!(
         printed.contains("2/3"),
@@ -1615,16 +1635,7 @@ spec:
         20,
         "a dropped table's MySQL rows stay"
     );
-    let events = kubectl(&[
-        "get",
-        "events",
-        "-n",
-        NS,
-        "--field-selector",
-        "involvedObject.name=shop",
-        "-o",
-        "jsonpath={.items[*].reason}",
-    ]);
+    let events = event_reasons_of("shop");
     assert!(
         events.contains("TableAdded") && events.contains("TableDropped"),
         "{events}"

@@ -20,14 +20,14 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
+use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
-use kube::runtime::events::{Event, EventType};
+use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{finalizer, Error as FinalizerError, Event as Finalizer};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use kube::{Api, Client, Resource, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 use pms_crds::contract::{
     discovery_name, Component, TableListing, COMPONENT_LABEL, DATABASE_SYNC_LABEL, MANAGER,
     REPORT_KEY, TABLE_ANNOTATION,
@@ -37,7 +37,7 @@ use tracing::{info, warn};
 
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
-use crate::reconcile::{apply, FINALIZER};
+use crate::reconcile::{apply, publish, FINALIZER};
 
 /// A database sync is looked at again at least this often (its tables' statuses move).
 const RESYNC: Duration = Duration::from_secs(15);
@@ -308,24 +308,4 @@ async fn cleanup(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str) -> Res
     )
     .await;
     Ok(Action::await_change())
-}
-
-async fn publish(
-    ctx: &Context,
-    pmds: &PaimonMysqlDatabaseSync,
-    type_: EventType,
-    reason: &str,
-    note: String,
-) {
-    let reference: ObjectReference = pmds.object_ref(&());
-    let event = Event {
-        type_,
-        reason: reason.into(),
-        note: Some(note),
-        action: "Reconcile".into(),
-        secondary: None,
-    };
-    if let Err(e) = ctx.recorder.publish(&event, &reference).await {
-        warn!(error = %e, "could not publish an event");
-    }
 }

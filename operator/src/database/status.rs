@@ -272,6 +272,36 @@ template:
     }
 
     #[test]
+    fn a_failed_listing_keeps_the_tables() {
+        let p = pmds();
+        let listing = TableListing {
+            tables: vec!["a".into()],
+            at: "now".into(),
+            error: Some("S3 down".into()),
+        };
+        let chosen = listing.tables.clone();
+        let syncs = BTreeMap::from([("a".to_string(), sync(&p, "a", SyncPhase::Running))]);
+        let s = status(&Found {
+            pmds: &p,
+            listing: Some(&listing),
+            chosen: &chosen,
+            syncs: &syncs,
+            invalid: &BTreeMap::new(),
+        });
+        assert_eq!(
+            s.phase,
+            Some(SyncPhase::Running),
+            "a failed listing stops no table"
+        );
+        let discovered = &s.conditions[1];
+        assert_eq!(
+            (discovered.status.as_str(), discovered.reason.as_str()),
+            ("False", "ListingFailed")
+        );
+        assert!(discovered.message.contains("S3 down"));
+    }
+
+    #[test]
     fn before_the_first_listing_it_is_pending() {
         let p = pmds();
         let s = status(&Found {

@@ -139,12 +139,50 @@ async fn apply_sync(cached: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result
             Ok(Action::requeue(RESYNC_INVALID))
         }
         Next::Apply(valid, found) => {
+            announce_created_table(ctx, pms, ns, &found).await;
             let result = build_and_apply(ctx, &valid, &found).await;
             if let Some(e) = result.as_ref().err().filter(|e| e.worth_an_event()) {
                 publish(ctx, pms, EventType::Warning, "ApplyFailed", e.to_string()).await;
             }
             result
         }
+    }
+}
+
+/// `sink.createTable` created the target at slot 0's last start: one `TableCreated` Event with
+/// the statement, then the note is taken out of the pre-flight report so it is told once.
+async fn announce_created_table(
+    ctx: &Context,
+    pms: &PaimonMysqlSync,
+    ns: &str,
+    found: &Dereferenced,
+) {
+    let Some(report) = found
+        .jobs
+        .preflight
+        .as_ref()
+        .filter(|p| p.created_table.is_some())
+    else {
+        return;
+    };
+    let statement = report.created_table.clone().unwrap_or_default();
+    let note = format!(
+        "sink.createTable created the MySQL table {}:\n{statement}",
+        pms.spec.sink.table
+    );
+    publish(ctx, pms, EventType::Normal, "TableCreated", note).await;
+    let told = pms_crds::contract::PreflightReport {
+        created_table: None,
+        ..report.clone()
+    };
+    let name = pms_crds::contract::preflight_name(&pms.name_any());
+    let patch = serde_json::json!({"data": {pms_crds::contract::REPORT_KEY: serde_json::to_string_pretty(&told).unwrap_or_default()}});
+    let api: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(ctx.client.clone(), ns);
+    if let Err(e) = api
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+    {
+        warn!(configmap = %name, error = %e, "could not mark the created table as told");
     }
 }
 
@@ -329,14 +367,15 @@ async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Actio
     Ok(Action::await_change())
 }
 
-async fn publish(
+/// An Event about `object` (a sync or a database sync); a failure to publish is only logged.
+pub(crate) async fn publish<K: Resource<DynamicType = ()>>(
     ctx: &Context,
-    pms: &PaimonMysqlSync,
+    object: &K,
     type_: EventType,
     reason: &str,
     note: String,
 ) {
-    let reference: ObjectReference = pms.object_ref(&());
+    let reference: ObjectReference = object.object_ref(&());
     let event = Event {
         type_,
         reason: reason.into(),

@@ -158,16 +158,32 @@ fn beside_config(base_dir: Option<&Path>, path: impl Into<PathBuf>) -> PathBuf {
     }
 }
 
-/// A whole `PaimonMysqlSync` resource in the config file (`apiVersion` and `kind` ignored).
+/// A whole resource in the config file (`apiVersion` and `kind` ignored).
 #[derive(Deserialize)]
-struct ResourceFile {
+struct ResourceFile<S> {
     metadata: Option<Metadata>,
-    spec: PaimonMysqlSyncSpec,
+    spec: S,
 }
 
 #[derive(Deserialize)]
 struct Metadata {
     name: Option<String>,
+}
+
+/// A config file's text as a bare spec, or as a whole resource when it has a `spec:` key (then
+/// with its `metadata.name`). Parsed from the text: an error names the field's path and line.
+pub(crate) fn resource_or_spec<S: serde::de::DeserializeOwned>(
+    text: &str,
+) -> Result<(Option<String>, S)> {
+    let value: serde_yaml::Value = serde_yaml::from_str(text)
+        .map_err(|e| WorkerError::Config(format!("the config file is not YAML: {e}")))?;
+    let config_err = |e: serde_yaml::Error| WorkerError::Config(e.to_string());
+    if value.get("spec").is_some() {
+        let file: ResourceFile<S> = serde_yaml::from_str(text).map_err(config_err)?;
+        Ok((file.metadata.and_then(|m| m.name), file.spec))
+    } else {
+        Ok((None, serde_yaml::from_str(text).map_err(config_err)?))
+    }
 }
 
 impl WorkerConfig {
@@ -185,17 +201,7 @@ impl WorkerConfig {
         env: &dyn Fn(&str) -> Option<String>,
         base_dir: Option<&Path>,
     ) -> Result<Self> {
-        // A bare spec, or a whole resource when there is a `spec:` key. Parsed from the text:
-        // an error then names the field's path and line.
-        let value: serde_yaml::Value = serde_yaml::from_str(text)
-            .map_err(|e| WorkerError::Config(format!("the config file is not YAML: {e}")))?;
-        let config_err = |e: serde_yaml::Error| WorkerError::Config(e.to_string());
-        let (name, spec) = if value.get("spec").is_some() {
-            let file: ResourceFile = serde_yaml::from_str(text).map_err(config_err)?;
-            (file.metadata.and_then(|m| m.name), file.spec)
-        } else {
-            (None, serde_yaml::from_str(text).map_err(config_err)?)
-        };
+        let (name, spec): (_, PaimonMysqlSyncSpec) = resource_or_spec(text)?;
         let sync_name = env(ENV_SYNC_NAME)
             .or(name)
             .unwrap_or_else(|| format!("{}.{}", spec.source.database, spec.source.table));

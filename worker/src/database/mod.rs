@@ -13,9 +13,8 @@ use pms_crds::contract::Slot;
 use pms_crds::{
     table_sync_name, CompiledSelector, PaimonMysqlDatabaseSyncSpec, PaimonMysqlSyncSpec,
 };
-use serde::Deserialize;
 
-use crate::config::WorkerConfig;
+use crate::config::{resource_or_spec, WorkerConfig};
 use crate::error::{Result, WorkerError};
 
 /// A database sync's config, validated.
@@ -27,17 +26,6 @@ pub struct DatabaseConfig {
     pub spec: PaimonMysqlDatabaseSyncSpec,
     pub selector: CompiledSelector,
     base_dir: Option<PathBuf>,
-}
-
-#[derive(Deserialize)]
-struct ResourceFile {
-    metadata: Option<Metadata>,
-    spec: PaimonMysqlDatabaseSyncSpec,
-}
-
-#[derive(Deserialize)]
-struct Metadata {
-    name: Option<String>,
 }
 
 impl DatabaseConfig {
@@ -53,15 +41,7 @@ impl DatabaseConfig {
     }
 
     pub fn from_yaml(text: &str, base_dir: Option<&Path>) -> Result<Self> {
-        let value: serde_yaml::Value = serde_yaml::from_str(text)
-            .map_err(|e| WorkerError::Config(format!("the config file is not YAML: {e}")))?;
-        let config_err = |e: serde_yaml::Error| WorkerError::Config(e.to_string());
-        let (name, spec) = if value.get("spec").is_some() {
-            let file: ResourceFile = serde_yaml::from_str(text).map_err(config_err)?;
-            (file.metadata.and_then(|m| m.name), file.spec)
-        } else {
-            (None, serde_yaml::from_str(text).map_err(config_err)?)
-        };
+        let (name, spec): (_, PaimonMysqlDatabaseSyncSpec) = resource_or_spec(text)?;
         let selector = spec.validate().map_err(WorkerError::Config)?;
         Ok(Self {
             name,
@@ -117,6 +97,18 @@ spec:
   overrides:
     orders: {sink: {maxRows: 5000}}
 ";
+
+    #[test]
+    fn the_example_is_valid() {
+        let text = include_str!("../../../examples/shop-database-to-mysql.yaml");
+        let db = DatabaseConfig::from_yaml(text, None).unwrap();
+        assert!(db.selector.matches("orders") && !db.selector.matches("orders_tmp"));
+        let orders = db.table_spec("orders").unwrap();
+        assert_eq!(
+            (orders.parallelism, orders.sink.table.as_str()),
+            (2, "orders_rt")
+        );
+    }
 
     #[test]
     fn each_table_is_a_sync_of_its_own() {
