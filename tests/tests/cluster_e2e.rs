@@ -16,7 +16,7 @@ use pms_tests::kube::{
     wait_for, wait_sync_status, Watch,
 };
 use pms_tests::mysql::TestDb;
-use pms_tests::paimon::Table;
+use pms_tests::paimon::{Database, Table};
 use pms_tests::repo_root;
 use serde_json::{json, Value as Json};
 
@@ -82,7 +82,12 @@ async fn ready_worker_pods(n: usize) -> Vec<Json> {
 
 /// The warehouse readable by the workers (uid 65532) and its table dir writable (their consumer files).
 fn open_to_the_workers(table: &Table) {
-    let mut dir = table.warehouse().to_path_buf();
+    open_warehouse(table.warehouse());
+}
+
+/// The workers (uid 65532) read the warehouse and write their consumer files into it.
+fn open_warehouse(warehouse: &std::path::Path) {
+    let mut dir = warehouse.to_path_buf();
     let status = std::process::Command::new("chmod")
         .args(["-R", "a+rwX"])
         .arg(&dir)
@@ -493,6 +498,8 @@ async fn on_a_real_cluster() {
         let left = list(kind, NS, SELECTOR);
         assert!(left.is_empty(), "{kind} left after delete: {left:?}");
     }
+    a_database_sync_on_real_pods(&db).await;
+
     // Both operator replicas (the leader, the standby) stop on SIGTERM at once, well inside the
     // 30 s grace period.
     let uninstall = Instant::now();
@@ -524,6 +531,115 @@ async fn on_a_real_cluster() {
         took < Duration::from_secs(20),
         "helm uninstall took {took:?}"
     );
+}
+
+/// A `PaimonMysqlDatabaseSync` on real pods: the discovery pod lists the database, the operator
+/// makes one sync per table, their worker pods create and fill the MySQL tables; a table created
+/// while it runs is picked up; delete removes the syncs and pods and leaves the MySQL tables.
+async fn a_database_sync_on_real_pods(db: &TestDb) {
+    let wh = Database::new("shop");
+    let orders = |buckets: &str| {
+        orders_create(
+            json!({"bucket": buckets, "changelog-producer": "input"}),
+            false,
+        )
+    };
+    let tables = wh.create_tables(vec![
+        ("orders_a", orders("2"), vec![generate(1, 300, "+I", 0)]),
+        ("orders_b", orders("1"), vec![generate(1, 100, "+I", 1)]),
+        ("scratch", orders("1"), vec![generate(1, 10, "+I", 2)]),
+    ]);
+    open_warehouse(wh.warehouse());
+    let warehouse = wh.warehouse().display().to_string();
+    let started = Instant::now();
+    apply_ok(
+        &json!({
+            "apiVersion": "paimonsync.io/v1alpha1",
+            "kind": "PaimonMysqlDatabaseSync",
+            "metadata": {"name": "shop", "namespace": NS},
+            "spec": {
+                "tables": {"pattern": "orders_.*"},
+                "discoveryInterval": "2s",
+                "template": {
+                    "source": {"warehouse": warehouse, "database": "shop", "table": "{table}", "pollInterval": "200ms"},
+                    "sink": {
+                        "url": format!("mysql://{NODE_IP}:{}/{}", db.port, db.name),
+                        "credentialsSecretRef": {"name": "mysql-writer"},
+                        "table": "{table}_rt",
+                        "createTable": true,
+                    },
+                    "workerPod": {
+                        "volumes": [{"name": "warehouse", "hostPath": {"path": warehouse, "type": "Directory"}}],
+                        "volumeMounts": [{"name": "warehouse", "mountPath": warehouse}],
+                    },
+                },
+            },
+        })
+        .to_string(),
+    );
+    let tables_running = |n: usize| {
+        let want = format!("{n}/{n}");
+        move || {
+            let s = get("pmds", "shop", NS)?["status"].clone();
+            (s["tablesReady"] == want.as_str() && s["phase"] == "Running").then_some(s)
+        }
+    };
+    let s = wait_for("2 tables running", LONG, tables_running(2)).await;
+    println!(
+        "figure: kubectl apply of a 2-table database sync → both running: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(condition(&s, "Discovered")["status"], "True", "{s}");
+    for t in tables.iter().filter(|t| t.name != "scratch") {
+        wait_mysql(
+            db,
+            &t.name,
+            &format!(
+                "SELECT COUNT(*) = {} FROM {}_rt",
+                if t.name == "orders_a" { 300 } else { 100 },
+                t.name
+            ),
+        )
+        .await;
+        assert_synced(t, db, &format!("{}_rt", t.name), None).await;
+    }
+    assert!(
+        get("pms", "shop-scratch", NS).is_none(),
+        "a table the pattern leaves out"
+    );
+
+    // Created while the sync runs: picked up at the next listing.
+    let added = Instant::now();
+    let new = wh.create_tables(vec![(
+        "orders_c",
+        orders("1"),
+        vec![generate(1, 50, "+I", 3)],
+    )]);
+    open_warehouse(wh.warehouse());
+    wait_for("3 tables running", LONG, tables_running(3)).await;
+    wait_mysql(db, "orders_c", "SELECT COUNT(*) = 50 FROM orders_c_rt").await;
+    println!(
+        "figure: a new Paimon table → its rows in MySQL: {:.1} s",
+        added.elapsed().as_secs_f64()
+    );
+    assert_synced(&new[0], db, "orders_c_rt", None).await;
+
+    kubectl(&[
+        "delete",
+        "pmds",
+        "shop",
+        "-n",
+        NS,
+        "--wait=true",
+        "--timeout=120s",
+    ]);
+    wait_for("the tables' syncs and pods gone", LONG, || {
+        (list("pms", NS, "paimonsync.io/database-sync=shop").is_empty()
+            && list("pod", NS, "paimonsync.io/sync=shop--tables").is_empty())
+        .then_some(())
+    })
+    .await;
+    assert_eq!(db.count("orders_a_rt").await, 300, "the MySQL tables stay");
 }
 
 /// The reasons of the events a phase change publishes.

@@ -436,6 +436,39 @@ async fn one_config_mirrors_a_whole_database() {
         status.success(),
         "SIGTERM stops every table cleanly: {status}"
     );
+
+    // One table's commands: --table picks its sync out of the database's config.
+    let verify = |table: &str| {
+        Command::new(worker_bin())
+            .args([
+                "verify",
+                "--config",
+                cfg.to_str().unwrap(),
+                "--table",
+                table,
+            ])
+            .output()
+            .expect("pms-worker verify")
+    };
+    let out = verify("dim_customer");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains("0 missing from MySQL, 0 extra in MySQL, 0 different"),
+        "{report}"
+    );
+    db.exec("DELETE FROM dim_customer_rt LIMIT 1").await;
+    assert_eq!(
+        verify("dim_customer").status.code(),
+        Some(3),
+        "a deleted row is found"
+    );
+    let out = verify("tmp_scratch");
+    assert!(
+        stderr(&out).contains("not among the config's tables"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// A process's resident memory now and at its peak, MiB (`/proc/<pid>/status`), and its
