@@ -7,14 +7,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use pms_crds::contract::Slot;
+use pms_crds::contract::{Slot, TableListing};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::{error, info, warn};
 
 use super::{listing, DatabaseConfig};
 use crate::config::WorkerConfig;
-use crate::error::Result;
+use crate::error::{Result, WorkerError};
 use crate::metrics::{Metrics, SyncRegistries};
 use crate::pipeline::{self, RunOptions, RunSummary};
 
@@ -51,62 +51,51 @@ async fn run_table(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Res
     pipeline::run(cfg, opts, metrics).await
 }
 
-pub async fn run(
-    db: &DatabaseConfig,
-    env: &dyn Fn(&str) -> Option<String>,
-    mut opts: RunnerOptions,
-) -> Result<Vec<TableOutcome>> {
-    let source = &db.spec.template.source;
-    let mut tasks: JoinSet<(String, Result<RunSummary>)> = JoinSet::new();
-    let mut running: BTreeMap<String, (watch::Sender<bool>, String)> = BTreeMap::new();
-    let mut stopping: BTreeSet<String> = BTreeSet::new();
-    let mut failed: BTreeMap<String, Failed> = BTreeMap::new();
-    let mut outcomes = Vec::new();
-    let mut listed: Vec<String> = Vec::new();
-    let mut first = true;
-    let mut stop_requested = false;
-    loop {
-        let listing = listing::list(source, &listed).await;
-        let chosen = db.selector.select(&listing.tables);
-        match &listing.error {
-            Some(e) if first => return Err(crate::error::WorkerError::Config(e.clone())),
-            Some(e) => {
-                warn!(error = %e, "listing the Paimon database failed; the tables go on as they are")
-            }
-            None => {
-                // Only a good listing stops anything.
-                for (table, (stop, _)) in running.iter().filter(|(t, _)| !chosen.contains(t)) {
-                    if stopping.insert(table.clone()) {
-                        let why = if listing.tables.contains(table) {
-                            "no longer matches spec.tables"
-                        } else {
-                            "was dropped in Paimon"
-                        };
-                        warn!(%table, "the table {why}: its sync stops; the MySQL table is left as it is");
-                        let _ = stop.send(true);
-                    }
-                }
-                failed.retain(|t, _| chosen.contains(t));
+/// The tables' syncs and what became of them.
+struct Tables<'a> {
+    db: &'a DatabaseConfig,
+    env: &'a dyn Fn(&str) -> Option<String>,
+    registries: SyncRegistries,
+    /// Every table runs once (`--once`, or after a stop).
+    once: bool,
+    tasks: JoinSet<(String, Result<RunSummary>)>,
+    /// By table: its stop, and its target for messages.
+    running: BTreeMap<String, (watch::Sender<bool>, String)>,
+    /// Tables gone from the listing whose syncs were asked to stop.
+    stopping: BTreeSet<String>,
+    failed: BTreeMap<String, Failed>,
+    outcomes: Vec<TableOutcome>,
+}
+
+impl Tables<'_> {
+    /// Stops the syncs of tables a good listing no longer has (or that no longer match).
+    fn stop_gone(&mut self, listing: &TableListing, chosen: &[String]) {
+        for (table, (stop, _)) in self.running.iter().filter(|(t, _)| !chosen.contains(t)) {
+            if self.stopping.insert(table.clone()) {
+                let why = match listing.tables.contains(table) {
+                    true => "no longer matches spec.tables",
+                    false => "was dropped in Paimon",
+                };
+                warn!(%table, "the table {why}: its sync stops; the MySQL table is left as it is");
+                let _ = stop.send(true);
             }
         }
-        listed = listing.tables;
+        self.failed.retain(|t, _| chosen.contains(t));
+    }
+
+    /// Starts the sync of each chosen table that has none (a failed one once its backoff is over).
+    fn start_new(&mut self, chosen: &[String], first: bool) {
         let now = Instant::now();
-        for table in &chosen {
-            if running.contains_key(table) || failed.get(table).is_some_and(|f| f.retry_at > now) {
+        for table in chosen {
+            let waiting = self.failed.get(table).is_some_and(|f| f.retry_at > now);
+            if self.running.contains_key(table) || waiting {
                 continue;
             }
-            let cfg = match db.table_config(table, Slot::SINGLE, env) {
+            let cfg = match self.db.table_config(table, Slot::SINGLE, self.env) {
                 Ok(cfg) => cfg,
                 Err(e) => {
                     error!(%table, error = %e, "the table's config is invalid; the other tables go on");
-                    note_failure(&mut failed, table);
-                    if opts.once {
-                        outcomes.push(TableOutcome {
-                            table: table.clone(),
-                            target: String::new(),
-                            result: Err(e.to_string()),
-                        });
-                    }
+                    self.failed_with(table, String::new(), Err(e));
                     continue;
                 }
             };
@@ -114,68 +103,137 @@ pub async fn run(
                 info!(%table, target = %cfg.target_name(), "a new table matches: starting its sync");
             }
             let (stop_tx, stop) = watch::channel(false);
-            let run_opts = RunOptions {
-                once: opts.once,
+            let opts = RunOptions {
+                once: self.once,
                 stop_at: None,
                 stop,
                 ready: Default::default(),
             };
             let metrics = Metrics::new(&cfg.sync_name, 0);
-            opts.registries
+            self.registries
                 .add(&cfg.sync_name, metrics.registry().clone());
-            running.insert(table.clone(), (stop_tx, cfg.target_name()));
+            self.running
+                .insert(table.clone(), (stop_tx, cfg.target_name()));
             let table = table.clone();
-            tasks.spawn(async move { (table, run_table(cfg, run_opts, metrics).await) });
+            self.tasks
+                .spawn(async move { (table, run_table(cfg, opts, metrics).await) });
         }
-        first = false;
-        let wait = tokio::time::sleep(db.spec.discovery_interval.0);
-        tokio::pin!(wait);
-        // Until the next listing: collect the tables that end, stop them all on a stop.
-        loop {
-            // With `once` (or after a stop) the run ends when every table has.
-            if opts.once && tasks.is_empty() {
-                return Ok(outcomes);
+    }
+
+    /// Every table's sync flushes, checkpoints and ends.
+    fn stop_all(&mut self) {
+        info!(
+            tables = self.running.len(),
+            "stop requested: every table flushes and checkpoints"
+        );
+        for (stop, _) in self.running.values() {
+            let _ = stop.send(true);
+        }
+        self.once = true;
+    }
+
+    /// A table's sync ended.
+    fn finished(&mut self, table: String, result: Result<RunSummary>) {
+        let target = self
+            .running
+            .remove(&table)
+            .map(|(_, target)| target)
+            .unwrap_or_default();
+        self.registries.remove(&self.db.sync_name(&table));
+        let dropped = self.stopping.remove(&table);
+        match &result {
+            Ok(_) | Err(_) if dropped => info!(%table, "its sync stopped"),
+            Ok(s) => {
+                info!(%table, %target, snapshot = ?s.snapshot_id, records_read = s.records_read, "the table's sync finished")
             }
-            tokio::select! {
-                _ = &mut wait, if !opts.once => break,
-                _ = opts.stop.changed(), if !stop_requested => {
-                    info!(tables = running.len(), "stop requested: every table flushes and checkpoints");
-                    for (stop, _) in running.values() {
-                        let _ = stop.send(true);
-                    }
-                    stop_requested = true;
-                    opts.once = true;
-                }
-                Some(joined) = tasks.join_next(), if !tasks.is_empty() => {
-                    let (table, result) = joined.map_err(|e| crate::error::WorkerError::Config(format!("a table's task panicked: {e}")))?;
-                    let target = running.remove(&table).map(|(_, target)| target).unwrap_or_default();
-                    opts.registries.remove(&db.sync_name(&table));
-                    let dropped = stopping.remove(&table);
-                    match &result {
-                        Ok(_) if dropped => info!(%table, "its sync stopped"),
-                        Ok(summary) => info!(%table, %target, snapshot = ?summary.snapshot_id, records_read = summary.records_read, "the table's sync finished"),
-                        Err(e) if dropped => info!(%table, error = %e, "its sync stopped"),
-                        Err(e) => {
-                            let failures = note_failure(&mut failed, &table);
-                            error!(%table, %target, error = %e, retry_in = ?(!opts.once).then(|| backoff(failures)),
-                                   "the table's sync failed; the other tables go on");
-                        }
-                    }
-                    if opts.once {
-                        outcomes.push(TableOutcome { table, target, result: result.map_err(|e| e.to_string()) });
-                    }
-                }
+            Err(e) => {
+                error!(%table, %target, error = %e, "the table's sync failed; the other tables go on")
             }
+        }
+        match result {
+            Err(e) if !dropped => self.failed_with(&table, target, Err(e)),
+            result if self.once => self.outcomes.push(TableOutcome {
+                table,
+                target,
+                result: result.map_err(|e| e.to_string()),
+            }),
+            _ => {}
+        }
+    }
+
+    /// Notes a failure: a retry after its backoff, or (once) the outcome.
+    fn failed_with(&mut self, table: &str, target: String, result: Result<RunSummary>) {
+        let f = self.failed.entry(table.to_string()).or_insert(Failed {
+            failures: 0,
+            retry_at: Instant::now(),
+        });
+        f.failures += 1;
+        f.retry_at = Instant::now() + backoff(f.failures);
+        if self.once {
+            self.outcomes.push(TableOutcome {
+                table: table.into(),
+                target,
+                result: result.map_err(|e| e.to_string()),
+            });
+        } else {
+            info!(%table, retry_in = ?backoff(f.failures), "its sync starts again after a pause");
         }
     }
 }
 
-fn note_failure(failed: &mut BTreeMap<String, Failed>, table: &str) -> u32 {
-    let f = failed.entry(table.to_string()).or_insert(Failed {
-        failures: 0,
-        retry_at: Instant::now(),
-    });
-    f.failures += 1;
-    f.retry_at = Instant::now() + backoff(f.failures);
-    f.failures
+pub async fn run(
+    db: &DatabaseConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+    mut opts: RunnerOptions,
+) -> Result<Vec<TableOutcome>> {
+    let source = &db.spec.template.source;
+    let mut tables = Tables {
+        db,
+        env,
+        registries: opts.registries.clone(),
+        once: opts.once,
+        tasks: JoinSet::new(),
+        running: BTreeMap::new(),
+        stopping: BTreeSet::new(),
+        failed: BTreeMap::new(),
+        outcomes: Vec::new(),
+    };
+    let mut listed: Vec<String> = Vec::new();
+    let mut first = true;
+    let mut stop_requested = false;
+    loop {
+        let listing = listing::list(source, &listed).await;
+        let chosen = db.selector.select(&listing.tables);
+        match &listing.error {
+            Some(e) if first => return Err(WorkerError::Config(e.clone())),
+            Some(e) => {
+                warn!(error = %e, "listing the Paimon database failed; the tables go on as they are")
+            }
+            // Only a good listing stops anything.
+            None => tables.stop_gone(&listing, &chosen),
+        }
+        listed = listing.tables;
+        tables.start_new(&chosen, first);
+        first = false;
+        let next_listing = tokio::time::sleep(db.spec.discovery_interval.0);
+        tokio::pin!(next_listing);
+        // Until the next listing: collect the tables that end; on a stop, stop them all.
+        loop {
+            if tables.once && tables.tasks.is_empty() {
+                return Ok(tables.outcomes);
+            }
+            tokio::select! {
+                _ = &mut next_listing, if !tables.once => break,
+                _ = opts.stop.changed(), if !stop_requested => {
+                    stop_requested = true;
+                    tables.stop_all();
+                }
+                Some(joined) = tables.tasks.join_next(), if !tables.tasks.is_empty() => {
+                    let (table, result) = joined
+                        .map_err(|e| WorkerError::Config(format!("a table's task panicked: {e}")))?;
+                    tables.finished(table, result);
+                }
+            }
+        }
+    }
 }
