@@ -24,7 +24,7 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
-use kube::runtime::finalizer::{finalizer, Error as FinalizerError, Event as Finalizer};
+use kube::runtime::finalizer::{finalizer, Event as Finalizer};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
@@ -37,7 +37,7 @@ use tracing::{info, warn};
 
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
-use crate::reconcile::{apply, publish, FINALIZER};
+use crate::reconcile::{apply, finalizer_outcome, publish, FINALIZER};
 
 /// A database sync is looked at again at least this often (its tables' statuses move).
 const RESYNC: Duration = Duration::from_secs(15);
@@ -103,17 +103,7 @@ pub async fn reconcile(pmds: Arc<PaimonMysqlDatabaseSync>, ctx: Arc<Context>) ->
         }
     })
     .await;
-    match result {
-        Ok(action) => Ok(action),
-        Err(FinalizerError::ApplyFailed(e) | FinalizerError::CleanupFailed(e)) => Err(e),
-        Err(FinalizerError::RemoveFinalizer(kube::Error::Api(s))) if s.code == 404 => {
-            Ok(Action::await_change())
-        }
-        Err(other) => Err(Error::Finalizer {
-            sync: format!("{ns}/{name}"),
-            message: other.to_string(),
-        }),
-    }
+    finalizer_outcome(result, &ns, &name)
 }
 
 pub fn error_policy(

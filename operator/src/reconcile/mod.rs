@@ -67,6 +67,15 @@ async fn reconcile_with_finalizer(pms: Arc<PaimonMysqlSync>, ctx: &Context) -> R
         }
     })
     .await;
+    finalizer_outcome(result, &ns, &sync)
+}
+
+/// What a run of [`finalizer`] for `ns/name` comes to.
+pub(crate) fn finalizer_outcome(
+    result: std::result::Result<Action, FinalizerError<Error>>,
+    ns: &str,
+    name: &str,
+) -> Result<Action> {
     match result {
         Ok(action) => Ok(action),
         Err(FinalizerError::ApplyFailed(e) | FinalizerError::CleanupFailed(e)) => Err(e),
@@ -75,7 +84,7 @@ async fn reconcile_with_finalizer(pms: Arc<PaimonMysqlSync>, ctx: &Context) -> R
             Ok(Action::await_change())
         }
         Err(other) => Err(Error::Finalizer {
-            sync: format!("{ns}/{sync}"),
+            sync: format!("{ns}/{name}"),
             message: other.to_string(),
         }),
     }
