@@ -125,9 +125,11 @@ impl ConfigArg {
     /// The config as slot `slot` sees it, credentials from the environment: of `--table` when
     /// the file is a database sync's.
     fn load(&self, slot: Slot) -> Result<WorkerConfig, WorkerError> {
-        let Some(db) = self.database()? else {
-            return WorkerConfig::from_yaml(&self.text()?, slot, &env_var, self.config.parent());
-        };
+        let text = self.text()?;
+        if !DatabaseConfig::is_database_sync(&text) {
+            return WorkerConfig::from_yaml(&text, slot, &env_var, self.config.parent());
+        }
+        let db = DatabaseConfig::from_yaml(&text, self.config.parent())?;
         let table = self.table.as_deref().ok_or_else(|| {
             WorkerError::Config(format!(
                 "{} syncs a database: name the table this command is about with --table",
