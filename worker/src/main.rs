@@ -113,23 +113,25 @@ impl ConfigArg {
         })
     }
 
-    /// The database sync's config, when the file is one.
-    fn database(&self) -> Result<Option<DatabaseConfig>, WorkerError> {
-        let text = self.text()?;
-        if !DatabaseConfig::is_database_sync(&text) {
+    /// The database sync's config, when the file (`text`) is one.
+    fn database_in(&self, text: &str) -> Result<Option<DatabaseConfig>, WorkerError> {
+        if !DatabaseConfig::is_database_sync(text) {
             return Ok(None);
         }
-        DatabaseConfig::from_yaml(&text, self.config.parent()).map(Some)
+        DatabaseConfig::from_yaml(text, self.config.parent()).map(Some)
+    }
+
+    fn database(&self) -> Result<Option<DatabaseConfig>, WorkerError> {
+        self.database_in(&self.text()?)
     }
 
     /// The config as slot `slot` sees it, credentials from the environment: of `--table` when
     /// the file is a database sync's.
     fn load(&self, slot: Slot) -> Result<WorkerConfig, WorkerError> {
         let text = self.text()?;
-        if !DatabaseConfig::is_database_sync(&text) {
+        let Some(db) = self.database_in(&text)? else {
             return WorkerConfig::from_yaml(&text, slot, &env_var, self.config.parent());
-        }
-        let db = DatabaseConfig::from_yaml(&text, self.config.parent())?;
+        };
         let table = self.table.as_deref().ok_or_else(|| {
             WorkerError::Config(format!(
                 "{} syncs a database: name the table this command is about with --table",
@@ -375,14 +377,7 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
     if let Some(addr) = &admin_addr {
         pms_runtime::serve_admin(addr, metrics.registry().clone(), ready.clone()).await?;
     }
-    let created_table = pms_worker::sink::create_table::ensure(&cfg).await?;
-    // The old generation must not write while a new one is being built.
-    pms_worker::rebuild::refuse_if_in_progress(&cfg).await?;
-    // Under the operator: the pre-flight, published for the status, before anything is written.
-    if let Err(e) = pms_worker::check::preflight::run(&cfg, created_table).await {
-        pms_worker::checkpoint::Checkpointer::note_failure(&cfg, &e).await;
-        return Err(e);
-    }
+    pipeline::prepare(&cfg).await?;
     let stop = stop_on_signal();
     let result = pipeline::run(
         cfg.clone(),

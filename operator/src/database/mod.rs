@@ -21,7 +21,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{DeleteParams, ListParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{finalizer, Event as Finalizer};
@@ -247,25 +247,7 @@ async fn write_status(
     if pmds.status.as_ref() == Some(&status) {
         return Ok(());
     }
-    let api: Api<PaimonMysqlDatabaseSync> = Api::namespaced(ctx.client.clone(), ns);
-    let patch = serde_json::json!({
-        "apiVersion": "paimonsync.io/v1alpha1",
-        "kind": "PaimonMysqlDatabaseSync",
-        "metadata": {"resourceVersion": pmds.resource_version()},
-        "status": status,
-    });
-    let name = pmds.name_any();
-    api.patch_status(
-        &name,
-        &PatchParams::apply(MANAGER).force(),
-        &Patch::Apply(&patch),
-    )
-    .await
-    .map(drop)
-    .map_err(|e| match e {
-        kube::Error::Api(s) if s.code == 409 => Error::Changed(name.clone()),
-        e => Error::api::<PaimonMysqlDatabaseSync>(Verb::PatchStatus, ns, &name, e),
-    })
+    apply::apply_status(&ctx.client, ns, pmds, &status).await
 }
 
 /// Deleting the database sync deletes its tables' syncs (each cleans up as a deleted sync

@@ -318,6 +318,33 @@ pub async fn apply_one<K: Namespaced>(client: &Client, ns: &str, obj: &K) -> Res
         .map_err(|e| Error::api::<K>(Verb::Apply, ns, &name, e))
 }
 
+/// Server-side applies `status` to `obj`, conditional on the version this reconcile read: a
+/// status computed from an older spec, or by a leader that was frozen meanwhile, is refused
+/// ([`Error::Changed`]: reconciled again) instead of overwriting a newer one.
+pub async fn apply_status<K: Namespaced>(
+    client: &Client,
+    ns: &str,
+    obj: &K,
+    status: &impl Serialize,
+) -> Result<()> {
+    let api: Api<K> = Api::namespaced(client.clone(), ns);
+    let patch = serde_json::json!({
+        "apiVersion": K::api_version(&()),
+        "kind": K::kind(&()),
+        "metadata": {"resourceVersion": obj.resource_version()},
+        "status": status,
+    });
+    let name = obj.name_any();
+    let params = PatchParams::apply(MANAGER).force();
+    api.patch_status(&name, &params, &Patch::Apply(&patch))
+        .await
+        .map(drop)
+        .map_err(|e| match e {
+            kube::Error::Api(s) if s.code == 409 => Error::Changed(name.clone()),
+            e => Error::api::<K>(Verb::PatchStatus, ns, &name, e),
+        })
+}
+
 /// Deletes this sync's objects of kind `K` that [`unwanted`] picks; returns their names.
 async fn delete_unwanted<K: Namespaced>(
     client: &Client,

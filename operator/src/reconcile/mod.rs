@@ -27,7 +27,7 @@ use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{finalizer, Error as FinalizerError, Event as Finalizer};
 use kube::{Api, Resource, ResourceExt};
-use pms_crds::contract::{Checkpoint, MANAGER};
+use pms_crds::contract::Checkpoint;
 use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus, SyncPhase, UpgradeMode};
 use tracing::{info, warn};
 
@@ -332,23 +332,8 @@ async fn update_status(
     }
     let old = previous.and_then(|p| p.phase);
     let event = phase_event(old, &status);
-    let api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
-    // Conditional on the version this reconcile read: a status computed from an older spec, or
-    // by a leader that was frozen meanwhile, is refused (409) instead of overwriting a newer one.
-    let patch = serde_json::json!({
-        "apiVersion": "paimonsync.io/v1alpha1",
-        "kind": "PaimonMysqlSync",
-        "metadata": {"resourceVersion": pms.resource_version()},
-        "status": status,
-    });
+    apply::apply_status(&ctx.client, ns, pms, &status).await?;
     let name = pms.name_any();
-    let params = PatchParams::apply(MANAGER).force();
-    api.patch_status(&name, &params, &Patch::Apply(&patch))
-        .await
-        .map_err(|e| match e {
-            kube::Error::Api(s) if s.code == 409 => Error::Changed(name.clone()),
-            e => Error::api::<PaimonMysqlSync>(Verb::PatchStatus, ns, &name, e),
-        })?;
     // After the write: the reconcile that saved the change publishes it, once.
     if let Some((type_, new, note)) = event {
         info!(sync = %name, from = ?old, to = %new, "phase changed");

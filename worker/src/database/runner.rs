@@ -46,8 +46,7 @@ struct Failed {
 
 /// One table's sync, as `pms-worker run` does a single table.
 async fn run_table(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Result<RunSummary> {
-    crate::sink::create_table::ensure(&cfg).await?;
-    crate::rebuild::refuse_if_in_progress(&cfg).await?;
+    pipeline::prepare(&cfg).await?;
     pipeline::run(cfg, opts, metrics).await
 }
 

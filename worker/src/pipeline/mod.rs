@@ -101,6 +101,19 @@ struct Pipeline {
     stop: watch::Receiver<bool>,
 }
 
+/// What runs before a sync's first write: `sink.createTable`; the rebuild guard (the old
+/// generation must not write while a new one is being built); with ConfigMaps (under the
+/// operator) the pre-flight, published for the status.
+pub async fn prepare(cfg: &WorkerConfig) -> Result<()> {
+    let created_table = crate::sink::create_table::ensure(cfg).await?;
+    crate::rebuild::refuse_if_in_progress(cfg).await?;
+    if let Err(e) = crate::check::preflight::run(cfg, created_table).await {
+        Checkpointer::note_failure(cfg, &e).await;
+        return Err(e);
+    }
+    Ok(())
+}
+
 pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Result<RunSummary> {
     let mut records_read = 0;
     let mut read_before: Option<Vec<i32>> = None;
