@@ -155,6 +155,13 @@ impl PaimonMysqlDatabaseSyncSpec {
                 ));
             }
         }
+        // An override of a name the selection never takes (a typo) would be left unused.
+        if let Some(unused) = self.overrides.keys().find(|t| !selector.matches(t)) {
+            return Err(format!(
+                "overrides.{unused}: spec.tables selects no table of that name (names, pattern, exclude), \
+                 so the override would never apply; correct the name or the selection"
+            ));
+        }
         if self.discovery_interval.0 < std::time::Duration::from_secs(1) {
             return Err("discoveryInterval must be at least 1s".into());
         }
@@ -207,6 +214,10 @@ fn merge_patch(target: &mut Json, patch: &Json) {
 /// The name of `table`'s `PaimonMysqlSync` (and, standalone, its sync name): `<parent>-<table>`
 /// in DNS form (lowercase, `_` and `.` as `-`).
 pub fn table_sync_name(parent: &str, table: &str) -> String {
+    format!("{parent}-{}", dns_form(table))
+}
+
+fn dns_form(table: &str) -> String {
     let table: String = table
         .chars()
         .map(|c| {
@@ -217,7 +228,31 @@ pub fn table_sync_name(parent: &str, table: &str) -> String {
             }
         })
         .collect();
-    format!("{parent}-{}", table.trim_matches('-'))
+    table.trim_matches('-').to_string()
+}
+
+/// The tables of `chosen` whose syncs would have one name (`a_b` and `A-b` are both
+/// `<name>-a-b`), each with why: their checkpoints, consumer and Kubernetes objects would mix,
+/// so none of them is synced.
+pub fn name_clashes(chosen: &[String]) -> BTreeMap<String, String> {
+    let mut by_name: BTreeMap<String, Vec<&String>> = BTreeMap::new();
+    for t in chosen {
+        by_name.entry(dns_form(t)).or_default().push(t);
+    }
+    by_name
+        .into_values()
+        .filter(|same| same.len() > 1)
+        .flat_map(|same| {
+            let all = same.iter().map(|t| t.as_str()).collect::<Vec<_>>().join(", ");
+            same.into_iter().map(move |t| {
+                let why = format!(
+                    "tables {all} would share one sync name (lowercase, `_` and `.` as `-`), hence one \
+                     checkpoint and consumer: none of them is synced; exclude all but one (spec.tables.exclude)"
+                );
+                (t.clone(), why)
+            })
+        })
+        .collect()
 }
 
 /// The status of a `PaimonMysqlDatabaseSync`: its tables' syncs summed up.
@@ -329,6 +364,39 @@ template:
             .validate()
             .unwrap_err()
             .contains("not a regular expression"));
+    }
+
+    #[test]
+    fn an_override_the_selection_never_takes_is_refused() {
+        let err = spec("overrides: {dim_a_tmp: {sink: {maxRows: 5}}}")
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("overrides.dim_a_tmp"), "{err}");
+        let err = spec("overrides: {dimm_a: {sink: {maxRows: 5}}}")
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("overrides.dimm_a"), "{err}");
+        assert!(
+            spec("overrides: {dim_new: {sink: {maxRows: 5}}}")
+                .validate()
+                .is_ok(),
+            "a table still to come"
+        );
+    }
+
+    #[test]
+    fn tables_that_would_share_a_sync_name_are_named() {
+        let chosen = ["dim_a", "dim-a", "Dim_A", "fact_b"].map(String::from);
+        let clashes = name_clashes(&chosen);
+        assert_eq!(
+            clashes.keys().collect::<Vec<_>>(),
+            ["Dim_A", "dim-a", "dim_a"]
+        );
+        assert!(
+            clashes["dim-a"].starts_with("tables dim_a, dim-a, Dim_A would share"),
+            "{}",
+            clashes["dim-a"]
+        );
     }
 
     #[test]

@@ -327,9 +327,9 @@ pub struct SinkSpec {
     #[serde(default)]
     pub columns: ColumnMapping,
     /// Create the table when it is missing, from the Paimon schema (the types of
-    /// `pms-worker check`'s suggestion: exact DECIMAL and DATETIME precision, text keys
-    /// `VARCHAR(768)` with a binary collation); the statement is logged and published. Off by
-    /// default: a missing table is an error.
+    /// `pms-worker check`'s suggestion: exact DECIMAL and DATETIME precision, text keys with a
+    /// binary collation, unbounded text and bytes keys sharing InnoDB's 3072-byte key limit);
+    /// the statement is logged and published. Off by default: a missing table is an error.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub create_table: bool,
     /// Flush after this many input records (0 = off).

@@ -32,7 +32,7 @@ use pms_crds::contract::{
     discovery_name, Component, TableListing, COMPONENT_LABEL, DATABASE_SYNC_LABEL, MANAGER,
     REPORT_KEY, TABLE_ANNOTATION,
 };
-use pms_crds::{DatabaseSyncStatus, PaimonMysqlDatabaseSync, PaimonMysqlSync};
+use pms_crds::{name_clashes, DatabaseSyncStatus, PaimonMysqlDatabaseSync, PaimonMysqlSync};
 use tracing::{info, warn};
 
 use crate::context::Context;
@@ -138,8 +138,11 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
         .as_ref()
         .map(|l| selector.select(&l.tables))
         .unwrap_or_default();
-    let mut invalid = BTreeMap::new();
+    let mut invalid = name_clashes(&chosen);
     for table in &chosen {
+        if invalid.contains_key(table) {
+            continue;
+        }
         let spec = match pmds.spec.render(table) {
             Ok(spec) => spec,
             Err(why) => {

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use pms_crds::contract::{Slot, TableListing};
+use pms_crds::name_clashes;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::{error, info, warn};
@@ -85,12 +86,17 @@ impl Tables<'_> {
     /// Starts the sync of each chosen table that has none (a failed one once its backoff is over).
     fn start_new(&mut self, chosen: &[String], first: bool) {
         let now = Instant::now();
+        let clashes = name_clashes(chosen);
         for table in chosen {
             let waiting = self.failed.get(table).is_some_and(|f| f.retry_at > now);
             if self.running.contains_key(table) || waiting {
                 continue;
             }
-            let cfg = match self.db.table_config(table, Slot::SINGLE, self.env) {
+            let config = match clashes.get(table) {
+                Some(why) => Err(WorkerError::Config(why.clone())),
+                None => self.db.table_config(table, Slot::SINGLE, self.env),
+            };
+            let cfg = match config {
                 Ok(cfg) => cfg,
                 Err(e) => {
                     error!(%table, error = %e, "the table's config is invalid; the other tables go on");
