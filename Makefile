@@ -5,20 +5,28 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 # debug build is only slightly slower without them.
 export CARGO_INCREMENTAL ?= 0
 
-.PHONY: demo test bench bench-scale bench-cut footprint soak unit fixtures k8s-tools s3-server images prometheus-tools manifests build release bench-bin crds check clean
+.PHONY: demo test test-deps bench bench-scale bench-cut footprint soak unit fixtures k8s-tools s3-server images prometheus-tools manifests build release bench-bin crds check clean
 
-## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker).
-demo: release
-	scripts/demo.sh
+## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker). Builds
+## only pms-worker, in the profile the tests share (dependencies optimised: minutes, not the release
+## build's half hour); `make release` is the production build.
+demo:
+	$(TIMED) demo-build cargo build -p pms-worker
+	PMS_WORKER=$(TEST_BIN)/pms-worker scripts/demo.sh
 
 ## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables,
 ## a kube-apiserver, an S3 server, and a real single-node cluster running the repo's images (root).
-## (The quick smoke benchmark runs first and fails only on a gross regression.)
-test: build bench-bin fixtures k8s-tools s3-server images prometheus-tools
-	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --smoke --size quick
-	PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) \
+## (The quick smoke benchmark runs first and fails only on a gross regression.) What the tests need is
+## built side by side (test-deps, make -j): cargo in front, the Go tools and Maven niced behind it.
+## Each phase prints its time (scripts/timed.sh); .ci/run sums them up.
+test:
+	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
+	$(TIMED) smoke-bench scripts/with-mariadb.sh $(TEST_BIN)/bench --smoke --size quick
+	PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) $(TIMED) tests \
 	  scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh \
 	  cargo test --workspace --no-fail-fast $(TEST_FEATURES)
+
+test-deps: build fixtures k8s-tools s3-server images prometheus-tools
 
 ## Memory and MySQL connections of 50 small tables: one process for all, or one per table.
 footprint: fixtures
@@ -54,9 +62,13 @@ unit:
 
 # Test builds carry the named crash points of the fault-injection suite (off in release builds).
 TEST_FEATURES := --features pms-worker/failpoints
+# The one build the tests, the smoke bench and the test images share (the dev profile, see Cargo.toml).
+TEST_BIN := $(CARGO_TARGET_DIR)/debug
+TIMED := scripts/timed.sh
 
+## Everything the tests run: the workspace's binaries and every test executable.
 build:
-	cargo build --workspace --bins $(TEST_FEATURES)
+	$(TIMED) cargo-build sh -c 'cargo build --workspace --bins $(TEST_FEATURES) && cargo test --workspace --no-run $(TEST_FEATURES)'
 
 release:
 	cargo build --release -p pms-worker
@@ -66,29 +78,30 @@ bench-bin:
 
 ## The Java reference writer/reader used by the tests.
 fixtures:
-	scripts/paimon-java.sh latest /nonexistent db t >/dev/null 2>&1 || true
-	@test -f tests/paimon-java/target/pms-paimon-fixtures.jar || { echo "building the Paimon Java fixtures failed: run scripts/paimon-java.sh by hand to see why" >&2; exit 1; }
+	@$(TIMED) fixtures sh -c 'scripts/paimon-java.sh latest /nonexistent db t >/dev/null 2>&1; test -f tests/paimon-java/target/pms-paimon-fixtures.jar' \
+	  || { echo "building the Paimon Java fixtures failed: run scripts/paimon-java.sh by hand to see why" >&2; exit 1; }
 
 ## kube-apiserver, etcd, helm and the node's kubelet, controller-manager and scheduler, built from
 ## the Go module proxy, cached in ~/.cache/pms/k8s.
 k8s-tools:
-	PMS_K8S_NODE=1 scripts/k8s-tools.sh >/dev/null
+	PMS_K8S_NODE=1 $(TIMED) k8s-tools scripts/k8s-tools.sh >/dev/null
 
 ## The chart rendered with its defaults, for `kubectl apply -k deploy/` (a test keeps it current).
 manifests: k8s-tools
 	$$(scripts/k8s-tools.sh 2>/dev/null)/helm template pms charts/paimon-mysql-sync --namespace pms-system --include-crds > deploy/paimon-mysql-sync.yaml
 
-## The worker and operator images as OCI archives (no container engine), in ~/.cache/pms/images.
-images:
-	scripts/images.sh
+## The worker and operator images the test cluster runs, as OCI archives (no container engine), in
+## ~/.cache/pms/images, made from the test build's binaries (`scripts/images.sh` alone: release ones).
+images: build
+	$(TIMED) images scripts/images.sh $(TEST_BIN)
 
 ## prometheus and promtool for the monitoring tests (Go module proxy, ~4 min cold, cached).
 prometheus-tools:
-	scripts/prometheus-tools.sh >/dev/null
+	$(TIMED) prometheus-tools scripts/prometheus-tools.sh >/dev/null
 
 ## The S3 server the S3 tests use (versitygw from the Go module proxy, ~2 min cold, cached).
 s3-server:
-	scripts/s3-server.sh build >/dev/null
+	$(TIMED) s3-server scripts/s3-server.sh build >/dev/null
 
 ## Regenerate the CRD YAML from the Rust types (crds/ and the Helm chart's copy).
 crds:

@@ -3,8 +3,19 @@
 # into a throw-away local MariaDB with the standalone worker, then shows what arrived.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=${PMS_WORKER:-${CARGO_TARGET_DIR:-$HOME/.cache/pms/target}/release/pms-worker}
+bin=${PMS_WORKER:-${CARGO_TARGET_DIR:-$HOME/.cache/pms/target}/debug/pms-worker}
 [ -x "$bin" ] || { echo "demo: $bin is missing; run 'make demo' (it builds it)" >&2; exit 1; }
+
+# A fresh Debian machine has no MariaDB: root installs it (a user is told how).
+if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing MariaDB (apt-get install mariadb-server mariadb-client)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server mariadb-client >/dev/null
+  else
+    echo "demo: MariaDB is missing: sudo apt-get install -y mariadb-server mariadb-client" >&2
+    exit 1
+  fi
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/pms-demo.XXXXXX")
 cleanup() { "$root/scripts/mariadb.sh" stop "$work/mariadb" >/dev/null 2>&1 || true; rm -rf "$work"; }

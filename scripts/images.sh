@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds the worker and operator images as OCI archives, without a container engine: release
-# binaries (cargo), stripped, with the libraries they load (scripts/oci-image.py), into
+# Builds the worker and operator images as OCI archives, without a container engine: the binaries,
+# stripped, with the libraries they load (scripts/oci-image.py), into
 # ${PMS_IMAGES:-$HOME/.cache/pms/images}/pms-{worker,operator}.tar, tagged with the chart's appVersion.
+#   scripts/images.sh          release binaries (cargo build --release)
+#   scripts/images.sh BIN_DIR  the binaries already in BIN_DIR (make test: the test build's, so that
+#                              nothing is compiled a second time)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -9,9 +12,14 @@ out=${PMS_IMAGES:-$HOME/.cache/pms/images}
 target=${CARGO_TARGET_DIR:-$root/target}
 version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$root/charts/paimon-mysql-sync/Chart.yaml")
 [ -n "$version" ] || { echo "images.sh: no appVersion in the chart" >&2; exit 1; }
-(cd "$root" && cargo build --release -p pms-worker -p pms-operator) >&2
+bins=${1:-}
+if [ -z "$bins" ]; then
+  (cd "$root" && cargo build --release -p pms-worker -p pms-operator) >&2
+  bins=$target/release
+fi
 mkdir -p "$out"
 for b in pms-worker pms-operator; do
-  python3 "$here/oci-image.py" --binary "$target/release/$b" \
+  [ -x "$bins/$b" ] || { echo "images.sh: $bins/$b is missing (make build makes it)" >&2; exit 1; }
+  python3 "$here/oci-image.py" --binary "$bins/$b" \
     --ref "paimon-mysql-sync/$b:$version" --out "$out/$b.tar"
 done

@@ -9,8 +9,9 @@ pub mod s3;
 pub use admin::{render, serve_admin, AdminError, Readiness};
 pub use logging::init_logging;
 
-/// Several TLS backends are linked in (kube, object storage clients): choose one before any
-/// client exists.
+/// ring is the only TLS provider linked in, and the HTTP clients of the object stores (reqwest,
+/// built without a provider of their own) take the process default: install it before any client
+/// exists. Idempotent.
 pub fn install_tls_provider() {
     let _ = rustls::crypto::ring::default_provider().install_default();
 }

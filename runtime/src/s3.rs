@@ -65,6 +65,8 @@ impl S3Prefix {
         cfg.access_key_id = target.access_key_id.clone();
         cfg.secret_access_key = target.secret_access_key.clone();
         let op = Operator::from_config(cfg)?;
+        // The reqwest client takes the process's TLS provider (there is no other).
+        crate::install_tls_provider();
         let transport = HttpTransporter::new(ReqwestTransport::default());
         Ok(Self {
             op: op.with_context(OperationContext::new().with_http_transport(transport)),

@@ -1,4 +1,4 @@
-//! Runs the release worker and measures it: wall time, peak RSS and CPU of the process (from
+//! Runs the worker beside the bench binary and measures it: wall time, peak RSS and CPU of the process (from
 //! `wait4`), and flush latency quantiles from its final metrics.
 
 use std::path::{Path, PathBuf};
@@ -16,23 +16,22 @@ pub struct ProcessCost {
     pub stderr: String,
 }
 
-/// The optimized worker binary (`cargo build --release -p pms-worker`).
-pub fn release_worker() -> PathBuf {
-    let target = std::env::var("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| crate::repo_root().join("target"));
-    let bin = target.join("release/pms-worker");
+/// The worker of the bench's own build: `make bench` runs release binaries (the figures), the CI
+/// smoke run the test build's (a gross regression shows at any optimisation level).
+pub fn worker() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    let bin = exe.with_file_name("pms-worker");
     assert!(
         bin.exists(),
-        "{} is missing: `cargo build --release -p pms-worker` (make bench does)",
+        "{} is missing: build it with the bench (make bench: `cargo build --release -p pms-worker -p pms-tests --bins`)",
         bin.display()
     );
     bin
 }
 
-/// A continuous (not `--once`) release worker, logging warnings only, to nowhere.
+/// A continuous (not `--once`) worker, logging warnings only, to nowhere.
 pub fn spawn_continuous(config: &Path) -> std::process::Child {
-    Command::new(release_worker())
+    Command::new(worker())
         .args(["run", "--config"])
         .arg(config)
         .env("RUST_LOG", "warn")
@@ -82,7 +81,7 @@ pub fn rebuild(config: &Path) -> ProcessCost {
 fn measure(command: &str, config: &Path, args: &[&str]) -> ProcessCost {
     let stderr_path = config.with_extension(format!("{command}.stderr.log"));
     let started = Instant::now();
-    let child = Command::new(release_worker())
+    let child = Command::new(worker())
         .args([command, "--config"])
         .arg(config)
         .args(args)

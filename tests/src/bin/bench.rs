@@ -8,7 +8,8 @@
 //!   bench --only full-read,changes   some groups only (quicker, while tuning)
 //!   bench --prepare [--scale]        only write the tables those runs read into the cache
 //!
-//! Needs a MariaDB from `scripts/with-mariadb.sh` and the release worker. The runs themselves
+//! Needs a MariaDB from `scripts/with-mariadb.sh` and the worker built beside it (release for
+//! `make bench`). The runs themselves
 //! are in `pms_tests::bench` (tables, configs and DDL from the test harness).
 
 use std::path::PathBuf;
