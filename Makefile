@@ -8,20 +8,22 @@ export CARGO_INCREMENTAL ?= 0
 .PHONY: demo test test-deps bench bench-scale bench-cut footprint soak unit fixtures k8s-tools s3-server images prometheus-tools manifests build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker). Builds
-## only pms-worker, in the profile the tests share (dependencies optimised: minutes, not the release
-## build's half hour); `make release` is the production build.
+## only pms-worker, unoptimised (the demo profile: minutes from a fresh clone, where the release build
+## takes half an hour); `make release` is the production build.
 demo:
-	$(TIMED) demo-build cargo build -p pms-worker
-	PMS_WORKER=$(TEST_BIN)/pms-worker scripts/demo.sh
+	$(TIMED) demo-build cargo build --profile demo -p pms-worker
+	PMS_WORKER=$(CARGO_TARGET_DIR)/demo/pms-worker scripts/demo.sh
 
 ## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables,
 ## a kube-apiserver, an S3 server, and a real single-node cluster running the repo's images (root).
-## (The quick smoke benchmark runs first and fails only on a gross regression.) What the tests need is
-## built side by side (test-deps, make -j): cargo in front, the Go tools and Maven niced behind it.
+## (The quick smoke benchmark runs first and fails only on a gross regression; then `make demo`'s
+## script, with the test build's worker.) What the tests need is
+## built side by side (test-deps, make -j): cargo and Maven in front, the Go tools niced behind them.
 ## Each phase prints its time (scripts/timed.sh); .ci/run sums them up.
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	$(TIMED) smoke-bench scripts/with-mariadb.sh $(TEST_BIN)/bench --smoke --size quick
+	PMS_WORKER=$(TEST_BIN)/pms-worker $(TIMED) demo-script scripts/demo.sh >/dev/null
 	PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) $(TIMED) tests \
 	  scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh \
 	  cargo test --workspace --no-fail-fast $(TEST_FEATURES)

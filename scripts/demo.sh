@@ -3,7 +3,7 @@
 # into a throw-away local MariaDB with the standalone worker, then shows what arrived.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=${PMS_WORKER:-${CARGO_TARGET_DIR:-$HOME/.cache/pms/target}/debug/pms-worker}
+bin=${PMS_WORKER:-${CARGO_TARGET_DIR:-$HOME/.cache/pms/target}/demo/pms-worker}
 [ -x "$bin" ] || { echo "demo: $bin is missing; run 'make demo' (it builds it)" >&2; exit 1; }
 
 # A fresh Debian machine has no MariaDB: root installs it (a user is told how).
@@ -42,7 +42,8 @@ end=$(date +%s.%N)
 
 rows=$(sql -N demo -e "SELECT COUNT(*) FROM orders")
 echo
-echo "== MySQL demo.orders now has $rows rows ($(python3 -c "print(f'{$rows/($end-$start):,.0f}')") rows/s end to end, process start included)"
+echo "== MySQL demo.orders now has $rows rows ($(python3 -c "print(f'{$rows/($end-$start):,.0f}')") rows/s end to end, process start included,
+   with the unoptimised demo build: \`make release\` builds the production binary)"
 sql -t demo -e "SELECT * FROM orders ORDER BY id LIMIT 5"
 echo "checkpoint: $(tr -d '\n ' < "$work/pms-checkpoint.json")"
 echo
