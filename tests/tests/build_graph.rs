@@ -18,8 +18,14 @@ fn locked_packages() -> Vec<String> {
 #[test]
 fn one_tls_stack_in_the_graph() {
     let packages = locked_packages();
-    assert!(packages.iter().any(|p| p == "ring"), "ring is the TLS provider");
-    assert!(packages.iter().any(|p| p == "paimon"), "Cargo.lock was read");
+    assert!(
+        packages.iter().any(|p| p == "ring"),
+        "ring is the TLS provider"
+    );
+    assert!(
+        packages.iter().any(|p| p == "paimon"),
+        "Cargo.lock was read"
+    );
     for unwanted in ["aws-lc-sys", "aws-lc-rs", "openssl-sys", "native-tls"] {
         assert!(
             !packages.iter().any(|p| p == unwanted),

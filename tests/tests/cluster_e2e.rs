@@ -405,7 +405,13 @@ async fn on_a_real_cluster() {
     .await;
     wait_synced(&table, &db).await;
 
-    // The leader operator pod killed: the other replica takes the Lease and scales 2 → 1.
+    // The leader operator pod killed: the other replica takes the Lease and scales 2 → 1. From a
+    // sync Running with both slots ready: scaling one that is not Running applies at once,
+    // without a cut (and without a rescale record), which is not what this step checks.
+    wait_status("Running with both slots ready", |s| {
+        s["phase"] == "Running" && s["readySlots"] == 2
+    })
+    .await;
     let leader = operator_leader().expect("a leader");
     kubectl(&[
         "delete",

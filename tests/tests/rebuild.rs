@@ -76,7 +76,10 @@ async fn rebuild_after_an_expired_snapshot_leaves_no_orphans_and_no_partial_tabl
     assert!(out.status.success(), "rebuild failed: {}", stderr(&out));
     // The reader ran while the rebuild did (however fast the build makes the rebuild).
     let polls_during = polls.load(Ordering::Relaxed);
-    assert!(polls_during >= 10, "the reader polled only {polls_during} times during the rebuild");
+    assert!(
+        polls_during >= 10,
+        "the reader polled only {polls_during} times during the rebuild"
+    );
     tokio::time::sleep(Duration::from_millis(50)).await;
     stop.store(true, Ordering::Relaxed);
     let seen = reader.await.unwrap();

@@ -40,7 +40,7 @@ pub async fn restore(slots: &[WorkerConfig], snapshot: i64, trigger: Option<Stri
 async fn restore_slots(slots: &[WorkerConfig], snapshot: i64) -> Result<()> {
     let cfg = &slots[0];
     for s in slots {
-        rebuild::refuse_if_in_progress(s).await?;
+        crate::generation::refuse_if_in_progress(s).await?;
     }
     let source = PaimonSource::open(&cfg.spec.source, Slot::SINGLE).await?;
     let latest = source.latest_snapshot().await?.unwrap_or(0);

@@ -8,9 +8,9 @@ use super::{Area, Report};
 use crate::config::WorkerConfig;
 use crate::error::WorkerError;
 use crate::metrics::Metrics;
-use crate::pipeline::validated_layout;
 use crate::sink::{MysqlConnection, MysqlSink};
 use crate::source::PaimonSource;
+use crate::target_layout::validated_layout;
 
 pub(super) async fn check(cfg: &WorkerConfig, source: Option<&PaimonSource>, report: &mut Report) {
     let url = cfg.mysql.redacted_url();

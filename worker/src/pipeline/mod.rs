@@ -35,7 +35,6 @@ use cut::Cut;
 pub use cut::StopAt;
 pub use flush_policy::{Clock, FlushPolicy, FlushReason, SystemClock};
 use full_read::FullRead;
-pub(crate) use schema::validated_layout;
 use start::Start;
 use writer::Writer;
 
@@ -106,7 +105,7 @@ struct Pipeline {
 /// operator) the pre-flight, published for the status.
 pub async fn prepare(cfg: &WorkerConfig) -> Result<()> {
     let created_table = crate::sink::create_table::ensure(cfg).await?;
-    crate::rebuild::refuse_if_in_progress(cfg).await?;
+    crate::generation::refuse_if_in_progress(cfg).await?;
     if let Err(e) = crate::check::preflight::run(cfg, created_table).await {
         Checkpointer::note_failure(cfg, &e).await;
         return Err(e);
@@ -157,10 +156,10 @@ async fn run_with_one_schema(
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
     let mysql = MysqlConnection::open(&cfg).await?;
     if cfg.slot.index == 0 {
-        let old = format!("{}{}", cfg.spec.sink.table, crate::rebuild::OLD_SUFFIX);
-        crate::rebuild::drop_old_if_due(&mysql, &cfg, &old, false).await?;
+        let old = format!("{}{}", cfg.spec.sink.table, crate::generation::OLD_SUFFIX);
+        crate::generation::drop_old_if_due(&mysql, &cfg, &old, false).await?;
     }
-    let layout = schema::validated_layout(&source, &mysql, &cfg, read_before).await?;
+    let layout = crate::target_layout::validated_layout(&source, &mysql, &cfg, read_before).await?;
     let mut sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());
     sink.check_privileges().await?;
     if cfg.spec.sink.delivery != pms_crds::Delivery::ExactlyOnce {

@@ -29,10 +29,10 @@ use crate::config::WorkerConfig;
 use crate::error::{Result, WorkerError};
 use crate::eta::EtaLine;
 use crate::mapping::{decode_batch, Change, ChangeKind, Layout, TargetColumn};
-use crate::pipeline::validated_layout;
 use crate::report_configmap::ReportConfigMap;
 use crate::sink::{MysqlConnection, MysqlSink};
 use crate::source::{PaimonSource, SnapshotPlan};
+use crate::target_layout::validated_layout;
 
 pub struct VerifyOptions {
     /// The Paimon snapshot to compare with; default the latest.
