@@ -17,8 +17,8 @@ demo:
 ## Every test: unit tests, then integration tests on a real MariaDB and Paimon-Java-written tables,
 ## a kube-apiserver, an S3 server, and a real single-node cluster running the repo's images (root).
 ## (The quick smoke benchmark runs first and fails only on a gross regression; then `make demo`'s
-## script, with the test build's worker.) What the tests need is
-## built side by side (test-deps, make -j): cargo and Maven in front, the Go tools niced behind them.
+## script, with the test build's worker.) What the tests need is built side by side (test-deps,
+## make -j): cargo and Maven in front, the Go tools niced behind them.
 ## Each phase prints its time (scripts/timed.sh); .ci/run sums them up.
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps

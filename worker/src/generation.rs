@@ -17,7 +17,7 @@ use crate::sink::MysqlConnection;
 
 /// Suffixes of the new generation's table, the replaced table, and the new generation's sync.
 pub const SHADOW_SUFFIX: &str = "__pms_new";
-pub const OLD_SUFFIX: &str = "__pms_old";
+const OLD_SUFFIX: &str = "__pms_old";
 const SYNC_SUFFIX: &str = "-rebuild";
 
 /// Whether a rebuild of this sync is in progress: the new generation's checkpoint of this
@@ -86,14 +86,19 @@ pub fn shadow(cfg: &WorkerConfig) -> WorkerConfig {
     shadow
 }
 
-/// Drops `<table>__pms_old` once `rebuild.retainOld` has passed since it was replaced. With
-/// `must`, one still retained is an error (a new rebuild would need its name).
+/// The table a rebuild replaced: `<table>__pms_old`.
+pub fn old_table(cfg: &WorkerConfig) -> String {
+    format!("{}{OLD_SUFFIX}", cfg.spec.sink.table)
+}
+
+/// Drops [`old_table`] once `rebuild.retainOld` has passed since it was replaced. With `must`,
+/// one still retained is an error (a new rebuild would need its name).
 pub async fn drop_old_if_due(
     mysql: &MysqlConnection,
     cfg: &WorkerConfig,
-    old: &str,
     must: bool,
 ) -> Result<()> {
+    let old = &old_table(cfg);
     if !mysql.table_exists(old).await? {
         return Ok(());
     }

@@ -156,8 +156,7 @@ async fn run_with_one_schema(
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
     let mysql = MysqlConnection::open(&cfg).await?;
     if cfg.slot.index == 0 {
-        let old = format!("{}{}", cfg.spec.sink.table, crate::generation::OLD_SUFFIX);
-        crate::generation::drop_old_if_due(&mysql, &cfg, &old, false).await?;
+        crate::generation::drop_old_if_due(&mysql, &cfg, false).await?;
     }
     let layout = crate::target_layout::validated_layout(&source, &mysql, &cfg, read_before).await?;
     let mut sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());

@@ -26,7 +26,7 @@ use crate::checkpoint::Checkpointer;
 use crate::config::WorkerConfig;
 use crate::error::{Result, WorkerError};
 use crate::failpoint;
-use crate::generation::{drop_old_if_due, in_progress, shadow, shadow_location, OLD_SUFFIX};
+use crate::generation::{drop_old_if_due, in_progress, old_table, shadow, shadow_location};
 use crate::metrics::Metrics;
 use crate::pipeline::{self, RunOptions};
 use crate::sink::MysqlConnection;
@@ -67,7 +67,7 @@ async fn rebuild_reporting(slots: &[WorkerConfig], report: &mut Reporter) -> Res
     let shadows: Vec<WorkerConfig> = slots.iter().map(shadow).collect();
     let table = cfg.spec.sink.table.clone();
     let new_table = shadows[0].spec.sink.table.clone();
-    let old_table = format!("{table}{OLD_SUFFIX}");
+    let old_table = old_table(cfg);
     let mysql = MysqlConnection::open(cfg).await?;
     stop_old_generation(&mysql, cfg, slots.len() as u32).await?;
     let mut in_progress = false;
@@ -78,7 +78,7 @@ async fn rebuild_reporting(slots: &[WorkerConfig], report: &mut Reporter) -> Res
     let begin = !in_progress || !new_exists && !mysql.table_exists(&old_table).await?;
     if begin {
         // Nothing begun (or a start that left no checkpoint): begin.
-        drop_old_if_due(&mysql, cfg, &old_table, true).await?;
+        drop_old_if_due(&mysql, cfg, true).await?;
         let blockers = mysql.rename_blockers().await?;
         if !blockers.is_empty() {
             return Err(WorkerError::Config(format!(
