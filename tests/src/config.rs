@@ -438,6 +438,12 @@ impl SyncConfigBuilder {
         self.write(dir, name, &format!("{name}.checkpoint.json"))
     }
 
+    /// Writes `<dir>/<name>.yaml` with its checkpoint in `<dir>/<checkpoint>`: configs given
+    /// the same one share it (a copied config, or a sync moved to another table).
+    pub fn write_sharing(self, dir: &Path, name: &str, checkpoint: &str) -> SyncConfig {
+        self.write(dir, name, checkpoint)
+    }
+
     fn write(mut self, dir: &Path, name: &str, checkpoint: &str) -> SyncConfig {
         let path = dir.join(format!("{name}.yaml"));
         let checkpoint = dir.join(checkpoint);

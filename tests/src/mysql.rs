@@ -149,6 +149,16 @@ impl TestDb {
         }
     }
 
+    /// The database `name` on the server at `port`, made elsewhere (e.g. replicated there).
+    pub fn attach(port: u16, name: &str) -> TestDb {
+        TestDb {
+            pool: Pool::new(opts(port, Some(name), false)),
+            name: name.to_string(),
+            port,
+            tls: false,
+        }
+    }
+
     /// A new pool on the same database (after its server restarted, the old pool's
     /// connections are dead).
     pub fn reopen(&self) -> TestDb {

@@ -174,6 +174,30 @@ impl Table {
         ]);
     }
 
+    /// Paimon's `rollbackTo(snapshot)`: the later snapshots are deleted and their ids are
+    /// taken again by the next commits.
+    pub fn rollback_to(&self, snapshot: i64) {
+        paimon_java(&[
+            "rollback",
+            self.warehouse().to_str().unwrap(),
+            &self.database,
+            &self.name,
+            &snapshot.to_string(),
+        ]);
+    }
+
+    /// DROP TABLE, then the table created again with `create` (a new table of the same name,
+    /// whose snapshot ids start at 1 again).
+    pub fn drop_and_create(&self, create: Json) {
+        paimon_java(&[
+            "drop",
+            self.warehouse().to_str().unwrap(),
+            &self.database,
+            &self.name,
+        ]);
+        self.run_script(json!({"create": create, "commits": []}));
+    }
+
     /// The reference batch read of a snapshot (default latest), sorted by primary key.
     pub fn read(&self, snapshot: Option<i64>) -> Vec<Vec<Json>> {
         let wh = self.warehouse().to_str().unwrap().to_string();

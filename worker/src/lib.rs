@@ -20,6 +20,7 @@ pub mod metrics;
 pub mod pipeline;
 pub mod rebuild;
 pub mod report_configmap;
+pub mod reset;
 pub mod restore;
 pub mod sink;
 pub mod source;

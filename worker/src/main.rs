@@ -1,6 +1,7 @@
 //! `pms-worker run --config sync.yaml [--once] [--slot K --slots N] [--admin-addr ADDR]`
 //! `pms-worker verify --config sync.yaml [--snapshot S] [--show N] [--repair]`
 //! `pms-worker rebuild --config sync.yaml`
+//! `pms-worker reset --config sync.yaml`
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -45,6 +46,10 @@ enum Command {
     Rebuild(RebuildArgs),
     /// Set every slot to go on after snapshot S (a savepoint's snapshot); stop the sync first.
     Restore(RestoreArgs),
+    /// Forget where the sync was: every slot's checkpoint is removed, and the next run starts
+    /// by source.scanMode (by default a full read that removes the rows Paimon doesn't have).
+    /// For a sync moved to another table; stop the sync first.
+    Reset(ResetArgs),
     /// Pre-flight: is the pair (Paimon table, MySQL table) and the config set up right? One
     /// line per check, ✓ / ⚠ / ✗ with the fix for each problem; exit 1 when something is ✗.
     /// Writes nothing.
@@ -213,6 +218,12 @@ struct RebuildArgs {
 }
 
 #[derive(Args)]
+struct ResetArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+}
+
+#[derive(Args)]
 struct RestoreArgs {
     #[command(flatten)]
     config: ConfigArg,
@@ -252,6 +263,7 @@ fn main() -> ExitCode {
         Command::Verify(args) => runtime.block_on(verify(args)),
         Command::Rebuild(args) => runtime.block_on(rebuild(args)).map(|()| ExitCode::SUCCESS),
         Command::Restore(args) => runtime.block_on(restore(args)).map(|()| ExitCode::SUCCESS),
+        Command::Reset(args) => runtime.block_on(reset(args)).map(|()| ExitCode::SUCCESS),
         Command::Check(args) => Ok(runtime.block_on(check(args))),
         Command::Discover(args) => runtime.block_on(discover(args)).map(|()| ExitCode::SUCCESS),
     };
@@ -331,6 +343,20 @@ async fn restore(args: RestoreArgs) -> Result<(), pms_worker::error::WorkerError
         configs[0].target_name(),
         args.snapshot
     );
+    Ok(())
+}
+
+async fn reset(args: ResetArgs) -> Result<(), pms_worker::error::WorkerError> {
+    let configs = args.config.load_all()?;
+    let removed = pms_worker::reset::reset(&configs).await?;
+    match removed.as_slice() {
+        [] => println!("{}: no checkpoint to remove", configs[0].sync_name),
+        _ => println!(
+            "{}: removed {}; the next run starts by source.scanMode",
+            configs[0].sync_name,
+            removed.join(", ")
+        ),
+    }
     Ok(())
 }
 

@@ -7,7 +7,9 @@
 //! Restoring to an earlier point replays what came after it: at-least-once converges (upserts
 //! and deletes are idempotent per key, in order); exactly-once applies those changes again.
 
-use pms_crds::contract::{consumer_id, Checkpoint, Position, ReadPoint, RebuildPhase, Slot};
+use pms_crds::contract::{
+    consumer_id, BelongsTo, Checkpoint, Position, ReadPoint, RebuildPhase, Slot,
+};
 use pms_crds::Delivery;
 use tracing::info;
 
@@ -63,13 +65,33 @@ async fn restore_slots(slots: &[WorkerConfig], snapshot: i64) -> Result<()> {
     let count = slots.len() as u32;
     let mysql = MysqlConnection::open(cfg).await?;
     rebuild::stop_old_generation(&mysql, cfg, count).await?;
-    if cfg.spec.sink.delivery == Delivery::ExactlyOnce {
-        mysql.set_progress(&cfg.sync_name, count, snapshot).await?;
-    }
+    // What the restored checkpoints belong to: this sync's tables, in the history of today.
+    let belongs_to = BelongsTo {
+        snapshot: source.snapshot_identity(snapshot).await?,
+        ..crate::checkpoint::belongs_to::now(cfg, &source, &mysql).await
+    };
     let point = ReadPoint::Changes {
         next_snapshot: snapshot + 1,
         at: Position::START,
     };
+    let template = Checkpoint {
+        sync: cfg.sync_name.clone(),
+        slot: cfg.slot,
+        point,
+        epoch: 0,
+        updated: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        latest_snapshot: Some(latest),
+        rescaled_from: None,
+        paused_for: None,
+        belongs_to: Some(belongs_to),
+        sweep: false,
+    };
+    if cfg.spec.sink.delivery == Delivery::ExactlyOnce {
+        let note = crate::checkpoint::row_note(&template);
+        mysql
+            .set_progress(&cfg.sync_name, count, snapshot, note)
+            .await?;
+    }
     for s in slots {
         let old_epoch = Checkpointer::peek(s)
             .await
@@ -77,14 +99,9 @@ async fn restore_slots(slots: &[WorkerConfig], snapshot: i64) -> Result<()> {
             .flatten()
             .map_or(0, |c| c.epoch);
         let cp = Checkpoint {
-            sync: s.sync_name.clone(),
             slot: s.slot,
-            point,
             epoch: old_epoch + 1,
-            updated: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            latest_snapshot: Some(latest),
-            rescaled_from: None,
-            paused_for: None,
+            ..template.clone()
         };
         Checkpointer::replace(s, &cp).await?;
         source.write_consumer(&s.consumer_id, snapshot + 1).await?;

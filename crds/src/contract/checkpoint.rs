@@ -118,6 +118,11 @@ pub struct Checkpoint {
     /// The slot is paused at this point (the end of a snapshot) for this pause request
     /// (see `control.rs`).
     pub paused_for: Option<String>,
+    /// What this checkpoint describes (`None` in checkpoints written before it was recorded).
+    pub belongs_to: Option<crate::contract::BelongsTo>,
+    /// The full read under way ends by removing the target's rows the snapshot doesn't have
+    /// (it began on a table that held rows, or began again at a newer snapshot).
+    pub sweep: bool,
 }
 
 impl Checkpoint {
@@ -159,6 +164,10 @@ mod wire {
         rescaled_from: Option<RescaleBaseJson>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         paused_for: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        belongs_to: Option<crate::contract::BelongsTo>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        sweep: bool,
     }
 
     #[derive(Serialize, Deserialize)]
@@ -218,6 +227,8 @@ mod wire {
                     }
                 }),
                 paused_for: c.paused_for,
+                belongs_to: c.belongs_to,
+                sweep: c.sweep,
             }
         }
     }
@@ -238,6 +249,8 @@ mod wire {
                     point: join(b.snapshot_id, b.phase, None),
                 }),
                 paused_for: j.paused_for,
+                belongs_to: j.belongs_to,
+                sweep: j.sweep,
             })
         }
     }
@@ -289,6 +302,8 @@ mod tests {
                 },
             }),
             paused_for: None,
+            belongs_to: None,
+            sweep: false,
         }
     }
 

@@ -2,6 +2,7 @@
 //! checkpoint field that both sides read or write. Both crates import it, so a drift between
 //! what the operator builds and what the worker expects is a compile error, not a silent miss.
 
+mod belongs_to;
 mod checkpoint;
 mod control;
 mod env;
@@ -10,6 +11,7 @@ mod reports;
 mod rescale;
 mod slot;
 
+pub use belongs_to::{BelongsTo, SnapshotIdentity, SourceIdentity, TargetIdentity};
 pub use checkpoint::{
     from_wire_columns, wire_columns, Checkpoint, Position, ReadPoint, RescaleBase,
 };

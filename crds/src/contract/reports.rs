@@ -176,6 +176,9 @@ pub enum RebuildReason {
     Overwrite,
     /// Exactly-once progress rows written by another parallelism.
     ExactlyOnceRescale,
+    /// What the checkpoint describes is gone (a rollback, a re-created table, another
+    /// server, a full read begun again) and several slots can't start over exactly.
+    StartOver,
 }
 
 impl RebuildReason {
@@ -184,6 +187,7 @@ impl RebuildReason {
             RebuildReason::SnapshotExpired => "snapshot-expired",
             RebuildReason::Overwrite => "overwrite",
             RebuildReason::ExactlyOnceRescale => "exactly-once-rescale",
+            RebuildReason::StartOver => "start-over",
         }
     }
 }

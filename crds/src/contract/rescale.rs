@@ -82,6 +82,8 @@ mod tests {
             latest_snapshot: None,
             rescaled_from,
             paused_for: None,
+            belongs_to: None,
+            sweep: false,
         })
     }
     fn changes(next_snapshot: i64, row: u64) -> ReadPoint {

@@ -438,6 +438,8 @@ mod tests {
             latest_snapshot: Some(latest),
             rescaled_from: None,
             paused_for: None,
+            belongs_to: None,
+            sweep: false,
         }
     }
 

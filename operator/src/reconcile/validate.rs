@@ -183,6 +183,8 @@ mod tests {
             latest_snapshot: None,
             rescaled_from: None,
             paused_for: None,
+            belongs_to: None,
+            sweep: false,
         };
         let found = Dereferenced {
             mysql_secret: keys("writer", Some(&["username", "password"])),

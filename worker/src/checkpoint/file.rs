@@ -97,6 +97,8 @@ mod tests {
             latest_snapshot: Some(9),
             rescaled_from: None,
             paused_for: None,
+            belongs_to: None,
+            sweep: false,
         };
         store.save(&cp).unwrap();
         assert_eq!(store.load().unwrap(), Some(cp.clone()));

@@ -6,13 +6,15 @@
 //! `delivery: exactly-once` also a progress row in MySQL that commits inside every flush
 //! transaction and wins over the other store on resume.
 
+pub mod belongs_to;
 mod configmap;
 mod file;
 mod mysql;
 mod rescale;
 mod s3;
 
-pub use pms_crds::contract::{Checkpoint, Position, ReadPoint, RescaleBase};
+pub use mysql::{row_note, swapped_in_note};
+pub use pms_crds::contract::{BelongsTo, Checkpoint, Position, ReadPoint, RescaleBase};
 use pms_crds::contract::{RebuildRequired, WorkerFailure, LAST_ERROR_KEY, REBUILD_REQUIRED_KEY};
 
 use pms_crds::Delivery;
@@ -39,23 +41,46 @@ pub struct Checkpointer {
     /// Exactly-once: the progress row committed with every flush.
     in_transaction: Option<MysqlCheckpointStore>,
     epoch: u64,
+    /// The resumed checkpoint is the exactly-once progress row, committed with the rows it
+    /// counts (so it is true of whatever server holds them).
+    resumed_from_progress_row: bool,
 }
 
 impl Checkpointer {
     /// Loads the slot's checkpoint and takes the slot over: a new epoch is stored before
     /// anything is written, so an older worker of the same slot is fenced off (its next
-    /// ConfigMap write conflicts, or its progress row update matches nothing).
-    pub async fn open(cfg: &WorkerConfig, sink: &MysqlSink) -> Result<(Self, Option<Checkpoint>)> {
+    /// ConfigMap write conflicts, or its progress row update matches nothing). A checkpoint
+    /// of another sync or made for another table (`now` says what this sync is) is refused
+    /// before it is touched.
+    pub async fn open(
+        cfg: &WorkerConfig,
+        sink: &MysqlSink,
+        now: &BelongsTo,
+    ) -> Result<(Self, Option<Checkpoint>)> {
         let mut store = Store::of(cfg).await?;
         let mut resumed = store.load().await?;
+        let location = store.location();
+        let refuse = |cp: &Checkpoint| match belongs_to::foreign(cp, &cfg.sync_name, now) {
+            Some(message) => Err(WorkerError::Checkpoint {
+                location: location.clone(),
+                message,
+            }),
+            None => Ok(()),
+        };
+        if let Some(cp) = &resumed {
+            refuse(cp)?;
+        }
         let mut epoch = resumed.as_ref().map_or(0, |c| c.epoch) + 1;
+        let mut resumed_from_progress_row = false;
         let in_transaction = if cfg.spec.sink.delivery == Delivery::ExactlyOnce {
             let (mysql, committed) =
                 MysqlCheckpointStore::claim(sink, &cfg.sync_name, cfg.slot).await?;
             epoch = mysql.epoch();
             // The progress row committed with the rows wins over any other store.
-            if committed.is_some() {
-                resumed = committed;
+            if let Some(cp) = committed {
+                refuse(&cp)?;
+                resumed = Some(cp);
+                resumed_from_progress_row = true;
             }
             Some(mysql)
         } else {
@@ -65,6 +90,7 @@ impl Checkpointer {
             store,
             in_transaction,
             epoch,
+            resumed_from_progress_row,
         };
         if let Some(cp) = &mut resumed {
             if cp.slot != cfg.slot {
@@ -88,6 +114,11 @@ impl Checkpointer {
         self.epoch
     }
 
+    /// Whether the resumed checkpoint is the exactly-once progress row.
+    pub fn resumed_from_progress_row(&self) -> bool {
+        self.resumed_from_progress_row
+    }
+
     /// Whether every flush carries a progress row (so moving the read point alone is a
     /// write, and the bulk path, which has no transaction, is out).
     pub fn joins_transactions(&self) -> bool {
@@ -101,11 +132,7 @@ impl Checkpointer {
     }
 
     pub fn location(&self) -> String {
-        match &self.store {
-            Store::File(s) => s.location(),
-            Store::ConfigMap(s) => s.location(),
-            Store::S3(s) => s.location(),
-        }
+        self.store.location()
     }
 
     fn error(&self, message: String) -> WorkerError {
@@ -123,6 +150,22 @@ impl Checkpointer {
     /// The slot's stored checkpoint (file or ConfigMap), without taking the slot over.
     pub async fn peek(cfg: &WorkerConfig) -> Result<Option<Checkpoint>> {
         Store::of(cfg).await?.load().await
+    }
+
+    /// Where the slot's checkpoint is kept.
+    pub async fn location_of(cfg: &WorkerConfig) -> Result<String> {
+        Ok(Store::of(cfg).await?.location())
+    }
+
+    /// Whether another slot of this sync has a stored checkpoint.
+    pub async fn another_slot_has_one(cfg: &WorkerConfig) -> Result<bool> {
+        for j in (0..cfg.slot.count).filter(|&j| j != cfg.slot.index) {
+            let other = cfg.for_slot(pms_crds::contract::Slot::new(j, cfg.slot.count)?);
+            if Store::of(&other).await?.load().await?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Removes the slot's stored checkpoint (a finished rebuild's new generation).
@@ -200,6 +243,14 @@ impl Store {
                 cfg.slot,
             )?)),
         })
+    }
+
+    fn location(&self) -> String {
+        match self {
+            Store::File(s) => s.location(),
+            Store::ConfigMap(s) => s.location(),
+            Store::S3(s) => s.location(),
+        }
     }
 
     async fn load(&mut self) -> Result<Option<Checkpoint>> {

@@ -1,12 +1,23 @@
 //! The exactly-once checkpoint store: the slot's row in the progress table, committed inside
 //! every flush transaction (the sink runs the SQL; this file says what the row means).
 
-use pms_crds::contract::{from_wire_columns, wire_columns, Checkpoint, Position, Slot};
+use pms_crds::contract::{from_wire_columns, wire_columns, BelongsTo, Checkpoint, Position, Slot};
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, WorkerError};
 use crate::sink::progress_table::Rescale;
 use crate::sink::{progress_table, MysqlSink, Progress, ProgressRow, ProgressUpdate};
 use tracing::info;
+
+/// The row's `belongs_to` column: what the position belongs to, and whether the full read
+/// under way sweeps (the two checkpoint fields the position columns don't hold).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RowNote {
+    belongs_to: BelongsTo,
+    #[serde(default)]
+    sweep: bool,
+}
 
 pub struct MysqlCheckpointStore {
     sync: String,
@@ -75,6 +86,11 @@ impl MysqlCheckpointStore {
                 row.slot
             ),
         })?;
+        // A note that doesn't parse is treated as absent (an older release's row).
+        let note: Option<RowNote> = row
+            .belongs_to
+            .as_deref()
+            .and_then(|text| serde_json::from_str(text).ok());
         let checkpoint = Checkpoint {
             sync: row.sync,
             slot: stored_slot,
@@ -84,6 +100,8 @@ impl MysqlCheckpointStore {
             latest_snapshot: None,
             rescaled_from: None,
             paused_for: None,
+            sweep: note.as_ref().is_some_and(|n| n.sweep),
+            belongs_to: note.map(|n| n.belongs_to),
         };
         Ok((store, Some(checkpoint)))
     }
@@ -110,10 +128,33 @@ impl MysqlCheckpointStore {
                 slot: self.slot.index,
                 slots: self.slot.count,
                 progress,
+                belongs_to: row_note(cp),
                 epoch: self.epoch,
                 updated: String::new(),
             },
             expected,
         }
+    }
+}
+
+/// The `belongs_to` column recording `cp`'s identity and sweep.
+pub fn row_note(cp: &Checkpoint) -> Option<String> {
+    let note = RowNote {
+        belongs_to: cp.belongs_to.clone()?,
+        sweep: cp.sweep,
+    };
+    serde_json::to_string(&note).ok()
+}
+
+/// A new generation's `belongs_to` column once its table is swapped in (see
+/// `generation::swapped_in`); an unreadable one stays as it is.
+pub fn swapped_in_note(note: Option<String>, cfg: &crate::config::WorkerConfig) -> Option<String> {
+    let text = note?;
+    match serde_json::from_str::<RowNote>(&text) {
+        Ok(mut n) => {
+            n.belongs_to = crate::generation::swapped_in(n.belongs_to, cfg);
+            serde_json::to_string(&n).ok()
+        }
+        Err(_) => Some(text),
     }
 }

@@ -40,8 +40,9 @@ where
                 Some(cp) if cp.slot.count != slot.count => cp.slot.count,
                 Some(Checkpoint {
                     rescaled_from: Some(base),
+                    belongs_to,
                     ..
-                }) => return Ok(Some(rescaled(sync, slot, base))),
+                }) => return Ok(Some(rescaled(sync, slot, base, belongs_to))),
                 _ => return Ok(None),
             }
         }
@@ -51,10 +52,27 @@ where
         old.push(read(j).await?);
     }
     let base = rescale_base(old_slots, slot.count, &old).map_err(|e| err(e.to_string()))?;
-    Ok(Some(rescaled(sync, slot, base)))
+    if base.point.is_full_read() {
+        // The new slots would each begin a full read, of another snapshot than the rows the
+        // old ones wrote, with no slot able to tell which rows to remove.
+        return Err(err(format!(
+            "a rescale from {old_slots} to {} slots while a slot's full read is unfinished can't go on exactly: \
+             go back to {old_slots} slots until every full read is done (the status's slots say), or run \
+             `pms-worker rebuild` with the new parallelism",
+            slot.count
+        )));
+    }
+    // The old slots' tables; their snapshots are learned again at start.
+    let belongs_to = old.iter().flatten().find_map(|c| c.belongs_to.clone());
+    Ok(Some(rescaled(sync, slot, base, belongs_to)))
 }
 
-fn rescaled(sync: &str, slot: Slot, base: pms_crds::contract::RescaleBase) -> Checkpoint {
+fn rescaled(
+    sync: &str,
+    slot: Slot,
+    base: pms_crds::contract::RescaleBase,
+    belongs_to: Option<pms_crds::contract::BelongsTo>,
+) -> Checkpoint {
     info!(from_slots = base.slots, to_slots = slot.count, point = ?base.point,
           "rescaled: resuming from the lowest point of the old slots");
     Checkpoint {
@@ -66,5 +84,10 @@ fn rescaled(sync: &str, slot: Slot, base: pms_crds::contract::RescaleBase) -> Ch
         latest_snapshot: None,
         rescaled_from: Some(base),
         paused_for: None,
+        belongs_to: belongs_to.map(|b| pms_crds::contract::BelongsTo {
+            snapshot: None,
+            ..b
+        }),
+        sweep: false,
     }
 }

@@ -28,6 +28,8 @@ pub struct WorkerConfig {
     pub consumer_id: String,
     /// Under the operator, the pod's namespace (`PMS_NAMESPACE`).
     pub pod_namespace: Option<String>,
+    /// The config file's directory: relative paths are beside it.
+    config_dir: Option<PathBuf>,
 }
 
 /// Where checkpoints go: a local file (standalone default) or a ConfigMap (operator default).
@@ -149,6 +151,29 @@ fn percent_decode(s: &str) -> std::result::Result<String, ()> {
     String::from_utf8(out).map_err(|_| ())
 }
 
+/// Slot `slot`'s checkpoint file: `checkpoint.path` (default `pms-checkpoint-<sync>.json`),
+/// with `.slotK-of-N` when the sync has several slots.
+fn checkpoint_file(
+    spec: &PaimonMysqlSyncSpec,
+    sync_name: &str,
+    slot: Slot,
+    base_dir: Option<&Path>,
+) -> PathBuf {
+    let suffix = if slot.count > 1 {
+        format!(".slot{}-of-{}", slot.index, slot.count)
+    } else {
+        String::new()
+    };
+    let path = match &spec.checkpoint.path {
+        Some(p) => PathBuf::from(format!("{p}{suffix}")),
+        None => PathBuf::from(format!(
+            "pms-checkpoint-{}{suffix}.json",
+            sanitize(sync_name)
+        )),
+    };
+    beside_config(base_dir, path)
+}
+
 /// A relative path is relative to the config file's directory, so a sync's files stay together.
 fn beside_config(base_dir: Option<&Path>, path: impl Into<PathBuf>) -> PathBuf {
     let path = path.into();
@@ -231,12 +256,7 @@ impl WorkerConfig {
         let mysql = MysqlTarget::from_url(&spec.sink.url, tls, env)?;
         let checkpoint = match spec.checkpoint.storage {
             None | Some(CheckpointStorage::File) => {
-                let suffix = if slot.count > 1 { format!(".slot{}-of-{}", slot.index, slot.count) } else { String::new() };
-                let path = match &spec.checkpoint.path {
-                    Some(p) => PathBuf::from(format!("{p}{suffix}")),
-                    None => PathBuf::from(format!("pms-checkpoint-{}{suffix}.json", sanitize(&sync_name))),
-                };
-                CheckpointTarget::File(beside_config(base_dir, path))
+                CheckpointTarget::File(checkpoint_file(&spec, &sync_name, slot, base_dir))
             }
             Some(CheckpointStorage::Configmap) => CheckpointTarget::ConfigMap { namespace: env(ENV_NAMESPACE) },
             Some(CheckpointStorage::S3) => {
@@ -271,7 +291,29 @@ impl WorkerConfig {
             checkpoint,
             consumer_id,
             pod_namespace: env(ENV_NAMESPACE),
+            config_dir: base_dir.map(Path::to_path_buf),
         })
+    }
+
+    /// The same sync's config for another of its slots.
+    pub fn for_slot(&self, slot: Slot) -> WorkerConfig {
+        let mut other = self.clone();
+        other.slot = slot;
+        other.consumer_id = consumer_id(
+            self.spec.source.consumer_id.as_deref(),
+            &self.sync_name,
+            slot,
+        );
+        if let CheckpointTarget::File(_) = &self.checkpoint {
+            let path = checkpoint_file(
+                &self.spec,
+                &self.sync_name,
+                slot,
+                self.config_dir.as_deref(),
+            );
+            other.checkpoint = CheckpointTarget::File(path);
+        }
+        other
     }
 
     /// Where this worker's ConfigMaps (control, reports, notes) live, when it has any: with

@@ -100,6 +100,11 @@ impl Cut {
                     format!("a full read of snapshot {snapshot}"),
                 )
             }
+            // Part of `snapshot_id` applied: the cut can only be at its end or later.
+            Start::Changes { snapshot_id, from } if !from.is_start() => (
+                snapshot_id > stop_at,
+                format!("snapshot {snapshot_id} partly applied"),
+            ),
             Start::Changes { snapshot_id, .. } => (
                 snapshot_id - 1 > stop_at,
                 format!("every snapshot through {} already applied", snapshot_id - 1),

@@ -33,21 +33,30 @@ impl Pipeline {
         }
         let (plan, from) = match pinned {
             None => (self.source.plan_full(None).await?, from),
-            Some(s) => match self.source.plan_full(Some(s)).await {
-                Ok(plan) => (plan, from),
-                Err(e) => {
-                    warn!(snapshot_id = s, error = %e, "the interrupted full read's snapshot is gone: starting a new full read");
-                    (self.source.plan_full(None).await?, Position::START)
-                }
-            },
+            Some(s) if self.source.snapshot_identity(s).await?.is_none() => {
+                // Expired or rolled back: a new full read, whose rows are of another snapshot
+                // than those written, so it ends by removing the ones it doesn't have.
+                let why = format!("the snapshot {s} of the interrupted full read is gone");
+                super::refuse_start_over_with_slots(&self.cfg, &why)?;
+                warn!(snapshot_id = s, "{why}: starting a new full read that ends by removing the rows it doesn't have");
+                self.sweep = true;
+                (self.source.plan_full(None).await?, Position::START)
+            }
+            // Any other failure to plan it is an error: retried by a restart, never skipped.
+            Some(s) => (self.source.plan_full(Some(s)).await?, from),
         };
         let snapshot_id = plan.snapshot_id;
+        self.history.learn(&self.source, snapshot_id).await?;
         self.latest = self.latest.max(snapshot_id);
         self.read_to = Some(ReadPoint::FullRead {
             snapshot_id,
             at: Some(from),
         });
         let resuming = pinned == Some(snapshot_id);
+        let empty = self.writer.sink().target_is_empty().await?;
+        if !resuming && !empty && !self.sweep {
+            self.sweep_what_the_target_holds(snapshot_id).await?;
+        }
         if !resuming {
             // Record which snapshot the full read is of, so a restart resumes that one.
             self.writer.mark_committed(ReadPoint::FullRead {
@@ -64,7 +73,7 @@ impl Pipeline {
         let bulk = !self.checkpointer.joins_transactions()
             && self.policy.allows_bulk()
             && !self.cfg.spec.sink.allow_extra_unique_keys
-            && self.writer.sink().target_is_empty().await?;
+            && empty;
         // As stored (an aggregation's levels), a key comes once per level, oldest first; where
         // keys move between partitions, a flush's order decides which partition's row stays.
         // Otherwise (merge-on-read, keys that stay in their partition) it holds one row per key:
@@ -105,6 +114,15 @@ impl Pipeline {
             info!(snapshot_id, read_to = ?self.read_to, "stopped during the full read; the next run resumes it");
             return Ok(FullRead::Stopped);
         }
+        if self.sweep {
+            // Every row of the snapshot is written first; then what else the target holds goes.
+            self.flush(FlushReason::Checkpoint).await?;
+            self.checkpoint().await?;
+            let removed =
+                crate::verify::sweep(&self.cfg, &self.source, &self.layout, snapshot_id).await?;
+            info!(snapshot_id, removed, target = %self.cfg.target_name(), "full read: removed the rows the snapshot doesn't have");
+            self.sweep = false;
+        }
         self.read_to = Some(ReadPoint::Changes {
             next_snapshot: snapshot_id + 1,
             at: Position::START,
@@ -115,5 +133,28 @@ impl Pipeline {
         self.buffer.set_unique_keys(false);
         info!(snapshot_id, "full read done");
         Ok(FullRead::Done(snapshot_id))
+    }
+
+    /// A new full read into a table that holds rows: alone, the slot removes what the
+    /// snapshot doesn't have at its end. With several slots the rows may be another slot's
+    /// (its full read began first, and recorded that before writing): when no other slot has
+    /// a checkpoint they are not, and no slot can tell which to remove, so the start is refused.
+    async fn sweep_what_the_target_holds(&mut self, snapshot_id: i64) -> Result<()> {
+        if self.cfg.slot.count == 1 {
+            info!(snapshot_id, target = %self.cfg.target_name(),
+                  "the target holds rows: the full read ends by removing the ones the snapshot doesn't have");
+            self.sweep = true;
+            return Ok(());
+        }
+        if crate::checkpoint::Checkpointer::another_slot_has_one(&self.cfg).await? {
+            return Ok(());
+        }
+        super::refuse_start_over_with_slots(
+            &self.cfg,
+            &format!(
+                "{} holds rows, and no slot of this sync has a checkpoint",
+                self.cfg.target_name()
+            ),
+        )
     }
 }

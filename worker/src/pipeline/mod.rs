@@ -10,6 +10,7 @@
 mod cut;
 mod flush_policy;
 mod full_read;
+mod history;
 mod overwrite;
 mod read;
 mod schema;
@@ -18,14 +19,16 @@ mod writer;
 
 use std::time::Duration;
 
-use pms_crds::contract::{consumer_id, Checkpoint, Position, ReadPoint, Slot};
+use pms_crds::contract::{
+    consumer_id, BelongsTo, Checkpoint, Position, ReadPoint, RebuildReason, Slot,
+};
 use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::buffer::ChangeBuffer;
-use crate::checkpoint::Checkpointer;
+use crate::checkpoint::{belongs_to, Checkpointer};
 use crate::config::WorkerConfig;
-use crate::error::Result;
+use crate::error::{Result, WorkerError};
 use crate::failpoint;
 use crate::mapping::Layout;
 use crate::metrics::Metrics;
@@ -35,6 +38,7 @@ use cut::Cut;
 pub use cut::StopAt;
 pub use flush_policy::{Clock, FlushPolicy, FlushReason, SystemClock};
 use full_read::FullRead;
+use history::History;
 use start::Start;
 use writer::Writer;
 
@@ -96,6 +100,12 @@ struct Pipeline {
     cut: Cut,
     /// Slot 0 removes other layouts' consumers once, after its first consumer write.
     stale_consumers_removed: bool,
+    /// What this sync reads and writes, recorded in every checkpoint.
+    belongs_to: BelongsTo,
+    /// The snapshots the checkpoints name, as committed.
+    history: History,
+    /// The full read under way ends by removing the rows its snapshot doesn't have.
+    sweep: bool,
     summary: RunSummary,
     stop: watch::Receiver<bool>,
 }
@@ -116,17 +126,20 @@ pub async fn prepare(cfg: &WorkerConfig) -> Result<()> {
 pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Result<RunSummary> {
     let mut records_read = 0;
     let mut read_before: Option<Vec<i32>> = None;
+    let mut start_over = None;
     loop {
         let (mut summary, reopen) = run_with_one_schema(
             cfg.clone(),
             opts.clone(),
             metrics.clone(),
             read_before.as_deref(),
+            start_over.take(),
         )
         .await?;
         records_read += summary.records_read;
         match reopen {
-            Some(fields) => read_before = Some(fields),
+            Some(Reopen::NewSchema(fields)) => read_before = Some(fields),
+            Some(Reopen::StartOver(reason)) => start_over = Some(reason),
             None => {
                 summary.records_read = records_read;
                 return Ok(summary);
@@ -136,36 +149,66 @@ pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Resul
 }
 
 /// How following a table's changes ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Followed {
     /// Caught up (`--once`) or stopped.
     Done,
     /// The next snapshot has a newer schema: the table is to be opened again.
     NewSchema,
+    /// The table's history is not the one applied (why): the slot starts over.
+    HistoryChanged(String),
+}
+
+/// Why a run ended before its work was done, and what the next one does.
+enum Reopen {
+    /// A new schema: the next run reads with it (these are the field ids this one read with).
+    NewSchema(Vec<i32>),
+    /// The history changed (why): the next run starts over.
+    StartOver(String),
 }
 
 /// One run with the table's schema as it is at its start; `read_before` holds the field ids the
-/// previous run of this process read with, when a new schema ended it. Returns, when a new
-/// schema ends this run too, the field ids it read with.
+/// previous run of this process read with, when a new schema ended it; `start_over` why the
+/// previous run found the history changed. Returns why the next run is needed, if it is.
 async fn run_with_one_schema(
     cfg: WorkerConfig,
     opts: RunOptions,
     metrics: Metrics,
     read_before: Option<&[i32]>,
-) -> Result<(RunSummary, Option<Vec<i32>>)> {
+    start_over: Option<String>,
+) -> Result<(RunSummary, Option<Reopen>)> {
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
     let mysql = MysqlConnection::open(&cfg).await?;
     if cfg.slot.index == 0 {
         crate::generation::drop_old_if_due(&mysql, &cfg, false).await?;
     }
     let layout = crate::target_layout::validated_layout(&source, &mysql, &cfg, read_before).await?;
+    let now = belongs_to::now(&cfg, &source, &mysql).await;
     let mut sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());
     sink.check_privileges().await?;
     if cfg.spec.sink.delivery != pms_crds::Delivery::ExactlyOnce {
         // Exactly-once fences with the progress row's epoch instead.
         sink.take_slot(&cfg.sync_name, cfg.slot.index).await?;
     }
-    let (checkpointer, resumed) = Checkpointer::open(&cfg, &sink).await?;
+    let (checkpointer, resumed) = Checkpointer::open(&cfg, &sink, &now).await?;
+    let mut history = History::default();
+    let start_over = match (start_over, &resumed) {
+        (Some(reason), _) => Some(reason),
+        (None, Some(cp)) => {
+            match belongs_to::start_over_reason(cp, &now, checkpointer.resumed_from_progress_row())
+            {
+                Some(reason) => Some(reason),
+                None => history.resumed_changed(&source, cp).await?,
+            }
+        }
+        (None, None) => None,
+    };
+    if let Some(reason) = &start_over {
+        refuse_start_over_with_slots(&cfg, reason)?;
+        warn!(%reason, checkpoint = %checkpointer.location(),
+              "starting over: a full read of the latest snapshot, then the rows it doesn't have are removed");
+    }
+    let resumed = resumed.filter(|_| start_over.is_none());
     let resumed_point = resumed.as_ref().map(|c| c.point);
     // `maxBufferBytes` bounds what is held at once: the buffer filling and the batches of
     // the writes in flight, each drained from a buffer at most this full.
@@ -188,6 +231,9 @@ async fn run_with_one_schema(
         visible_snapshot: 0,
         cut: Cut::default(),
         stale_consumers_removed: false,
+        belongs_to: now,
+        history,
+        sweep: start_over.is_some() || resumed.as_ref().is_some_and(|c| c.sweep),
         records_read: metrics.records_read_counters(),
         summary: RunSummary::default(),
         stop: opts.stop,
@@ -205,7 +251,7 @@ async fn run_with_one_schema(
     };
     p.cut = Cut::new(&p.cfg, opts.stop_at, opts.once, latest).await?;
     opts.ready.set(true);
-    let start = p.start(resumed.as_ref()).await?;
+    let start = p.start(resumed.as_ref(), start_over.is_some()).await?;
     p.cut.check_start(&start, latest)?;
     info!(sync = %p.cfg.sync_name, slot = %p.cfg.slot, table = %p.source.name(), target = %p.cfg.target_name(),
           delivery = ?p.cfg.spec.sink.delivery, visibility = ?p.cfg.spec.sink.visibility, epoch = p.checkpointer.epoch(),
@@ -231,6 +277,14 @@ async fn run_with_one_schema(
         },
     };
     let followed = p.follow_changes(next, from, opts.once).await?;
+    if let Followed::HistoryChanged(reason) = followed {
+        // What was read of the other history is not checkpointed; the next run starts over.
+        refuse_start_over_with_slots(&p.cfg, &reason)?;
+        return Ok((
+            p.finish(Outcome::Stopped).await?,
+            Some(Reopen::StartOver(reason)),
+        ));
+    }
     // Close: everything read is written, then the checkpoint covers it.
     p.flush(FlushReason::Close).await?;
     p.latest = p.source.latest_snapshot().await?.unwrap_or(0);
@@ -240,8 +294,24 @@ async fn run_with_one_schema(
         Some(s) if p.summary.snapshot_id == Some(s) => Outcome::ReachedCut(s),
         _ => Outcome::CaughtUp,
     };
-    let reopen = (followed == Followed::NewSchema).then(|| p.source.field_ids());
+    let reopen = (followed == Followed::NewSchema).then(|| Reopen::NewSchema(p.source.field_ids()));
     Ok((p.finish(outcome).await?, reopen))
+}
+
+/// A slot that must start over can do it exactly only alone: with several, each slot's full
+/// read is of another snapshot, and no slot can tell another's rows from the ones to remove.
+fn refuse_start_over_with_slots(cfg: &WorkerConfig, reason: &str) -> Result<()> {
+    if cfg.slot.count == 1 {
+        return Ok(());
+    }
+    Err(WorkerError::RebuildRequired {
+        reason: RebuildReason::StartOver,
+        message: format!(
+            "{reason}. With {} slots the sync can't start over in place, so it stops here: run `pms-worker rebuild` \
+             (under the operator: spec.rebuild, or rebuild.policy auto does it), or run with parallelism 1",
+            cfg.slot.count
+        ),
+    })
 }
 
 impl Pipeline {
@@ -260,6 +330,11 @@ impl Pipeline {
         loop {
             let polled = crate::metrics::now_ms();
             self.latest = self.source.latest_snapshot().await?.unwrap_or(0);
+            if self.latest < next - 1 {
+                if let Some(why) = self.history.changed_at(&self.source, next - 1).await? {
+                    return Ok(Followed::HistoryChanged(why));
+                }
+            }
             if next <= self.latest {
                 self.check_not_expired(next).await?;
             }
@@ -267,6 +342,12 @@ impl Pipeline {
                 if self.at_boundary(next).await? {
                     return Ok(Followed::Done);
                 }
+                // The snapshot before is still the one applied, and this one is remembered
+                // before it is read: a rollback in between is seen at the next snapshot.
+                if let Some(why) = self.history.changed_at(&self.source, next - 1).await? {
+                    return Ok(Followed::HistoryChanged(why));
+                }
+                self.history.learn(&self.source, next).await?;
                 match self.source.plan_snapshot(next).await? {
                     SnapshotChanges::Changes(plan) => self.read_plan(&plan, from, None).await?,
                     SnapshotChanges::Overwrite(plan) => self.apply_overwrite(&plan).await?,
@@ -370,6 +451,11 @@ impl Pipeline {
             latest_snapshot: Some(self.latest.max(point.next_snapshot() - 1)),
             rescaled_from: self.rescaled_from,
             paused_for: self.cut.paused_for().map(str::to_string),
+            belongs_to: Some(BelongsTo {
+                snapshot: self.history.at(point),
+                ..self.belongs_to.clone()
+            }),
+            sweep: self.sweep && point.is_full_read(),
         }
     }
 
@@ -382,6 +468,7 @@ impl Pipeline {
         };
         let cp = self.checkpoint_at(committed);
         self.checkpointer.save(&cp).await?;
+        self.history.forget_before(cp.point);
         self.policy.checkpointed();
         failpoint::hit("after-checkpoint-before-consumer");
         if let Err(e) = self

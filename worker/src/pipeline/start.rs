@@ -14,9 +14,20 @@ pub enum Start {
 }
 
 impl Pipeline {
-    pub(super) async fn start(&self, resumed: Option<&Checkpoint>) -> Result<Start> {
+    /// `start_over`: whatever the scan mode, a full read of the latest snapshot (what MySQL
+    /// holds is not known to be any snapshot's).
+    pub(super) async fn start(
+        &self,
+        resumed: Option<&Checkpoint>,
+        start_over: bool,
+    ) -> Result<Start> {
+        if start_over {
+            return Ok(Start::FullRead {
+                pinned: None,
+                from: Position::START,
+            });
+        }
         if let Some(cp) = resumed {
-            self.check_not_past_the_table(&cp.point).await?;
             return Ok(match cp.point {
                 // A full read resumes inside the same snapshot; one not yet started takes the latest.
                 ReadPoint::FullRead { snapshot_id, at } => Start::FullRead {
@@ -58,34 +69,6 @@ impl Pipeline {
                     None => changes_from(after_latest().await?),
                 }
             }
-        })
-    }
-
-    /// A checkpoint past the table's latest snapshot belongs to another table of that name
-    /// (dropped and created again) or to a history that was rolled back: resuming would wait
-    /// for snapshots that mean something else. An error, never a silent wait.
-    async fn check_not_past_the_table(&self, point: &ReadPoint) -> Result<()> {
-        let done = match *point {
-            ReadPoint::FullRead {
-                snapshot_id,
-                at: Some(_),
-            } => snapshot_id,
-            ReadPoint::FullRead { at: None, .. } => return Ok(()),
-            ReadPoint::Changes { next_snapshot, .. } => next_snapshot - 1,
-        };
-        let latest = self.source.latest_snapshot().await?.unwrap_or(0);
-        if done <= latest {
-            return Ok(());
-        }
-        Err(WorkerError::Source {
-            table: self.source.name().to_string(),
-            message: format!(
-                "the checkpoint ({}) is at snapshot {done}, past the table's latest snapshot {latest}: the table \
-                 was dropped and created again, or rolled back. Nothing is written: start this sync over with \
-                 `pms-worker rebuild` (a new MySQL table, swapped in), or delete its checkpoint to full-read into \
-                 the existing one",
-                self.checkpointer.location()
-            ),
         })
     }
 

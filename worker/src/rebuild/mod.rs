@@ -222,7 +222,9 @@ async fn install(
 ) -> Result<i64> {
     if slots[0].spec.sink.delivery == pms_crds::Delivery::ExactlyOnce
         && mysql
-            .hand_over_progress(&shadows[0].sync_name, &slots[0].sync_name)
+            .hand_over_progress(&shadows[0].sync_name, &slots[0].sync_name, &|note| {
+                crate::checkpoint::swapped_in_note(note, &slots[0])
+            })
             .await?
     {
         info!(sync = %slots[0].sync_name, "rebuild: the new generation's progress rows replaced the sync's");
@@ -246,6 +248,10 @@ async fn install(
         let installed = Checkpoint {
             sync: cfg.sync_name.clone(),
             epoch: old_epoch.max(new.epoch) + 1,
+            belongs_to: new
+                .belongs_to
+                .clone()
+                .map(|b| crate::generation::swapped_in(b, cfg)),
             ..new
         };
         Checkpointer::replace(cfg, &installed).await?;

@@ -19,6 +19,8 @@ pub struct ServerInfo {
     pub max_allowed_packet: u64,
     /// Statement-based binary logging refuses writes under READ COMMITTED.
     pub statement_binlog: bool,
+    /// Which server this is (see [`server_identity`]).
+    pub identity: String,
 }
 
 /// The session every statement of the sink runs in, whatever the server's globals are.
@@ -123,9 +125,28 @@ async fn server_info(pool: &Pool) -> Result<ServerInfo, mysql_async::Error> {
         .await?
         .unwrap_or_default();
     Ok(ServerInfo {
+        identity: server_identity(&mut conn, &version).await?,
         dialect: Dialect::from_version(&version),
         version,
         max_allowed_packet,
         statement_binlog: log_bin && binlog_format.eq_ignore_ascii_case("STATEMENT"),
     })
+}
+
+/// What tells this server from another behind the same URL (a promoted replica, a restored
+/// copy): MySQL's `@@server_uuid`, made at the data directory's creation. MariaDB has none:
+/// its server id (distinct within a replication topology), host, port and data directory.
+async fn server_identity(
+    conn: &mut mysql_async::Conn,
+    version: &str,
+) -> Result<String, mysql_async::Error> {
+    let sql = if version.to_ascii_lowercase().contains("mariadb") {
+        "SELECT CONCAT('server_id=', @@server_id, ' host=', @@hostname, ':', @@port, ' datadir=', @@datadir)"
+    } else {
+        "SELECT CONCAT('server_uuid=', @@server_uuid)"
+    };
+    Ok(conn
+        .query_first::<String, _>(sql)
+        .await?
+        .unwrap_or_default())
 }

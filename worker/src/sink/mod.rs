@@ -244,9 +244,10 @@ impl MysqlSink {
         let stored = progress_table::read(&mut conn, &update.row.sync, update.row.slot)
             .await
             .map_err(|e| Failure::new("progress read", e))?;
-        Ok(stored.is_some_and(|(_, epoch, progress, _)| {
-            epoch == update.row.epoch && progress == update.row.progress
-        }))
+        Ok(
+            stored
+                .is_some_and(|r| r.epoch == update.row.epoch && r.progress == update.row.progress),
+        )
     }
 
     fn error(&self, failure: Failure) -> WorkerError {

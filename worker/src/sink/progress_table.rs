@@ -20,6 +20,7 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS `_paimon_sync_progress` (
   split_index INT NULL,
   split_row   BIGINT NULL,
   split_plan  BIGINT NULL,
+  belongs_to  TEXT NULL,
   epoch       BIGINT NOT NULL,
   updated_at  DATETIME(6) NOT NULL,
   PRIMARY KEY (sync_name, slot)
@@ -55,6 +56,9 @@ pub struct ProgressRow {
     pub slot: u32,
     pub slots: u32,
     pub progress: Progress,
+    /// What the position belongs to (JSON, `checkpoint/mysql.rs` says what); `NULL` in rows
+    /// written before it was recorded.
+    pub belongs_to: Option<String>,
     pub epoch: u64,
     /// RFC 3339, as stored (ignored when writing: the server's clock stamps the row).
     pub updated: String,
@@ -70,8 +74,7 @@ pub struct ProgressUpdate {
 /// Creates the table if needed; the slot counts of the sync's rows that have committed
 /// something (a parallelism they were written with).
 pub async fn slot_counts(conn: &mut Conn, sync: &str) -> Result<Vec<u32>, mysql_async::Error> {
-    conn.query_drop(CREATE).await?;
-    add_split_plan_column(conn).await?;
+    create(conn).await?;
     conn.exec(
         "SELECT DISTINCT slots FROM `_paimon_sync_progress` WHERE sync_name = ? AND phase <> 'none'",
         (sync,),
@@ -98,26 +101,29 @@ pub async fn claim(
         .query_first("SELECT LAST_INSERT_ID()")
         .await?
         .unwrap_or(1);
-    let (slots, progress, updated) = read(conn, sync, slot)
-        .await?
-        .map(|(stored_slots, _, progress, updated)| (stored_slots, progress, updated))
-        .unwrap_or((slots, Progress::default(), String::new()));
+    let row = read(conn, sync, slot).await?;
     Ok(ProgressRow {
         sync: sync.to_string(),
         slot,
-        slots,
-        progress,
         epoch,
-        updated,
+        ..row.unwrap_or(ProgressRow {
+            sync: String::new(),
+            slot,
+            slots,
+            progress: Progress::default(),
+            belongs_to: None,
+            epoch,
+            updated: String::new(),
+        })
     })
 }
 
-/// The stored row of a slot: `(slots, epoch, progress, updated)`.
+/// The stored row of a slot.
 pub async fn read(
     conn: &mut Conn,
     sync: &str,
     slot: u32,
-) -> Result<Option<(u32, u64, Progress, String)>, mysql_async::Error> {
+) -> Result<Option<ProgressRow>, mysql_async::Error> {
     type Row = (
         u32,
         i64,
@@ -125,41 +131,72 @@ pub async fn read(
         Option<u32>,
         Option<u64>,
         Option<u32>,
+        Option<String>,
         u64,
         String,
     );
     let row: Option<Row> = conn
         .exec_first(
-            "SELECT slots, snapshot_id, phase, split_index, split_row, split_plan, epoch, \
+            "SELECT slots, snapshot_id, phase, split_index, split_row, split_plan, belongs_to, epoch, \
              DATE_FORMAT(updated_at, '%Y-%m-%dT%H:%i:%s.%fZ') FROM `_paimon_sync_progress` WHERE sync_name = ? AND slot = ?",
             (sync, slot),
         )
         .await?;
     Ok(row.map(
-        |(slots, snapshot_id, phase, split_index, split_row, split_plan, epoch, updated)| {
-            let progress = Progress {
-                snapshot_id,
-                phase,
-                split_index,
-                split_row,
-                split_plan,
-            };
-            (slots, epoch, progress, updated)
+        |(
+            slots,
+            snapshot_id,
+            phase,
+            split_index,
+            split_row,
+            split_plan,
+            belongs_to,
+            epoch,
+            updated,
+        )| {
+            ProgressRow {
+                sync: sync.to_string(),
+                slot,
+                slots,
+                progress: Progress {
+                    snapshot_id,
+                    phase,
+                    split_index,
+                    split_row,
+                    split_plan,
+                },
+                belongs_to,
+                epoch,
+                updated,
+            }
         },
     ))
 }
 
-/// Tables created before positions carried a plan fingerprint get the column.
-async fn add_split_plan_column(conn: &mut Conn) -> Result<(), mysql_async::Error> {
+/// Creates the table, or adds to one an earlier release created the columns added since.
+async fn create(conn: &mut Conn) -> Result<(), mysql_async::Error> {
+    conn.query_drop(CREATE).await?;
+    add_column(conn, "split_plan", "BIGINT NULL AFTER split_row").await?;
+    add_column(conn, "belongs_to", "TEXT NULL AFTER split_plan").await
+}
+
+async fn add_column(
+    conn: &mut Conn,
+    name: &str,
+    definition: &str,
+) -> Result<(), mysql_async::Error> {
     let present: Option<u32> = conn
-        .query_first(
+        .exec_first(
             "SELECT 1 FROM information_schema.columns WHERE table_schema = DATABASE() \
-             AND table_name = '_paimon_sync_progress' AND column_name = 'split_plan'",
+             AND table_name = '_paimon_sync_progress' AND column_name = ?",
+            (name,),
         )
         .await?;
     if present.is_none() {
         match conn
-            .query_drop("ALTER TABLE `_paimon_sync_progress` ADD COLUMN split_plan BIGINT NULL AFTER split_row")
+            .query_drop(format!(
+                "ALTER TABLE `_paimon_sync_progress` ADD COLUMN {name} {definition}"
+            ))
             .await
         {
             // Another slot added it first (ER_DUP_FIELDNAME).
@@ -181,6 +218,7 @@ pub fn update(update: &ProgressUpdate) -> (&'static str, Params) {
         row.progress.split_index.into(),
         row.progress.split_row.into(),
         row.progress.split_plan.into(),
+        row.belongs_to.clone().into(),
         row.sync.as_str().into(),
         row.slot.into(),
         row.epoch.into(),
@@ -192,7 +230,7 @@ pub fn update(update: &ProgressUpdate) -> (&'static str, Params) {
     ];
     (
         "UPDATE `_paimon_sync_progress` SET slots = ?, snapshot_id = ?, phase = ?, split_index = ?, split_row = ?, \
-         split_plan = ?, updated_at = NOW(6) WHERE sync_name = ? AND slot = ? AND epoch = ? AND snapshot_id = ? \
+         split_plan = ?, belongs_to = ?, updated_at = NOW(6) WHERE sync_name = ? AND slot = ? AND epoch = ? AND snapshot_id = ? \
          AND phase = ? AND split_index <=> ? AND split_row <=> ? AND split_plan <=> ?",
         Params::Positional(params),
     )
@@ -201,8 +239,14 @@ pub fn update(update: &ProgressUpdate) -> (&'static str, Params) {
 /// Makes `from`'s rows (a rebuild's new generation) the rows of `to`, in one transaction: the
 /// old rows of `to` (any parallelism) go, `from`'s are renamed to `to` with an epoch above
 /// every epoch either had, so no worker of either generation can commit on them. Does nothing
-/// when `from` has no rows (handed over already). Returns whether it moved rows.
-pub async fn hand_over(conn: &mut Conn, from: &str, to: &str) -> Result<bool, mysql_async::Error> {
+/// when `from` has no rows (handed over already). `retarget` rewrites each row's
+/// `belongs_to` for its new owner. Returns whether it moved rows.
+pub async fn hand_over(
+    conn: &mut Conn,
+    from: &str,
+    to: &str,
+    retarget: &dyn Fn(Option<String>) -> Option<String>,
+) -> Result<bool, mysql_async::Error> {
     let mut tx = conn.start_transaction(Default::default()).await?;
     let (rows, epoch): (u64, u64) = tx
         .exec_first(
@@ -222,11 +266,20 @@ pub async fn hand_over(conn: &mut Conn, from: &str, to: &str) -> Result<bool, my
         (to,),
     )
     .await?;
-    tx.exec_drop(
-        "UPDATE `_paimon_sync_progress` SET sync_name = ?, epoch = ?, updated_at = NOW(6) WHERE sync_name = ?",
-        (to, epoch + 1, from),
-    )
-    .await?;
+    let notes: Vec<(u32, Option<String>)> = tx
+        .exec(
+            "SELECT slot, belongs_to FROM `_paimon_sync_progress` WHERE sync_name = ?",
+            (from,),
+        )
+        .await?;
+    for (slot, note) in notes {
+        tx.exec_drop(
+            "UPDATE `_paimon_sync_progress` SET sync_name = ?, belongs_to = ?, epoch = ?, updated_at = NOW(6) \
+             WHERE sync_name = ? AND slot = ?",
+            (to, retarget(note), epoch + 1, from, slot),
+        )
+        .await?;
+    }
     tx.commit().await?;
     Ok(true)
 }
@@ -251,10 +304,10 @@ pub async fn rescale_at_cut(
     slots: u32,
 ) -> Result<Rescale, mysql_async::Error> {
     let mut tx = conn.start_transaction(Default::default()).await?;
-    type Row = (u32, u32, i64, String, Option<u32>, u64);
+    type Row = (u32, u32, i64, String, Option<u32>, u64, Option<String>);
     let rows: Vec<Row> = tx
         .exec(
-            "SELECT slot, slots, snapshot_id, phase, split_index, epoch FROM `_paimon_sync_progress` \
+            "SELECT slot, slots, snapshot_id, phase, split_index, epoch, belongs_to FROM `_paimon_sync_progress` \
              WHERE sync_name = ? FOR UPDATE",
             (sync,),
         )
@@ -275,7 +328,9 @@ pub async fn rescale_at_cut(
         return Ok(Rescale::NotAtCut);
     }
     let epoch = rows.iter().map(|r| r.5).max().unwrap_or(0) + 1;
-    replace_rows(&mut tx, sync, slots, snapshot, epoch).await?;
+    // Every old row is at the end of `snapshot`: what one of them belongs to is every new one's.
+    let belongs_to = old[0].6.clone();
+    replace_rows(&mut tx, sync, slots, snapshot, epoch, belongs_to).await?;
     tx.commit().await?;
     Ok(Rescale::AtCut(snapshot))
 }
@@ -287,8 +342,9 @@ pub async fn set_all(
     sync: &str,
     slots: u32,
     snapshot: i64,
+    belongs_to: Option<String>,
 ) -> Result<(), mysql_async::Error> {
-    conn.query_drop(CREATE).await?;
+    create(conn).await?;
     let mut tx = conn.start_transaction(Default::default()).await?;
     let epoch: u64 = tx
         .exec_first(
@@ -297,7 +353,7 @@ pub async fn set_all(
         )
         .await?
         .unwrap_or(0);
-    replace_rows(&mut tx, sync, slots, snapshot, epoch + 1).await?;
+    replace_rows(&mut tx, sync, slots, snapshot, epoch + 1, belongs_to).await?;
     tx.commit().await
 }
 
@@ -307,6 +363,7 @@ async fn replace_rows(
     slots: u32,
     snapshot: i64,
     epoch: u64,
+    belongs_to: Option<String>,
 ) -> Result<(), mysql_async::Error> {
     tx.exec_drop(
         "DELETE FROM `_paimon_sync_progress` WHERE sync_name = ?",
@@ -315,9 +372,9 @@ async fn replace_rows(
     .await?;
     for slot in 0..slots {
         tx.exec_drop(
-            "INSERT INTO `_paimon_sync_progress` (sync_name, slot, slots, snapshot_id, phase, epoch, updated_at) \
-             VALUES (?, ?, ?, ?, 'incremental', ?, NOW(6))",
-            (sync, slot, slots, snapshot, epoch),
+            "INSERT INTO `_paimon_sync_progress` (sync_name, slot, slots, snapshot_id, phase, belongs_to, epoch, \
+             updated_at) VALUES (?, ?, ?, ?, 'incremental', ?, ?, NOW(6))",
+            (sync, slot, slots, snapshot, belongs_to.as_deref(), epoch),
         )
         .await?;
     }
@@ -330,6 +387,21 @@ pub async fn fence(conn: &mut Conn, sync: &str) -> Result<(), mysql_async::Error
     match conn
         .exec_drop(
             "UPDATE `_paimon_sync_progress` SET epoch = epoch + 1 WHERE sync_name = ?",
+            (sync,),
+        )
+        .await
+    {
+        // ER_NO_SUCH_TABLE
+        Err(mysql_async::Error::Server(e)) if e.code == 1146 => Ok(()),
+        other => other,
+    }
+}
+
+/// Deletes every row of `sync` (`pms-worker reset`). A database without the table has none.
+pub async fn remove(conn: &mut Conn, sync: &str) -> Result<(), mysql_async::Error> {
+    match conn
+        .exec_drop(
+            "DELETE FROM `_paimon_sync_progress` WHERE sync_name = ?",
             (sync,),
         )
         .await

@@ -138,19 +138,38 @@ impl MysqlConnection {
 
     /// Exactly-once: the new generation's progress rows become the sync's, in one transaction
     /// (see `progress_table::hand_over`).
-    pub async fn hand_over_progress(&self, from: &str, to: &str) -> Result<bool> {
+    pub async fn hand_over_progress(
+        &self,
+        from: &str,
+        to: &str,
+        retarget: &dyn Fn(Option<String>) -> Option<String>,
+    ) -> Result<bool> {
         let mut conn = self.admin_conn("hand over the progress rows").await?;
-        super::progress_table::hand_over(&mut conn, from, to)
+        super::progress_table::hand_over(&mut conn, from, to, retarget)
             .await
             .map_err(|e| self.admin_err("hand over the progress rows", e))
     }
 
     /// Exactly-once: every slot of `sync` at the end of `snapshot` (see `progress_table::set_all`).
-    pub async fn set_progress(&self, sync: &str, slots: u32, snapshot: i64) -> Result<()> {
+    pub async fn set_progress(
+        &self,
+        sync: &str,
+        slots: u32,
+        snapshot: i64,
+        belongs_to: Option<String>,
+    ) -> Result<()> {
         let mut conn = self.admin_conn("set the progress rows").await?;
-        super::progress_table::set_all(&mut conn, sync, slots, snapshot)
+        super::progress_table::set_all(&mut conn, sync, slots, snapshot, belongs_to)
             .await
             .map_err(|e| self.admin_err("set the progress rows", e))
+    }
+
+    /// Exactly-once: forgets every slot's position (see `progress_table::remove`).
+    pub async fn remove_progress(&self, sync: &str) -> Result<()> {
+        let mut conn = self.admin_conn("remove the progress rows").await?;
+        super::progress_table::remove(&mut conn, sync)
+            .await
+            .map_err(|e| self.admin_err("remove the progress rows", e))
     }
 
     /// Exactly-once: fences every running worker of `sync` (see `progress_table::fence`).

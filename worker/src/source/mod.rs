@@ -16,7 +16,9 @@ use paimon::{CatalogFactory, CatalogOptions, Options};
 use pms_crds::SourceSpec;
 use tracing::debug;
 
-use pms_crds::contract::{Slot, ENV_AWS_ACCESS_KEY_ID, ENV_AWS_SECRET_ACCESS_KEY};
+use pms_crds::contract::{
+    Slot, SnapshotIdentity, ENV_AWS_ACCESS_KEY_ID, ENV_AWS_SECRET_ACCESS_KEY,
+};
 
 use crate::error::{Result, WorkerError};
 use plan::{max_level_only, split_order, upper_levels_oldest_first, Splits};
@@ -201,6 +203,34 @@ impl PaimonSource {
             .await
             .map_err(|e| self.err(e))?;
         Ok(snapshot.time_millis() as i64)
+    }
+
+    /// Snapshot `id` as committed; `None` when it does not exist (not yet, expired, or rolled
+    /// back).
+    pub async fn snapshot_identity(&self, id: i64) -> Result<Option<SnapshotIdentity>> {
+        let manager = self.table.snapshot_manager();
+        let earliest = manager
+            .earliest_snapshot_id()
+            .await
+            .map_err(|e| self.err(e))?;
+        let latest = manager
+            .get_latest_snapshot_id()
+            .await
+            .map_err(|e| self.err(e))?;
+        if !(earliest.is_some_and(|e| e <= id) && latest.is_some_and(|l| id <= l)) {
+            return Ok(None);
+        }
+        Ok(Some(SnapshotIdentity {
+            id,
+            time_millis: self.snapshot_time_millis(id).await?,
+        }))
+    }
+
+    /// When the table's first schema was written (Unix ms): a table dropped and created again
+    /// under the same name has another. `None` when that schema can't be read.
+    pub async fn created_millis(&self) -> Option<i64> {
+        let first = self.table.schema_manager().schema(0).await;
+        first.ok().map(|s| s.time_millis())
     }
 
     /// The first snapshot committed at or after `millis` since the epoch.

@@ -40,6 +40,8 @@ pub(crate) fn paused_checkpoint(
         latest_snapshot: Some(done),
         rescaled_from: None,
         paused_for: paused.map(String::from),
+        belongs_to: None,
+        sweep: false,
     }
 }
 

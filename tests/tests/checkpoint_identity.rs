@@ -1,0 +1,337 @@
+//! What a checkpoint belongs to (README "What a checkpoint belongs to"): a checkpoint of another
+//! sync or table is refused with MySQL unchanged; another history (a rollback, a re-created
+//! table, a failover, rows the target held before) ends with MySQL equal to the reference read.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use pms_tests::mysql::{OwnServer, TestDb};
+use pms_tests::paimon::Table;
+use serde_json::{json, Value as Json};
+
+fn orders() -> Table {
+    orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false)
+}
+
+/// `pms-worker reset` with this config.
+fn reset(cfg: &SyncConfig) {
+    let out = cfg.subcommand("reset", &[]).output().expect("run reset");
+    assert!(out.status.success(), "reset: {}", stderr(&out));
+}
+
+fn checkpoint(cfg: &SyncConfig) -> Json {
+    serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).expect("checkpoint file"))
+        .expect("checkpoint JSON")
+}
+
+/// A refused run: exit non-zero, and its log says each of `says`.
+fn refused(out: &std::process::Output, says: &[&str]) {
+    let log = stderr(out);
+    assert!(!out.status.success(), "must be refused: {log}");
+    for s in says {
+        assert!(log.contains(s), "the refusal says {s:?}: {log}");
+    }
+}
+
+/// Rows Paimon never had, and a key it has with other values.
+const FOREIGN_ROWS: &str = "INSERT INTO {t} (id, amount, status) VALUES (900001, 1, 'foreign'), \
+                            (900002, 2, 'foreign'), (5, 9, 'stale')";
+
+/// A copied config pointed at another MySQL table, sharing the first one's checkpoint file,
+/// can't be told from a sync moved there: refused before anything is written. After `reset`,
+/// the moved sync's first run fills its table exactly, removing the rows Paimon doesn't have.
+#[tokio::test]
+async fn a_copied_config_into_another_table_is_refused_until_reset() {
+    let t = orders();
+    t.commits(vec![generate(1, 300, "+I", 0)]);
+    let db = TestDb::new("copied").await;
+    db.exec(ORDERS_DDL).await;
+    db.exec(&ORDERS_DDL.replace("TABLE orders", "TABLE orders_b"))
+        .await;
+    db.exec(&FOREIGN_ROWS.replace("{t}", "orders_b")).await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = SyncConfig::builder(&t, &db).write_sharing(dir.path(), "a", "shared.json");
+    let b = SyncConfig::builder(&t, &db)
+        .target_table("orders_b")
+        .write_sharing(dir.path(), "b", "shared.json");
+    a.sync_once(&[]);
+    t.commits(vec![generate_step(1, 40, 3, "-D", 0)]);
+    refused(
+        &b.run_once(&[]),
+        &["MySQL table", ".orders,", ".orders_b;", "pms-worker reset"],
+    );
+    assert_eq!(db.count("orders_b").await, 3, "nothing written");
+    reset(&b);
+    b.sync_once(&[]);
+    assert_synced(&t, &db, "orders_b", None).await;
+}
+
+/// Another sync (another name), or a config reading another Paimon table, on the same
+/// checkpoint: refused, naming both sides.
+#[tokio::test]
+async fn another_sync_or_another_paimon_table_on_a_checkpoint_is_refused() {
+    let t = orders();
+    t.commits(vec![generate(1, 100, "+I", 0)]);
+    let other = orders();
+    other.commits(vec![generate(1, 50, "+I", 1)]);
+    let db = TestDb::new("foreign_cp").await;
+    db.exec(ORDERS_DDL).await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = SyncConfig::builder(&t, &db).write_sharing(dir.path(), "a", "shared.json");
+    a.sync_once(&[]);
+    let before = checkpoint(&a);
+    let renamed = a
+        .command(&["--once"])
+        .env("PMS_SYNC_NAME", "another-sync")
+        .output()
+        .unwrap();
+    refused(&renamed, &["belongs to sync \"db.t\"", "\"another-sync\""]);
+    let b = SyncConfig::builder(&other, &db).write_sharing(dir.path(), "b", "shared.json");
+    let wh = |t: &Table| t.warehouse().display().to_string();
+    refused(
+        &b.run_once(&[]),
+        &["Paimon table db.t in", &wh(&t), &wh(&other)],
+    );
+    assert_eq!(
+        checkpoint(&a),
+        before,
+        "a refused run leaves the checkpoint as it was"
+    );
+    assert_synced(&t, &db, "orders", None).await;
+}
+
+/// A first start into a table holding rows (a migration from another pipeline), and a start
+/// after the checkpoint was lost: the full read ends by removing the rows Paimon doesn't have.
+#[tokio::test]
+async fn a_start_without_a_checkpoint_into_a_filled_table_ends_exact() {
+    let t = orders();
+    t.commits(vec![generate(1, 300, "+I", 0)]);
+    let db = TestDb::new("filled").await;
+    db.exec(ORDERS_DDL).await;
+    db.exec(&FOREIGN_ROWS.replace("{t}", "orders")).await;
+    let cfg = SyncConfig::builder(&t, &db).build();
+    let first = cfg.run_once(&[]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(stderr(&first).contains("removed the rows the snapshot doesn't have"));
+    assert_synced(&t, &db, "orders", None).await;
+    // The checkpoint is lost; meanwhile keys are deleted in Paimon.
+    t.commits(vec![generate_step(2, 60, 4, "-D", 0)]);
+    std::fs::remove_file(cfg.checkpoint_path(0, 1)).unwrap();
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+}
+
+/// `rollback_to` between two runs, then new commits that take the rolled-back ids again:
+/// the second run sees another history and starts over, exactly (both deliveries).
+#[tokio::test]
+async fn a_rollback_between_runs_is_followed_exactly() {
+    for delivery in [Delivery::AtLeastOnce, Delivery::ExactlyOnce] {
+        let t = orders();
+        t.commits(vec![generate(1, 300, "+I", 0)]);
+        let kept = t.latest();
+        t.commits(vec![
+            generate_step(1, 50, 2, "+U", 1),
+            generate_step(3, 40, 5, "-D", 0),
+        ]);
+        let db = TestDb::new("rollback").await;
+        db.exec(ORDERS_DDL).await;
+        let cfg = SyncConfig::builder(&t, &db).delivery(delivery).build();
+        cfg.sync_once(&[]);
+        let applied = t.latest();
+        t.rollback_to(kept);
+        t.commits(vec![
+            generate_step(2, 30, 7, "-D", 0),
+            generate(5000, 20, "+I", 3),
+            generate_step(4, 30, 3, "+U", 9),
+        ]);
+        assert!(t.latest() > applied, "the new history reuses the ids");
+        let again = cfg.run_once(&[]);
+        assert!(again.status.success(), "{}", stderr(&again));
+        assert!(
+            stderr(&again).contains("rolled back"),
+            "{delivery:?}: {}",
+            stderr(&again)
+        );
+        assert_synced(&t, &db, "orders", None).await;
+    }
+}
+
+/// A running worker waiting for the next snapshot: the table is rolled back and written past
+/// where the worker was; it notices and starts over, exactly.
+#[tokio::test]
+async fn a_rollback_while_running_is_followed_exactly() {
+    let t = orders();
+    t.commits(vec![generate(1, 300, "+I", 0)]);
+    let kept = t.latest();
+    t.commits(vec![generate_step(1, 60, 2, "-D", 0)]);
+    let db = TestDb::new("rollback_live").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db)
+        .checkpoint_interval(Duration::ZERO)
+        .build();
+    let mut child = cfg.spawn(&[]);
+    wait_for_checkpoint_at(&cfg, t.latest()).await;
+    t.rollback_to(kept);
+    t.commits(vec![
+        generate_step(2, 40, 3, "+U", 4),
+        generate(7000, 30, "+I", 2),
+        generate_step(5, 20, 9, "-D", 0),
+    ]);
+    wait_for_checkpoint_at(&cfg, t.latest()).await;
+    let status = stop_with_sigterm(&mut child).await;
+    assert!(status.success());
+    assert!(cfg.log().contains("rolled back"), "{}", cfg.log());
+    assert_synced(&t, &db, "orders", None).await;
+}
+
+/// A Paimon table dropped and created again under the same name, with more snapshots than
+/// the checkpoint's, then with fewer: each time the next run starts over, exactly.
+#[tokio::test]
+async fn a_table_dropped_and_created_again_is_followed_exactly() {
+    let options = json!({"bucket": "2", "changelog-producer": "input"});
+    let t = orders_table(options.clone(), false);
+    t.commits(vec![
+        generate(1, 200, "+I", 0),
+        generate_step(1, 20, 3, "+U", 1),
+    ]);
+    let db = TestDb::new("recreated").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db).build();
+    cfg.sync_once(&[]);
+    t.drop_and_create(orders_create(options.clone(), false));
+    t.commits(vec![
+        generate(100, 150, "+I", 5),
+        generate_step(100, 30, 2, "+U", 6),
+        generate_step(101, 30, 4, "-D", 0),
+        generate(1, 10, "+I", 7),
+    ]);
+    let again = cfg.run_once(&[]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(stderr(&again).contains("dropped and created again"));
+    assert_synced(&t, &db, "orders", None).await;
+    t.drop_and_create(orders_create(options, false));
+    t.commits(vec![generate(40, 25, "+I", 8)]);
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+}
+
+/// `--stop-at-snapshot S` from a checkpoint inside snapshot S+1: refused (part of S+1 is
+/// applied, so no cut at S can be reported).
+#[tokio::test]
+async fn stop_at_a_snapshot_the_slot_is_past_inside_is_refused() {
+    let t = orders();
+    t.commits(vec![generate(1, 100, "+I", 0)]);
+    let db = TestDb::new("stop_mid").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfig::builder(&t, &db).build();
+    cfg.sync_once(&[]);
+    let cut = t.latest();
+    t.commits(vec![generate_step(1, 30, 2, "+U", 1)]);
+    let mut cp = checkpoint(&cfg);
+    cp["snapshotId"] = json!(cut + 1);
+    cp["position"] = json!({"split": 0, "row": 1});
+    std::fs::write(cfg.checkpoint_path(0, 1), cp.to_string()).unwrap();
+    refused(
+        &cfg.run_once(&["--stop-at-snapshot", &cut.to_string()]),
+        &[&format!("snapshot {} partly applied", cut + 1)],
+    );
+}
+
+/// A failover to a replica that lags: MariaDB primary and replica (async replication on
+/// loopback), the replica's SQL thread held back while the sync writes the last changes to
+/// the primary, then the replica promoted and `sink.url` switched to it while Paimon commits.
+/// At-least-once sees another server and starts over; exactly-once resumes from its progress
+/// row, which lags with the data. Both end exact.
+#[tokio::test]
+async fn a_failover_to_a_lagging_replica_ends_exact() {
+    for delivery in [Delivery::AtLeastOnce, Delivery::ExactlyOnce] {
+        let primary =
+            OwnServer::start(&["--server-id=1", "--log-bin=pms-bin", "--binlog-format=ROW"]);
+        let replica = OwnServer::start(&["--server-id=2"]);
+        let primary_admin = TestDb::attach(primary.port, "mysql");
+        let status = primary_admin.query_strings("SHOW MASTER STATUS").await;
+        let (file, pos) = (
+            status[0][0].clone().expect("binlog file"),
+            status[0][1].clone().expect("binlog position"),
+        );
+        let replica_admin = TestDb::attach(replica.port, "mysql");
+        replica_admin
+            .exec(&format!(
+                "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={}, MASTER_USER='pms', \
+                 MASTER_PASSWORD='pms', MASTER_LOG_FILE='{file}', MASTER_LOG_POS={pos}",
+                primary.port
+            ))
+            .await;
+        replica_admin.exec("START SLAVE").await;
+        let db = TestDb::on(primary.port, "failover").await;
+        db.exec(ORDERS_DDL).await;
+        let t = orders();
+        t.commits(vec![generate(1, 400, "+I", 0)]);
+        let dir = tempfile::tempdir().unwrap();
+        let on_primary = SyncConfig::builder(&t, &db)
+            .delivery(delivery)
+            .write_sharing(dir.path(), "primary", "cp.json");
+        on_primary.sync_once(&[]);
+        let on_replica_db = TestDb::attach(replica.port, &db.name);
+        wait_for_rows(&on_replica_db, db.count("orders").await).await;
+        // The replica stops applying; the sync writes more to the primary.
+        replica_admin.exec("STOP SLAVE SQL_THREAD").await;
+        t.commits(vec![
+            generate_step(1, 100, 3, "+U", 2),
+            generate_step(2, 80, 5, "-D", 0),
+            generate(9000, 50, "+I", 4),
+        ]);
+        on_primary.sync_once(&[]);
+        // Failover: the replica, without those changes, becomes the target.
+        replica_admin.exec("STOP SLAVE").await;
+        replica_admin.exec("RESET SLAVE ALL").await;
+        let on_replica = SyncConfig::builder(&t, &db)
+            .sink_url(&on_replica_db.url())
+            .delivery(delivery)
+            .write_sharing(dir.path(), "replica", "cp.json");
+        t.commits(vec![generate_step(3, 60, 7, "+U", 5)]);
+        let after = on_replica.run_once(&[]);
+        assert!(after.status.success(), "{delivery:?}: {}", stderr(&after));
+        if delivery == Delivery::AtLeastOnce {
+            assert!(
+                stderr(&after).contains("is another one"),
+                "{}",
+                stderr(&after)
+            );
+        }
+        assert_synced(&t, &on_replica_db, "orders", None).await;
+    }
+}
+
+async fn wait_for_rows(db: &TestDb, rows: i64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while db.count("orders").await != rows {
+        assert!(Instant::now() < deadline, "the replica did not catch up");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until the checkpoint says every change through `snapshot` is applied.
+async fn wait_for_checkpoint_at(cfg: &SyncConfig, snapshot: i64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let cp: Option<Json> = std::fs::read(cfg.checkpoint_path(0, 1))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        if cp.as_ref().is_some_and(|c| {
+            c["phase"] == "incremental"
+                && c["snapshotId"] == snapshot
+                && c.get("position").is_none()
+        }) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no checkpoint at snapshot {snapshot}: {cp:?}\n{}",
+            cfg.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -1,0 +1,165 @@
+//! What a checkpoint belongs to ([`BelongsTo`]), what the sync is now, and what a difference
+//! leads to (README "What a checkpoint belongs to"):
+//!
+//! - Another sync's checkpoint, another Paimon table or another MySQL table: refused before
+//!   anything is written. A copied config and a moved sync look the same, and guessing wrong
+//!   either skips the new target's history or overwrites a table; the error shows both sides
+//!   and the way out (`pms-worker reset`).
+//! - The same names, but another history: a Paimon table dropped and created again, a
+//!   rolled-back history (`pipeline/history.rs`), or, with at-least-once, another MySQL server
+//!   (a failover to a replica that lacks the last changes): the slot starts over, exactly: a
+//!   full read of the latest snapshot that ends by removing the rows it doesn't have. With
+//!   exactly-once the progress row moved with the data, so another server is no difference.
+
+use pms_crds::contract::{BelongsTo, Checkpoint, SourceIdentity, TargetIdentity};
+
+use crate::config::WorkerConfig;
+use crate::sink::MysqlConnection;
+use crate::source::PaimonSource;
+
+/// What this sync reads and writes now (no snapshot yet).
+pub async fn now(cfg: &WorkerConfig, source: &PaimonSource, mysql: &MysqlConnection) -> BelongsTo {
+    BelongsTo {
+        source: SourceIdentity {
+            warehouse: cfg.spec.source.warehouse.clone(),
+            database: cfg.spec.source.database.clone(),
+            table: cfg.spec.source.table.clone(),
+            created_millis: source.created_millis().await,
+        },
+        target: TargetIdentity {
+            database: cfg.mysql.database.clone(),
+            table: cfg.spec.sink.table.clone(),
+            server: mysql.server().identity.clone(),
+        },
+        snapshot: None,
+    }
+}
+
+/// Why `cp` must not be resumed by this sync at all (another sync's, or made for another
+/// table on either side), with the evidence; `None` when it may.
+pub fn foreign(cp: &Checkpoint, sync: &str, now: &BelongsTo) -> Option<String> {
+    if cp.sync != sync {
+        return Some(format!(
+            "belongs to sync {:?}, and this is sync {sync:?}: two syncs never share a checkpoint. Give this one its own \
+             `checkpoint.path` (standalone) or name",
+            cp.sync
+        ));
+    }
+    let was = cp.belongs_to.as_ref()?;
+    let paimon =
+        |s: &SourceIdentity| format!("Paimon table {}.{} in {}", s.database, s.table, s.warehouse);
+    let mysql = |t: &TargetIdentity| format!("MySQL table {}.{}", t.database, t.table);
+    let (then, today) = if paimon(&was.source) != paimon(&now.source) {
+        (paimon(&was.source), paimon(&now.source))
+    } else if mysql(&was.target) != mysql(&now.target) {
+        (mysql(&was.target), mysql(&now.target))
+    } else {
+        return None;
+    };
+    Some(format!(
+        "was made for {then}, and this sync is configured for {today}; nothing was written. If this is a second sync \
+         (a copied config), give it its own `checkpoint.path` or name. If the sync moved on purpose, run `pms-worker \
+         reset` with this config (it removes this sync's checkpoints): the next run reads the table in full and removes \
+         from the target the rows Paimon doesn't have"
+    ))
+}
+
+/// Why the slot must start over (a full read that removes what it doesn't read) rather than
+/// resume `cp`: the Paimon table was created again, or, when the checkpoint did not come
+/// with the rows (`from_progress_row` false), the target's server is another one.
+pub fn start_over_reason(
+    cp: &Checkpoint,
+    now: &BelongsTo,
+    from_progress_row: bool,
+) -> Option<String> {
+    let was = cp.belongs_to.as_ref()?;
+    let created = (was.source.created_millis, now.source.created_millis);
+    if let (Some(then), Some(today)) = created {
+        if then != today {
+            return Some(format!(
+                "Paimon table {}.{} was dropped and created again (its first schema was written at {then} ms, now at \
+                 {today} ms): the checkpoint's snapshots are another table's",
+                now.source.database, now.source.table
+            ));
+        }
+    }
+    if !from_progress_row && was.target.server != now.target.server {
+        return Some(format!(
+            "the MySQL server behind the URL is another one ({}, was {}): a failover, or a copy. With delivery \
+             at-least-once the checkpoint's progress is what the old server held, which the new one may lack",
+            now.target.server, was.target.server
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pms_crds::contract::{ReadPoint, Slot};
+
+    fn belongs(table: &str, target: &str, server: &str, created: i64) -> BelongsTo {
+        BelongsTo {
+            source: SourceIdentity {
+                warehouse: "/wh".into(),
+                database: "db".into(),
+                table: table.into(),
+                created_millis: Some(created),
+            },
+            target: TargetIdentity {
+                database: "serving".into(),
+                table: target.into(),
+                server: server.into(),
+            },
+            snapshot: None,
+        }
+    }
+
+    fn cp(belongs_to: BelongsTo) -> Checkpoint {
+        Checkpoint {
+            sync: "s".into(),
+            slot: Slot::SINGLE,
+            point: ReadPoint::FullRead {
+                snapshot_id: 1,
+                at: None,
+            },
+            epoch: 1,
+            updated: String::new(),
+            latest_snapshot: None,
+            rescaled_from: None,
+            paused_for: None,
+            belongs_to: Some(belongs_to),
+            sweep: false,
+        }
+    }
+
+    #[test]
+    fn another_sync_or_table_is_refused_with_both_sides() {
+        let stored = cp(belongs("t", "orders", "a", 1));
+        assert!(foreign(&stored, "s", &belongs("t", "orders", "b", 2)).is_none());
+        let other_sync = foreign(&stored, "s2", &belongs("t", "orders", "a", 1)).unwrap();
+        assert!(
+            other_sync.contains("\"s\"") && other_sync.contains("\"s2\""),
+            "{other_sync}"
+        );
+        let retarget = foreign(&stored, "s", &belongs("t", "orders_b", "a", 1)).unwrap();
+        assert!(
+            retarget.contains("serving.orders,") && retarget.contains("serving.orders_b;"),
+            "{retarget}"
+        );
+        let resource = foreign(&stored, "s", &belongs("u", "orders", "a", 1)).unwrap();
+        assert!(
+            resource.contains("db.t in /wh") && resource.contains("db.u in /wh"),
+            "{resource}"
+        );
+    }
+
+    #[test]
+    fn a_recreated_table_or_another_server_starts_over_unless_the_row_moved_with_the_data() {
+        let stored = cp(belongs("t", "orders", "a", 1));
+        assert!(start_over_reason(&stored, &belongs("t", "orders", "a", 1), false).is_none());
+        assert!(start_over_reason(&stored, &belongs("t", "orders", "a", 2), true).is_some());
+        assert!(start_over_reason(&stored, &belongs("t", "orders", "b", 1), false).is_some());
+        assert!(start_over_reason(&stored, &belongs("t", "orders", "b", 1), true).is_none());
+    }
+}

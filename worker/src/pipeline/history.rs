@@ -1,0 +1,103 @@
+//! Which history the slot is in: the identity (commit time) of each snapshot it has applied,
+//! checked against the table at start and at every poll that finds the table moved, so a
+//! rollback (`rollback_to`: later ids deleted, then taken again by new commits) or a table
+//! dropped and created again is seen, not read on as if it followed what MySQL holds.
+
+use std::collections::BTreeMap;
+
+use pms_crds::contract::{Checkpoint, ReadPoint, SnapshotIdentity};
+
+use crate::error::Result;
+use crate::source::PaimonSource;
+
+/// The snapshot a point has applied through (or is the full read of).
+pub(super) fn applied_snapshot(point: ReadPoint) -> Option<i64> {
+    match point {
+        ReadPoint::FullRead { snapshot_id, at } => at.map(|_| snapshot_id),
+        ReadPoint::Changes { next_snapshot, .. } => {
+            (next_snapshot > 1).then_some(next_snapshot - 1)
+        }
+    }
+}
+
+/// The identities of the snapshots the slot's checkpoints may still name.
+#[derive(Default)]
+pub(super) struct History {
+    snapshots: BTreeMap<i64, SnapshotIdentity>,
+}
+
+impl History {
+    /// Remembers snapshot `id` as the table has it now (one read of its file), for the
+    /// checkpoints that reach it and the checks after it.
+    pub async fn learn(&mut self, source: &PaimonSource, id: i64) -> Result<()> {
+        if let Some(identity) = source.snapshot_identity(id).await? {
+            self.snapshots.insert(id, identity);
+        }
+        Ok(())
+    }
+
+    /// The identity of the snapshot `point` applied through, when known.
+    pub fn at(&self, point: ReadPoint) -> Option<SnapshotIdentity> {
+        applied_snapshot(point).and_then(|id| self.snapshots.get(&id).copied())
+    }
+
+    /// Forgets the snapshots before the committed point's (no checkpoint names them again).
+    pub fn forget_before(&mut self, point: ReadPoint) {
+        if let Some(id) = applied_snapshot(point) {
+            self.snapshots = self.snapshots.split_off(&id);
+        }
+    }
+
+    /// At start: why the resumed checkpoint's history is not the table's (the table's latest
+    /// snapshot is before it, or its snapshot was committed again), if it isn't.
+    pub async fn resumed_changed(
+        &mut self,
+        source: &PaimonSource,
+        cp: &Checkpoint,
+    ) -> Result<Option<String>> {
+        let Some(applied) = applied_snapshot(cp.point) else {
+            return Ok(None);
+        };
+        let stored = cp.belongs_to.as_ref().and_then(|b| b.snapshot);
+        if let Some(s) = stored.filter(|s| s.id == applied) {
+            self.snapshots.insert(applied, s);
+        }
+        self.changed_at(source, applied).await
+    }
+
+    /// While following, before reading the snapshots after `applied`: the same question.
+    pub async fn changed_at(
+        &mut self,
+        source: &PaimonSource,
+        applied: i64,
+    ) -> Result<Option<String>> {
+        if applied < 1 {
+            return Ok(None);
+        }
+        let latest = source.latest_snapshot().await?.unwrap_or(0);
+        if latest < applied {
+            return Ok(Some(format!(
+                "the table's latest snapshot is {latest}, and this slot has applied snapshot {applied}: the table was \
+                 rolled back, or dropped and created again"
+            )));
+        }
+        let Some(known) = self.snapshots.get(&applied).copied() else {
+            // Not recorded (an older checkpoint, a start by scan mode): the table's is taken.
+            self.learn(source, applied).await?;
+            return Ok(None);
+        };
+        Ok(match source.snapshot_identity(applied).await? {
+            // Expired: nothing left to compare with (the next one is checked when needed).
+            None => None,
+            Some(now) if now == known => None,
+            Some(now) => Some(rewritten(known, now)),
+        })
+    }
+}
+
+fn rewritten(known: SnapshotIdentity, now: SnapshotIdentity) -> String {
+    format!(
+        "this slot applied {known}, and the table's {now}: the table was rolled back and written again (or dropped and \
+         created again)"
+    )
+}
