@@ -234,12 +234,26 @@ fn dns_form(table: &str) -> String {
 /// The tables of `chosen` whose syncs would have one name (`a_b` and `A-b` are both
 /// `<name>-a-b`), each with why: their checkpoints, consumer and Kubernetes objects would mix,
 /// so none of them is synced.
+/// So are tables whose sync name would end like a rebuild's (`orders_rebuild`: `<name>-orders-rebuild`,
+/// the name of the rebuild of `orders`' sync).
 pub fn name_clashes(chosen: &[String]) -> BTreeMap<String, String> {
     let mut by_name: BTreeMap<String, Vec<&String>> = BTreeMap::new();
     for t in chosen {
         by_name.entry(dns_form(t)).or_default().push(t);
     }
-    by_name
+    let reserved = chosen
+        .iter()
+        .filter(|t| format!("-{}", dns_form(t)).ends_with(crate::contract::REBUILD_SUFFIX))
+        .map(|t| {
+            let why = format!(
+                "table {t}'s sync name would end with {:?}, which names a rebuild's new generation (of the \
+                 sync of table {:?}): it is not synced; exclude it (spec.tables.exclude) or rename the table",
+                crate::contract::REBUILD_SUFFIX,
+                t.get(..t.len().saturating_sub(8)).unwrap_or_default()
+            );
+            (t.clone(), why)
+        });
+    let clashing: BTreeMap<String, String> = by_name
         .into_values()
         .filter(|same| same.len() > 1)
         .flat_map(|same| {
@@ -252,7 +266,8 @@ pub fn name_clashes(chosen: &[String]) -> BTreeMap<String, String> {
                 (t.clone(), why)
             })
         })
-        .collect()
+        .collect();
+    reserved.chain(clashing).collect()
 }
 
 /// The status of a `PaimonMysqlDatabaseSync`: its tables' syncs summed up.
@@ -396,6 +411,18 @@ template:
             clashes["dim-a"].starts_with("tables dim_a, dim-a, Dim_A would share"),
             "{}",
             clashes["dim-a"]
+        );
+    }
+
+    #[test]
+    fn a_table_whose_sync_would_look_like_a_rebuild_is_named() {
+        let chosen = ["orders", "orders_rebuild", "rebuilds"].map(String::from);
+        let clashes = name_clashes(&chosen);
+        assert_eq!(clashes.keys().collect::<Vec<_>>(), ["orders_rebuild"]);
+        assert!(
+            clashes["orders_rebuild"].contains("(of the sync of table \"orders\")"),
+            "{}",
+            clashes["orders_rebuild"]
         );
     }
 

@@ -19,26 +19,53 @@ pub use spec::*;
 pub use status::*;
 pub use worker_pod::WorkerPodSpec;
 
-/// The CRDs (the sync, its savepoints, the database sync) as one YAML stream. Each goes through JSON text first: with serde_json's `arbitrary_precision`
-/// (enabled in the workspace by the `paimon` crate) numbers would otherwise serialize as
-/// private maps instead of plain YAML numbers.
-pub fn crd_yaml() -> String {
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, ValidationRule,
+};
+
+/// The CRDs: the sync, its savepoints, the database sync. The sync's gets a rule on its name,
+/// which only the root of a schema can hold (`metadata.name`): none may end like a rebuild's.
+pub fn crds() -> Vec<CustomResourceDefinition> {
     use kube::CustomResourceExt;
-    [
-        PaimonMysqlSync::crd(),
+    let mut sync = PaimonMysqlSync::crd();
+    for version in &mut sync.spec.versions {
+        if let Some(root) = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+        {
+            root.x_kubernetes_validations.get_or_insert_with(Vec::new).push(ValidationRule {
+                rule: format!("!self.metadata.name.endsWith('{}')", contract::REBUILD_SUFFIX),
+                message: Some(format!(
+                    "a sync's name must not end with {:?}: that names a rebuild's new generation of another sync",
+                    contract::REBUILD_SUFFIX
+                )),
+                ..Default::default()
+            });
+        }
+    }
+    vec![
+        sync,
         PaimonMysqlSyncSavepoint::crd(),
         PaimonMysqlDatabaseSync::crd(),
     ]
-    .into_iter()
-    .map(|crd| {
-        let mut crd = serde_json::to_value(crd).expect("the CRD serializes");
-        drop_unsigned_formats(&mut crd);
-        let json = serde_json::to_string(&crd).expect("the CRD serializes");
-        let value: serde_yaml::Value = serde_yaml::from_str(&json).expect("JSON is YAML");
-        serde_yaml::to_string(&value).expect("YAML serializes")
-    })
-    .collect::<Vec<_>>()
-    .join("---\n")
+}
+
+/// The CRDs as one YAML stream. Each goes through JSON text first: with serde_json's `arbitrary_precision`
+/// (enabled in the workspace by the `paimon` crate) numbers would otherwise serialize as
+/// private maps instead of plain YAML numbers.
+pub fn crd_yaml() -> String {
+    crds()
+        .into_iter()
+        .map(|crd| {
+            let mut crd = serde_json::to_value(crd).expect("the CRD serializes");
+            drop_unsigned_formats(&mut crd);
+            let json = serde_json::to_string(&crd).expect("the CRD serializes");
+            let value: serde_yaml::Value = serde_yaml::from_str(&json).expect("JSON is YAML");
+            serde_yaml::to_string(&value).expect("YAML serializes")
+        })
+        .collect::<Vec<_>>()
+        .join("---\n")
 }
 
 /// schemars writes `format: uint32/uint64`, which the API server doesn't know (it warns on

@@ -199,7 +199,9 @@ fn default_parallelism() -> u32 {
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-validations" = [
     {"rule": "!has(self.scanMode) || self.scanMode != 'from-snapshot' || has(self.startSnapshot)", "message": "scanMode from-snapshot needs startSnapshot"},
-    {"rule": "!has(self.scanMode) || self.scanMode != 'from-timestamp' || has(self.startTimestamp)", "message": "scanMode from-timestamp needs startTimestamp (RFC 3339)"}
+    {"rule": "!has(self.scanMode) || self.scanMode != 'from-timestamp' || has(self.startTimestamp)", "message": "scanMode from-timestamp needs startTimestamp (RFC 3339)"},
+    {"rule": "self.warehouse == oldSelf.warehouse && self.database == oldSelf.database && self.table == oldSelf.table",
+     "message": "a sync's Paimon table (warehouse, database, table) can't change: its checkpoints describe the old one. To sync another table, create a new PaimonMysqlSync (its first run reads the table in full and removes the rows the target holds that Paimon doesn't) and delete this one"}
 ]))]
 pub struct SourceSpec {
     /// Warehouse root: `file:///path`, a plain absolute path, or `s3://bucket/prefix`.
@@ -308,6 +310,10 @@ pub struct SecretRef {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "self.table == oldSelf.table",
+     "message": "a sync's MySQL table (sink.table) can't change: its checkpoints describe the old one. To write another table, create a new PaimonMysqlSync (its first run reads in full and removes the rows the table holds that Paimon doesn't) and delete this one"}
+]))]
 pub struct SinkSpec {
     /// `mysql://host:port/database` (port default 3306). It may carry `user:password@`
     /// (percent-escaped); the Secret of `credentialsSecretRef` wins over it. No user at all

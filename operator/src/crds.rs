@@ -5,20 +5,15 @@
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Patch, PatchParams};
-use kube::{Api, Client, CustomResourceExt, ResourceExt};
+use kube::{Api, Client, ResourceExt};
 use pms_crds::contract::MANAGER;
-use pms_crds::{PaimonMysqlDatabaseSync, PaimonMysqlSync, PaimonMysqlSyncSavepoint};
 use tracing::info;
 
 /// Applies the CRDs with the operator's field manager (forcing: it owns their schemas).
 pub async fn apply_own_crds(client: &Client) -> Result<(), String> {
     let api: Api<CustomResourceDefinition> = Api::all(client.clone());
     let params = PatchParams::apply(MANAGER).force();
-    for crd in [
-        PaimonMysqlSync::crd(),
-        PaimonMysqlSyncSavepoint::crd(),
-        PaimonMysqlDatabaseSync::crd(),
-    ] {
+    for crd in pms_crds::crds() {
         let name = crd.name_any();
         api.patch(&name, &params, &Patch::Apply(&crd)).await.map_err(|e| {
             format!(

@@ -380,26 +380,27 @@ async fn one_config_mirrors_a_whole_database() {
         "was dropped in Paimon: its sync stops; the MySQL table is left as it is",
     )
     .await;
-    // Created again under the same name: its old checkpoint is past the new table's snapshots.
-    // That is refused (resuming would wait for snapshots that mean something else).
-    wh.create_tables(vec![(
+    assert_eq!(
+        db.count("dropme_rt").await,
+        dropme_rows,
+        "a dropped table's MySQL rows stay"
+    );
+    // Created again under the same name: its old checkpoint is another table's. The sync starts
+    // over (README "What a checkpoint belongs to"): a full read that removes the old rows.
+    let recreated = wh.create_tables(vec![(
         "dropme",
         orders_create(json!({"bucket": "1", "changelog-producer": "input"}), false),
         vec![rows("+I", orders(1..=5, 7, None))],
     )]);
-    wait_for_log(&log_path, "past the table's latest snapshot 1").await;
+    wait_for_log(&log_path, "was dropped and created again").await;
     let mut live: Vec<&Table> = synced
         .iter()
         .copied()
         .filter(|t| t.name != "dropme")
         .collect();
     live.push(&added[0]);
+    live.push(&recreated[0]);
     assert_all_synced(&wh, &db, &live, &log_path).await;
-    assert_eq!(
-        db.count("dropme_rt").await,
-        dropme_rows,
-        "a dropped table's MySQL rows stay"
-    );
     assert!(
         std::fs::read_to_string(&log_path)
             .unwrap()

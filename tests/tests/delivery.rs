@@ -529,9 +529,14 @@ async fn exactly_once_rescales_only_at_a_cut() {
         SyncConfig::builder(&table, db)
             .delivery(Delivery::ExactlyOnce)
             .max_rows(10)
-            .build()
     };
-    let (clean_cfg, cfg) = (builder(&clean), builder(&db));
+    let clean_cfg = builder(&clean).build();
+    // The sync with one slot, then two: configs sharing the checkpoint files.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = builder(&db).write_sharing(dir.path(), "one", "cp.json");
+    let two = builder(&db)
+        .parallelism(2)
+        .write_sharing(dir.path(), "two", "cp.json");
     clean_cfg.sync_once(&[]);
     let out = run_with(
         &cfg,
@@ -540,10 +545,12 @@ async fn exactly_once_rescales_only_at_a_cut() {
     assert!(!out.status.success(), "killed inside the full read");
     let audit = db.count("audit").await;
     for slot in ["0", "1"] {
-        let out = cfg.run_once(&["--slot", slot, "--slots", "2"]);
+        let out = two.run_once(&["--slot", slot]);
         assert!(!out.status.success());
+        // Refused by the checkpoint files (a slot's full read is unfinished) before the
+        // progress rows (not at a cut) are even looked at.
         assert!(
-            stderr(&out).contains("committed with 1 slots, and this worker is slot"),
+            stderr(&out).contains("while a slot's full read is unfinished"),
             "{}",
             stderr(&out)
         );
@@ -558,7 +565,7 @@ async fn exactly_once_rescales_only_at_a_cut() {
     clean_cfg.sync_once(&[]);
     let logs: Vec<String> = ["0", "1"]
         .map(|slot| {
-            let out = cfg.run_once(&["--slot", slot, "--slots", "2"]);
+            let out = two.run_once(&["--slot", slot]);
             assert!(out.status.success(), "{}", stderr(&out));
             stderr(&out)
         })

@@ -493,6 +493,65 @@ fn invalid_resources_are_rejected(db: &TestDb) {
     ] {
         assert!(err.contains(tls_rule), "{err}");
     }
+    // A name that reads as the rebuild of another sync (a CEL rule on metadata.name).
+    let url = format!("mysql://127.0.0.1:{}/{}", db.port, db.name);
+    let named = sync_resource(&SyncConfigBuilder::new("/nowhere", "db", "t", &url))
+        .replace(&format!("name: {SYNC}\n"), "name: orders-rebuild\n");
+    let out = apply(&named);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success() && err.contains("names a rebuild's new generation of another sync"),
+        "{err}"
+    );
+}
+
+/// A sync's tables are part of what its checkpoints belong to: an update that changes the
+/// Paimon table or `sink.table` is refused by the API server (CEL transition rules), saying how
+/// to move a sync; the URL may change (a failover to another host; another database in it is
+/// refused by the workers, whose checkpoints name it). Server-side dry runs: the sync is left
+/// as it is.
+fn a_sync_cannot_be_moved_to_another_table(table: &Table, db: &TestDb) {
+    let dry_run = |spec: SyncConfigBuilder| {
+        let resource = sync_resource(&spec.parallelism(2).state(SyncState::Running));
+        kubectl_output(&["apply", "--dry-run=server", "-f", "-"], Some(&resource))
+    };
+    let moved = [
+        (
+            "sink.table",
+            sync_spec(table, db).target_table("orders_elsewhere"),
+        ),
+        (
+            "the Paimon table",
+            SyncConfigBuilder::new(
+                table.warehouse().display().to_string(),
+                &table.database,
+                "other",
+                "",
+            )
+            .sink_url(&format!("mysql://127.0.0.1:{}/{}", db.port, db.name))
+            .poll_interval(Duration::from_millis(200))
+            .credentials_secret("mysql-writer")
+            .max_rows(200)
+            .checkpoint_interval(Duration::from_secs(1)),
+        ),
+    ];
+    for (what, spec) in moved {
+        let out = dry_run(spec);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "a change of {what} must be refused");
+        assert!(
+            err.contains("create a new PaimonMysqlSync"),
+            "{what}: {err}"
+        );
+    }
+    let failover =
+        sync_spec(table, db).sink_url(&format!("mysql://localhost:{}/{}", db.port, db.name));
+    let out = dry_run(failover);
+    assert!(
+        out.status.success(),
+        "another host for the same database is accepted: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A Paimon table with 4 buckets, the MySQL table, and a Secret with a dedicated MySQL writer.
@@ -1428,6 +1487,7 @@ async fn operator_end_to_end() {
     let _operator = start_operator(&operator_log());
     the_operator_brings_its_crds_up_to_date().await;
     create_sync(&table, &db);
+    a_sync_cannot_be_moved_to_another_table(&table, &db);
     operator_builds_the_objects().await;
     only_the_leader_reconciles().await;
     workers_sync_the_table(&table, &db).await;

@@ -42,10 +42,7 @@ async fn rebuild_after_an_expired_snapshot_leaves_no_orphans_and_no_partial_tabl
     db.exec(ORDERS_DDL).await;
     // Two slots: the new generation loads them in parallel and installs each one's checkpoint.
     let cfg = SyncConfig::builder(&t, &db).parallelism(2).build();
-    let slots = [
-        ["--slot", "0", "--slots", "2"],
-        ["--slot", "1", "--slots", "2"],
-    ];
+    let slots = [["--slot", "0"], ["--slot", "1"]];
     for slot in &slots {
         cfg.sync_once(slot);
     }
@@ -234,10 +231,7 @@ async fn an_exactly_once_sync_changes_its_parallelism_by_a_rebuild() {
         .delivery(Delivery::ExactlyOnce)
         .parallelism(2)
         .build();
-    let slots = [
-        ["--slot", "0", "--slots", "2"],
-        ["--slot", "1", "--slots", "2"],
-    ];
+    let slots = [["--slot", "0"], ["--slot", "1"]];
     let out = two.run_once(&slots[1]);
     assert!(
         stderr(&out).contains("`pms-worker rebuild` with the new parallelism"),

@@ -181,3 +181,75 @@ async fn a_worker_rides_out_an_s3_restart() {
     assert!(log.contains("S3 write failed; retrying"), "{log}");
     assert_synced(&t, &db, "orders", None).await;
 }
+
+/// Under the operator (`PMS_NAMESPACE`) the names outside the namespace carry it
+/// (`<namespace>_<sync>`), so two namespaces' syncs of one name never share an S3 object, a
+/// progress row or a Paimon consumer. A worker of this release finds what an earlier release
+/// wrote under the bare name, goes on from it (no full read) and moves it.
+#[tokio::test]
+async fn a_namespaced_worker_moves_the_names_of_an_earlier_release() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 100, "+I", 0)]);
+    let db = TestDb::new("s3_names").await;
+    db.exec(ORDERS_DDL).await;
+    let store = Server::shared();
+    let prefix = format!("names-{}", std::process::id());
+    let cfg = SyncConfig::builder(&t, &db)
+        .checkpoint_s3(checkpoint_settings(&store, &prefix))
+        .delivery(Delivery::ExactlyOnce)
+        .build();
+    let sync = format!("{}.{}", t.database, t.name);
+    let consumers = || {
+        let mut names: Vec<String> = std::fs::read_dir(t.table_dir().join("consumer"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        names
+    };
+    // As an earlier release named them: the bare sync name.
+    let out = run_once(&cfg);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bare_key = format!("{prefix}/{sync}-checkpoint-0.json");
+    assert!(store.get(&bare_key).is_some());
+    assert_eq!(
+        consumers(),
+        [format!("consumer-pms-{}-{}", t.database, t.name)]
+    );
+
+    t.commits(vec![
+        generate_step(1, 30, 3, "+U", 1),
+        generate(500, 10, "+I", 2),
+    ]);
+    let out = cfg
+        .command(&["--once"])
+        .envs(s3::env())
+        .env("PMS_NAMESPACE", "team-a")
+        .output()
+        .unwrap();
+    let log = stderr(&out);
+    assert!(out.status.success(), "{log}");
+    assert!(!log.contains("full read of snapshot"), "went on: {log}");
+    let key = format!("{prefix}/team-a_{sync}-checkpoint-0.json");
+    let moved = store
+        .get(&key)
+        .expect("the checkpoint under the external name");
+    assert!(
+        moved.contains(&format!("\"snapshotId\": {}", t.latest())),
+        "{moved}"
+    );
+    assert!(
+        store.get(&bare_key).is_none(),
+        "the bare-named object is gone"
+    );
+    let rows = db
+        .query_strings("SELECT sync_name FROM _paimon_sync_progress")
+        .await;
+    assert_eq!(rows, [[Some(format!("team-a_{sync}"))]]);
+    assert_eq!(
+        consumers(),
+        [format!("consumer-pms-team-a_{}-{}", t.database, t.name)]
+    );
+    assert_synced(&t, &db, "orders", None).await;
+}

@@ -291,9 +291,12 @@ async fn run_shape(shape: Shape, crash_at: u32) {
     assert_synced(&t, &live_db, "orders", Some(end)).await;
     // Three slots from the start, slot 0 crashing at its `crash_at`-th transaction first.
     let slots_db = target(&shape, "slots").await;
-    let slots = builder(&shape, &t, &slots_db, "slots").max_rows(5).build();
+    let slots = builder(&shape, &t, &slots_db, "slots")
+        .max_rows(5)
+        .parallelism(3)
+        .build();
     let crashed = slots
-        .command(&["--once", "--slot", "0", "--slots", "3"])
+        .command(&["--once", "--slot", "0"])
         .env("PMS_FAILPOINT", format!("before-transaction@{crash_at}"))
         .output()
         .unwrap();
@@ -303,7 +306,7 @@ async fn run_shape(shape: Shape, crash_at: u32) {
         stderr(&crashed)
     );
     for slot in ["2", "1", "0"] {
-        slots.sync_once(&["--slot", slot, "--slots", "3"]);
+        slots.sync_once(&["--slot", slot]);
     }
     assert_synced(&t, &slots_db, "orders", Some(end)).await;
 }

@@ -16,7 +16,7 @@ async fn every_slot_stops_at_the_end_of_the_same_snapshot() {
     let db = TestDb::new("stop_at").await;
     db.exec(ORDERS_DDL).await;
     let cfg = SyncConfig::builder(&t, &db).parallelism(2).build();
-    let slot = |k: &'static str| ["--slot", k, "--slots", "2"];
+    let slot = |k: &'static str| ["--slot", k];
     for k in ["0", "1"] {
         cfg.sync_once(&slot(k));
     }

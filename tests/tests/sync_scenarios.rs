@@ -118,13 +118,10 @@ async fn partitions_with_three_slots() {
     table.commits(vec![json!({"rows": rows(1, "+I", "NEW")})]);
     let db = TestDb::new("slots").await;
     db.exec(ORDERS_PARTITIONED_DDL).await;
-    let cfg = SyncConfig::builder(&table, &db).build();
+    let cfg = SyncConfig::builder(&table, &db).parallelism(3).build();
     let run_slots = || {
         let children: Vec<_> = (0..3)
-            .map(|k| {
-                cfg.command(&["--once", "--slot", &k.to_string(), "--slots", "3"])
-                    .output()
-            })
+            .map(|k| cfg.command(&["--once", "--slot", &k.to_string()]).output())
             .collect();
         for out in children {
             let out = out.expect("run slot");
@@ -140,7 +137,7 @@ async fn partitions_with_three_slots() {
     // The three slots in parallel this time.
     let children: Vec<_> = (0..3)
         .map(|k| {
-            cfg.command(&["--once", "--slot", &k.to_string(), "--slots", "3"])
+            cfg.command(&["--once", "--slot", &k.to_string()])
                 .spawn()
                 .unwrap()
         })

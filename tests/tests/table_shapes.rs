@@ -160,11 +160,9 @@ async fn a_cross_partition_update_table_is_exact_as_keys_move() {
     db.exec(ORDERS_BY_ID_DDL).await;
     let slots = SyncConfig::builder(&t, &db)
         .from_snapshot(1)
-        .consumer_id("slots");
-    let out = slots
-        .clone()
-        .build()
-        .run_once(&["--slot", "0", "--slots", "3"]);
+        .consumer_id("slots")
+        .parallelism(3);
+    let out = slots.clone().build().run_once(&["--slot", "0"]);
     assert!(!out.status.success());
     assert!(
         stderr(&out).contains("set parallelism to 1, or set sink.sequenceGuard"),
@@ -175,7 +173,7 @@ async fn a_cross_partition_update_table_is_exact_as_keys_move() {
     let guarded = slots.sequence_guard("pms_snapshot").build();
     // The slots run one after the other, the last first: each is as stale as can be.
     for slot in ["2", "1", "0"] {
-        guarded.sync_once(&["--slot", slot, "--slots", "3"]);
+        guarded.sync_once(&["--slot", slot]);
     }
     assert_synced(&t, &db, "orders", None).await;
 }
@@ -216,9 +214,10 @@ async fn an_overwrite_of_a_partition_is_applied_exactly() {
     let cfg2 = SyncConfig::builder(&t, &db2)
         .from_snapshot(1)
         .consumer_id("two")
+        .parallelism(2)
         .build();
     for slot in ["0", "1"] {
-        cfg2.sync_once(&["--slot", slot, "--slots", "2"]);
+        cfg2.sync_once(&["--slot", slot]);
     }
     assert_synced(&t, &db2, "orders", None).await;
 }
@@ -296,8 +295,9 @@ async fn a_bucket_rescale_keeps_the_sync_going() {
     let two = SyncConfig::builder(&t, &db2)
         .from_snapshot(1)
         .consumer_id("two")
+        .parallelism(2)
         .build();
-    let out = two.run_once(&["--slot", "0", "--slots", "2"]);
+    let out = two.run_once(&["--slot", "0"]);
     assert!(!out.status.success());
     assert!(
         stderr(&out).contains(&format!("snapshot {rescaled} is an OVERWRITE commit")),
@@ -314,13 +314,16 @@ async fn a_quiet_slot_follows_the_latest_snapshot() {
     t.commits(vec![generate(1, 40, "+I", 0)]);
     let db = TestDb::new("quiet_slot").await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::builder(&t, &db).consumer_id("quiet").build();
-    cfg.sync_once(&["--slot", "2", "--slots", "3"]);
+    let cfg = SyncConfig::builder(&t, &db)
+        .consumer_id("quiet")
+        .parallelism(3)
+        .build();
+    cfg.sync_once(&["--slot", "2"]);
     let latest = t.commits(vec![
         generate_step(1, 10, 3, "+U", 1),
         generate_step(2, 10, 3, "+U", 2),
     ]);
-    cfg.sync_once(&["--slot", "2", "--slots", "3"]);
+    cfg.sync_once(&["--slot", "2"]);
     let cp: Json =
         serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(2, 3)).unwrap()).unwrap();
     assert_eq!(
@@ -368,9 +371,13 @@ async fn consumers_of_slots_that_no_longer_exist_are_removed() {
     t.commits(vec![generate(1, 30, "+I", 0)]);
     let db = TestDb::new("stale_consumers").await;
     db.exec(ORDERS_DDL).await;
-    let cfg = SyncConfig::builder(&t, &db).consumer_id("moving").build();
+    let dir = tempfile::tempdir().unwrap();
+    let three = SyncConfig::builder(&t, &db)
+        .consumer_id("moving")
+        .parallelism(3)
+        .write_sharing(dir.path(), "three", "cp.json");
     for slot in ["0", "1", "2"] {
-        cfg.sync_once(&["--slot", slot, "--slots", "3"]);
+        three.sync_once(&["--slot", slot]);
     }
     let consumers = || {
         let mut names: Vec<String> = std::fs::read_dir(t.table_dir().join("consumer"))
@@ -389,7 +396,12 @@ async fn consumers_of_slots_that_no_longer_exist_are_removed() {
             "consumer-moving-slot2"
         ]
     );
-    cfg.sync_once(&[]);
+    // The same sync with one slot: a rescale from the three slots' checkpoint files.
+    let one = SyncConfig::builder(&t, &db)
+        .consumer_id("moving")
+        .write_sharing(dir.path(), "one", "cp.json");
+    t.commits(vec![generate_step(1, 9, 3, "-D", 0)]);
+    one.sync_once(&[]);
     assert_eq!(consumers(), ["consumer-moving"]);
     assert_synced(&t, &db, "orders", None).await;
 }
@@ -542,15 +554,16 @@ async fn aggregation_with_a_lookup_changelog_is_exact() {
         .target_table("totals")
         .max_rows(4)
         .consumer_id("slots")
+        .parallelism(3)
         .build();
     let crashed = slots
-        .command(&["--once", "--slot", "1", "--slots", "3"])
+        .command(&["--once", "--slot", "1"])
         .env("PMS_FAILPOINT", "before-transaction@3")
         .output()
         .unwrap();
     assert!(!crashed.status.success(), "{}", stderr(&crashed));
     for slot in ["0", "1", "2"] {
-        slots.sync_once(&["--slot", slot, "--slots", "3"]);
+        slots.sync_once(&["--slot", slot]);
     }
     assert_synced(&t, &db, "totals", None).await;
 }

@@ -55,13 +55,15 @@ async fn verify_repair_removes_orphans_and_rewrites_damaged_rows() {
     t.commits(vec![generate(1, 1000, "+I", 0)]);
     let db = TestDb::new("verify_repair").await;
     db.exec(ORDERS_DDL).await;
-    let first = SyncConfig::builder(&t, &db).build();
-    first.sync_once(&[]);
-    // Deleted in Paimon while the sync was gone; a new sync (a new checkpoint) full-reads
-    // the latest snapshot and never hears of those deletes: orphans.
-    t.commits(vec![generate(101, 50, "-D", 0), generate(1, 10, "+U", 3)]);
     let again = SyncConfig::builder(&t, &db).build();
     again.sync_once(&[]);
+    t.commits(vec![generate(101, 50, "-D", 0), generate(1, 10, "+U", 3)]);
+    again.sync_once(&[]);
+    // Written behind the sync's back: the 50 deleted keys back (orphans), two rows damaged.
+    db.exec(
+        "INSERT INTO orders (id, amount, status) SELECT seq, 1.00, 'orphan' FROM seq_101_to_150",
+    )
+    .await;
     db.exec("UPDATE orders SET status = 'damaged' WHERE id IN (500, 501)")
         .await;
     let text = divergent(&again, &[]);

@@ -4,8 +4,6 @@
 //! rebuild replaced (`<table>__pms_old`, kept for `rebuild.retainOld`). Below the pipeline and
 //! the rebuild, so that neither needs the other for these.
 
-use std::path::PathBuf;
-
 use pms_crds::contract::consumer_id;
 use pms_crds::ScanMode;
 use tracing::info;
@@ -18,16 +16,14 @@ use crate::sink::MysqlConnection;
 /// Suffixes of the new generation's table, the replaced table, and the new generation's sync.
 pub const SHADOW_SUFFIX: &str = "__pms_new";
 const OLD_SUFFIX: &str = "__pms_old";
-const SYNC_SUFFIX: &str = "-rebuild";
+use pms_crds::contract::REBUILD_SUFFIX as SYNC_SUFFIX;
+/// Of the new generation's checkpoint files (after the sync's own file name).
+const SHADOW_FILE_SUFFIX: &str = ".rebuild";
 
 /// Whether a rebuild of this sync is in progress: the new generation's checkpoint of this
 /// slot (a file beside the sync's, or the ConfigMap `<sync>-rebuild-checkpoint-<slot>`) exists.
 pub async fn in_progress(cfg: &WorkerConfig) -> Result<bool> {
     Ok(Checkpointer::peek(&shadow(cfg)).await?.is_some())
-}
-
-fn shadow_path(path: &std::path::Path) -> PathBuf {
-    PathBuf::from(format!("{}.rebuild", path.display()))
 }
 
 /// Refuses to run the old generation while a rebuild of it is in progress.
@@ -76,11 +72,12 @@ pub fn shadow(cfg: &WorkerConfig) -> WorkerConfig {
     shadow.sync_name = format!("{}{SYNC_SUFFIX}", cfg.sync_name);
     shadow.consumer_id = consumer_id(
         shadow.spec.source.consumer_id.as_deref(),
-        &shadow.sync_name,
+        &shadow.external_name(),
         cfg.slot,
     );
-    if let CheckpointTarget::File(path) = &cfg.checkpoint {
-        shadow.checkpoint = CheckpointTarget::File(shadow_path(path));
+    shadow.checkpoint_files.suffix = SHADOW_FILE_SUFFIX.to_string();
+    if let CheckpointTarget::File(_) = &cfg.checkpoint {
+        shadow.checkpoint = CheckpointTarget::File(shadow.checkpoint_files.path(cfg.slot));
     }
     // ConfigMap checkpoints: the new sync name names them (`<sync>-rebuild-checkpoint-<k>`).
     shadow

@@ -162,8 +162,10 @@ struct RunArgs {
     /// This process's slot: it owns the buckets b with b mod slots == slot.
     #[arg(long, env = ENV_SLOT, default_value_t = 0)]
     slot: u32,
-    #[arg(long, env = ENV_SLOTS, default_value_t = 1)]
-    slots: u32,
+    /// The sync's number of slots: the config's `parallelism`, which every command reads. Given,
+    /// it must equal that (a check, not a second source).
+    #[arg(long, env = ENV_SLOTS)]
+    slots: Option<u32>,
     /// Serve /metrics, /healthz and /readyz here (e.g. 0.0.0.0:9464). Off by default.
     #[arg(long, env = ENV_ADMIN_ADDR)]
     admin_addr: Option<String>,
@@ -389,7 +391,7 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
         .or(stop_at.map(|_| pipeline::StopAt::Latest));
     if config.table.is_none() {
         if let Some(db) = config.database()? {
-            if stop_at.is_some() || slots > 1 {
+            if stop_at.is_some() || slots.is_some_and(|n| n > 1) {
                 return Err(WorkerError::Config(
                     "a database sync runs every table whole: --stop-at and --slots are for one table (--table)".into(),
                 ));
@@ -397,7 +399,15 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
             return run_database(db, once, admin_addr, metrics_file).await;
         }
     }
-    let cfg = config.load(Slot::new(slot, slots)?)?;
+    let parallelism = config.load(Slot::SINGLE)?.spec.parallelism;
+    if let Some(n) = slots.filter(|&n| n != parallelism) {
+        return Err(WorkerError::Config(format!(
+            "--slots {n} disagrees with the config's parallelism {parallelism}: the slot layout has one source, the \
+             config's `parallelism`, which run, restore, rebuild, verify and check all read. Set `parallelism: {n}` \
+             there (a changed parallelism is a rescale from the old slots' checkpoints) and leave out --slots"
+        )));
+    }
+    let cfg = config.load(Slot::new(slot, parallelism)?)?;
     let metrics = Metrics::new(&cfg.sync_name, cfg.slot.index);
     let ready = Readiness::default();
     if let Some(addr) = &admin_addr {

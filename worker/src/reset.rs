@@ -24,7 +24,9 @@ pub async fn reset(slots: &[WorkerConfig]) -> Result<Vec<String>> {
     let mysql = MysqlConnection::open(cfg).await?;
     rebuild::stop_old_generation(&mysql, cfg, slots.len() as u32).await?;
     if cfg.spec.sink.delivery == Delivery::ExactlyOnce {
-        mysql.remove_progress(&cfg.sync_name).await?;
+        for name in std::iter::once(cfg.external_name()).chain(cfg.legacy_external_name()) {
+            mysql.remove_progress(&name).await?;
+        }
     }
     mysql.close().await;
     let mut removed = Vec::new();

@@ -7,9 +7,7 @@
 //! Restoring to an earlier point replays what came after it: at-least-once converges (upserts
 //! and deletes are idempotent per key, in order); exactly-once applies those changes again.
 
-use pms_crds::contract::{
-    consumer_id, BelongsTo, Checkpoint, Position, ReadPoint, RebuildPhase, Slot,
-};
+use pms_crds::contract::{BelongsTo, Checkpoint, Position, ReadPoint, RebuildPhase, Slot};
 use pms_crds::Delivery;
 use tracing::info;
 
@@ -89,7 +87,7 @@ async fn restore_slots(slots: &[WorkerConfig], snapshot: i64) -> Result<()> {
     if cfg.spec.sink.delivery == Delivery::ExactlyOnce {
         let note = crate::checkpoint::row_note(&template);
         mysql
-            .set_progress(&cfg.sync_name, count, snapshot, note)
+            .set_progress(&cfg.external_name(), count, snapshot, note)
             .await?;
     }
     for s in slots {
@@ -106,12 +104,9 @@ async fn restore_slots(slots: &[WorkerConfig], snapshot: i64) -> Result<()> {
         Checkpointer::replace(s, &cp).await?;
         source.write_consumer(&s.consumer_id, snapshot + 1).await?;
     }
-    let base = consumer_id(
-        cfg.spec.source.consumer_id.as_deref(),
-        &cfg.sync_name,
-        Slot::SINGLE,
-    );
-    source.remove_stale_consumers(&base, count).await?;
+    source
+        .remove_stale_consumers(&cfg.consumer_base(), count)
+        .await?;
     info!(sync = %cfg.sync_name, snapshot, slots = count, "restored: every slot goes on after this snapshot");
     Ok(())
 }

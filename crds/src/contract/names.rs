@@ -74,6 +74,22 @@ pub fn checkpoint_name(sync: &str, slot: u32) -> String {
     format!("{sync}-checkpoint-{slot}")
 }
 
+/// The name of a sync outside its namespace (S3 keys, Paimon consumer ids, exactly-once
+/// progress rows), where two namespaces may hold syncs of one name: `<namespace>_<sync>` under
+/// the operator (neither has an underscore), the sync's name standalone. Releases before it
+/// used the bare name there, which [`legacy_external_name`] gives for their migration.
+pub fn external_name(namespace: Option<&str>, sync: &str) -> String {
+    match namespace {
+        Some(ns) if !ns.is_empty() => format!("{ns}_{sync}"),
+        _ => sync.to_string(),
+    }
+}
+
+/// What [`external_name`] was before namespaces were part of it, when it differs.
+pub fn legacy_external_name(namespace: Option<&str>, sync: &str) -> Option<String> {
+    (external_name(namespace, sync) != sync).then(|| sync.to_string())
+}
+
 /// With `checkpoint.storage: s3`, slot `slot`'s checkpoint object under `checkpoint.s3.prefix`.
 pub fn checkpoint_object(sync: &str, slot: u32) -> String {
     format!("{}.json", checkpoint_name(sync, slot))
@@ -160,6 +176,23 @@ pub const TLS_SECRET_KEYS: [&str; 2] = ["tls.crt", "tls.key"];
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn external_names_carry_the_namespace_and_stay_apart() {
+        assert_eq!(external_name(Some("team-a"), "orders"), "team-a_orders");
+        assert_eq!(external_name(None, "shop.orders"), "shop.orders");
+        // "a-b" + "c" and "a" + "b-c" are two syncs, two names (a hyphen would join them).
+        let single = crate::contract::Slot::SINGLE;
+        assert_ne!(
+            consumer_id(None, &external_name(Some("a-b"), "c"), single),
+            consumer_id(None, &external_name(Some("a"), "b-c"), single)
+        );
+        assert_eq!(
+            legacy_external_name(Some("team-a"), "orders").as_deref(),
+            Some("orders")
+        );
+        assert_eq!(legacy_external_name(None, "orders"), None);
+    }
 
     #[test]
     fn checkpoint_objects_name_their_slot_and_no_other_syncs() {

@@ -20,7 +20,23 @@ pub const LAST_ERROR_KEY: &str = "last-error.json";
 
 /// The rebuild's ConfigMap and Job (two kinds, one name).
 pub fn rebuild_name(sync: &str) -> String {
-    format!("{sync}-rebuild")
+    format!("{sync}{REBUILD_SUFFIX}")
+}
+
+/// What a rebuild's new generation adds to the sync's name. A sync whose own name ends with it
+/// would be taken for the rebuild of another (`x-rebuild` for `x`'s): such names are refused
+/// (by the CRD, the database sync's table list and the standalone config).
+pub const REBUILD_SUFFIX: &str = "-rebuild";
+
+/// Why `sync` can't be a sync's name, if it can't.
+pub fn reserved_sync_name(sync: &str) -> Option<String> {
+    sync.ends_with(REBUILD_SUFFIX).then(|| {
+        format!(
+            "the sync name {sync:?} ends with {REBUILD_SUFFIX:?}, which names a rebuild's new generation (of the \
+             sync {:?}): choose another name",
+            sync.trim_end_matches(REBUILD_SUFFIX)
+        )
+    })
 }
 /// The restore's ConfigMap and Job (`spec.restoreFrom`; its report is a [`RebuildReport`]
 /// that goes `CuttingOver` → `Done`/`Failed`).

@@ -201,7 +201,7 @@ pub async fn savepoints(
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
     if let Some((name, data)) = &plan.data {
         let body = serde_json::to_string_pretty(data).expect("savepoint data serializes");
-        if !store.write_savepoint_data(&sync, name, &body).await? {
+        if !store.write_savepoint_data(&ns, &sync, name, &body).await? {
             apply_savepoint_data(client, &ns, &sync, existing, name, body).await?;
         }
     }
@@ -253,7 +253,7 @@ pub async fn savepoints(
         .map(|s| s.name_any())
         .filter(|n| !plan.delete.contains(n))
         .collect();
-    store.forget_savepoints(&sync, &kept).await
+    store.forget_savepoints(&ns, &sync, &kept).await
 }
 
 /// The data of savepoint `name` in `<name>-data`, owned by the savepoint.

@@ -18,8 +18,8 @@ use kube::api::ObjectMeta;
 use kube::{Resource, ResourceExt};
 use pms_crds::contract::{
     self, Component, CHECKPOINT_S3_SECRET_KEYS, CONFIG_KEY, ENV_ADMIN_ADDR, ENV_CONFIG,
-    ENV_LOG_JSON, ENV_NAMESPACE, ENV_SLOT, ENV_SLOTS, ENV_SYNC_NAME, MYSQL_SECRET_KEYS,
-    MYSQL_TLS_CA_DIR, MYSQL_TLS_CA_FILE, MYSQL_TLS_CLIENT_DIR, S3_SECRET_KEYS, TLS_SECRET_KEYS,
+    ENV_LOG_JSON, ENV_NAMESPACE, ENV_SLOT, ENV_SYNC_NAME, MYSQL_SECRET_KEYS, MYSQL_TLS_CA_DIR,
+    MYSQL_TLS_CA_FILE, MYSQL_TLS_CLIENT_DIR, S3_SECRET_KEYS, TLS_SECRET_KEYS,
 };
 use pms_crds::{CheckpointStorage, PaimonMysqlSync, SyncState};
 
@@ -334,7 +334,6 @@ fn worker_env(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Vec<EnvV
     let spec = &pms.spec;
     let mut env_vars = vec![
         env(ENV_SLOT, slot.to_string()),
-        env(ENV_SLOTS, spec.parallelism.to_string()),
         env(ENV_SYNC_NAME, sync.clone()),
         env(ENV_CONFIG, format!("{CONFIG_DIR}/{CONFIG_KEY}")),
         env(ENV_ADMIN_ADDR, format!("0.0.0.0:{}", settings.admin_port)),

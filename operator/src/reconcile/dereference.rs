@@ -95,7 +95,7 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
     // Without its Secret there is no store to read: validation says why.
     // Without its Secret there is no store to read: validation says why.
     let store = CheckpointStore::with_secret(pms, checkpoint_secret.as_ref())?.unwrap_or_default();
-    if let Some(on_s3) = store.s3_checkpoints(&sync).await? {
+    if let Some(on_s3) = store.s3_checkpoints(ns, &sync).await? {
         checkpoints = on_s3;
     }
     notes.drop_outdated(&sync, &checkpoints);

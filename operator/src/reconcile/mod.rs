@@ -348,7 +348,7 @@ async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Actio
     if !keep {
         // Checkpoints on S3 too (savepoints outlive the sync, with their data).
         if let Some(store) = store::CheckpointStore::of(&ctx.client, ns, pms).await? {
-            store.delete_checkpoints(&pms.name_any()).await?;
+            store.delete_checkpoints(ns, &pms.name_any()).await?;
         }
     }
     ctx.metrics.forget_sync(ns, &pms.name_any());

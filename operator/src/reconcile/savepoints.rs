@@ -64,7 +64,8 @@ pub fn data_location(pms: &PaimonMysqlSync, name: &str) -> String {
     let checkpoint = &pms.spec.checkpoint;
     match (checkpoint.storage, &checkpoint.s3) {
         (Some(CheckpointStorage::S3), Some(s3)) => {
-            let object = contract::savepoint_object(&pms.name_any(), name);
+            let external = contract::external_name(pms.namespace().as_deref(), &pms.name_any());
+            let object = contract::savepoint_object(&external, name);
             match s3.prefix.as_deref().map(|p| p.trim_matches('/')) {
                 None | Some("") => format!("s3://{}/{object}", s3.bucket),
                 Some(prefix) => format!("s3://{}/{prefix}/{object}", s3.bucket),

@@ -101,22 +101,46 @@ impl CheckpointStore {
         }
     }
 
-    /// The checkpoints of `sync` on S3 by slot, named as their ConfigMaps would be; `None` with
-    /// ConfigMaps (read with the workers' notes, from the same list).
-    pub async fn s3_checkpoints(&self, sync: &str) -> Result<Option<BTreeMap<String, Checkpoint>>> {
+    /// The checkpoints of `ns`/`sync` on S3 by slot, named as their ConfigMaps would be; `None`
+    /// with ConfigMaps (read with the workers' notes, from the same list). Objects are named
+    /// by the sync's external name; a slot not yet moved there is read under its older name.
+    pub async fn s3_checkpoints(
+        &self,
+        ns: &str,
+        sync: &str,
+    ) -> Result<Option<BTreeMap<String, Checkpoint>>> {
         let CheckpointStore::S3(objects) = self else {
             return Ok(None);
         };
+        let mut found = BTreeMap::new();
+        for of in object_names(ns, sync) {
+            self.read_checkpoints(objects, &of, sync, &mut found)
+                .await?;
+        }
+        Ok(Some(found))
+    }
+
+    /// Adds the checkpoints named `of` on S3 to `found` (by their ConfigMap names, of `sync`),
+    /// for the slots not in it yet.
+    async fn read_checkpoints(
+        &self,
+        objects: &S3Prefix,
+        of: &str,
+        sync: &str,
+        found: &mut BTreeMap<String, Checkpoint>,
+    ) -> Result<()> {
         let err = |what, name: &str, e| failed(what, objects.url(name), e);
         let names = objects
-            .list("", &format!("{sync}-checkpoint-"))
+            .list("", &format!("{of}-checkpoint-"))
             .await
             .map_err(|e| err("listing", "", e))?;
-        let mut found = BTreeMap::new();
         for name in names {
-            let Some(slot) = checkpoint_object_slot(sync, &name) else {
+            let Some(slot) = checkpoint_object_slot(of, &name) else {
                 continue;
             };
+            if found.contains_key(&contract::checkpoint_name(sync, slot)) {
+                continue;
+            }
             let body = objects
                 .read(&name)
                 .await
@@ -130,15 +154,21 @@ impl CheckpointStore {
                 }
             }
         }
-        Ok(Some(found))
+        Ok(())
     }
 
     /// Stores savepoint data on S3; `false` with ConfigMaps (the caller applies one).
-    pub async fn write_savepoint_data(&self, sync: &str, name: &str, body: &str) -> Result<bool> {
+    pub async fn write_savepoint_data(
+        &self,
+        ns: &str,
+        sync: &str,
+        name: &str,
+        body: &str,
+    ) -> Result<bool> {
         let CheckpointStore::S3(objects) = self else {
             return Ok(false);
         };
-        let object = savepoint_object(sync, name);
+        let object = savepoint_object(&contract::external_name(Some(ns), sync), name);
         objects
             .write(&object, body.as_bytes().to_vec())
             .await
@@ -146,12 +176,14 @@ impl CheckpointStore {
         Ok(true)
     }
 
-    /// Deletes the S3 data of `sync`'s savepoints not in `existing`.
-    pub async fn forget_savepoints(&self, sync: &str, existing: &[String]) -> Result<()> {
+    /// Deletes the S3 data of `ns`/`sync`'s savepoints not in `existing` (only under its
+    /// external name: data of an older release's savepoints, under the bare name, may be
+    /// another namespace's, and is left alone).
+    pub async fn forget_savepoints(&self, ns: &str, sync: &str, existing: &[String]) -> Result<()> {
         let CheckpointStore::S3(objects) = self else {
             return Ok(());
         };
-        let dir = savepoint_objects(sync);
+        let dir = savepoint_objects(&contract::external_name(Some(ns), sync));
         let names = objects
             .list(&dir, "")
             .await
@@ -168,13 +200,17 @@ impl CheckpointStore {
         Ok(())
     }
 
-    /// Deletes the checkpoints of `sync` on S3 (its rebuilds' too).
-    pub async fn delete_checkpoints(&self, sync: &str) -> Result<()> {
+    /// Deletes the checkpoints of `ns`/`sync` on S3 (its rebuilds' too). Not those under the
+    /// bare name of an older release: they may be another namespace's sync of that name (a
+    /// worker moves its own to the external name at its first checkpoint).
+    pub async fn delete_checkpoints(&self, ns: &str, sync: &str) -> Result<()> {
         let CheckpointStore::S3(objects) = self else {
             return Ok(());
         };
         let rebuild = contract::rebuild_name(sync);
         for of in [sync, rebuild.as_str()] {
+            let of = contract::external_name(Some(ns), of);
+            let of = of.as_str();
             let names = objects
                 .list("", &format!("{of}-checkpoint-"))
                 .await
@@ -201,6 +237,14 @@ impl CheckpointStore {
 }
 
 /// The store at `location` failed `what`.
+/// What `ns`/`sync`'s objects on S3 are named by: its external name, then the bare name an
+/// older release used (see `contract::external_name`).
+fn object_names(ns: &str, sync: &str) -> Vec<String> {
+    let mut names = vec![contract::external_name(Some(ns), sync)];
+    names.extend(contract::legacy_external_name(Some(ns), sync));
+    names
+}
+
 fn failed(what: &'static str, location: String, e: S3Error) -> Error {
     Error::S3 {
         what,

@@ -108,18 +108,14 @@ pub async fn full_read_in_slots(
     db.exec(&shape.ddl()).await;
     let cfg = config(table, &db)
         .max_rows(10_000)
+        .parallelism(slots)
         // Its own checkpoints: a name reused by another table's run would resume that one.
         .write_in(dir, &format!("slots-{slots}-{}", db.name));
     let started = Instant::now();
     let workers: Vec<_> = (0..slots)
         .map(|k| {
             let path = cfg.path.clone();
-            let args = [
-                "--slot".to_string(),
-                k.to_string(),
-                "--slots".into(),
-                slots.to_string(),
-            ];
+            let args = ["--slot".to_string(), k.to_string()];
             std::thread::spawn(move || {
                 let args: Vec<&str> = args.iter().map(String::as_str).collect();
                 run::run_once(&path, if slots > 1 { &args } else { &[] })

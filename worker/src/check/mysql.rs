@@ -91,6 +91,9 @@ pub(super) async fn check(cfg: &WorkerConfig, source: Option<&PaimonSource>, rep
             );
         }
     }
+    if let Err(e) = next_start(&mysql, cfg, source, report).await {
+        report.fail(Area::Mysql, "mysql.start", e.to_string(), "see the message");
+    }
     // Whatever the table's fit: the rest is worth knowing in the same run.
     if let Err(e) = table_features(&mysql, cfg, report).await {
         report.fail(
@@ -195,6 +198,66 @@ fn split_fix(problem: &str) -> (String, String) {
 
 /// Server settings noted or warned about (the sink overrides the session's time zone and
 /// sql_mode, so those are notes only).
+/// What this slot's next start will do with its checkpoint and the rows the target holds
+/// (README "What a checkpoint belongs to").
+async fn next_start(
+    mysql: &MysqlConnection,
+    cfg: &WorkerConfig,
+    source: &PaimonSource,
+    report: &mut Report,
+) -> crate::error::Result<()> {
+    use crate::checkpoint::{belongs_to, Checkpointer};
+    let now = belongs_to::now(cfg, source, mysql).await;
+    if let Some(cp) = Checkpointer::peek(cfg).await? {
+        match belongs_to::foreign(&cp, &cfg.sync_name, &now) {
+            Some(why) => report.fail(Area::Mysql, "mysql.start", format!("the checkpoint {why}"), "see the message"),
+            None => report.pass(
+                Area::Mysql,
+                "mysql.start",
+                format!("resumes its checkpoint (next snapshot {}), unless the table's history or the server changed", cp.next_snapshot()),
+            ),
+        }
+        return Ok(());
+    }
+    let table = &cfg.spec.sink.table;
+    let holds_rows = match mysql.describe_target().await? {
+        None => false,
+        Some(_) => {
+            let mut conn = mysql.probe_conn().await?;
+            let any: Option<i64> = conn
+                .query_first(format!(
+                    "SELECT 1 FROM `{}` LIMIT 1",
+                    table.replace('`', "``")
+                ))
+                .await
+                .map_err(|e| mysql.read_failed(e))?;
+            any.is_some()
+        }
+    };
+    let full_read = cfg.spec.source.scan_mode == pms_crds::ScanMode::LatestFull;
+    match (holds_rows, full_read, cfg.slot.count) {
+        (false, _, _) => report.pass(Area::Mysql, "mysql.start", "no checkpoint, an empty table: the first run starts by source.scanMode"),
+        (true, true, 1) => report.pass(
+            Area::Mysql,
+            "mysql.start",
+            "no checkpoint, and the table holds rows: the first run's full read ends by removing the rows the snapshot doesn't have",
+        ),
+        (true, true, _) => report.warn(
+            Area::Mysql,
+            "mysql.start",
+            "no checkpoint, and the table holds rows: with several slots the first full read is refused (no slot can tell which rows to remove)",
+            "run the first full read with parallelism 1, or empty the table, or `pms-worker rebuild`",
+        ),
+        (true, false, _) => report.warn(
+            Area::Mysql,
+            "mysql.start",
+            "no checkpoint, and the table holds rows: without a full read they are taken as the table's state before the start snapshot; nothing is removed",
+            "right for a migration that stopped its old pipeline at that snapshot; otherwise use scanMode latest-full",
+        ),
+    }
+    Ok(())
+}
+
 async fn settings(
     mysql: &MysqlConnection,
     cfg: &WorkerConfig,

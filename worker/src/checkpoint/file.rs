@@ -1,18 +1,41 @@
-//! Checkpoints in a local JSON file (the standalone default), replaced atomically.
+//! Checkpoints in a local JSON file (the standalone default), replaced atomically. A slot's
+//! file is named for the layout (`.slotK-of-N` when there are several slots), so after a
+//! rescale the files of earlier layouts are still there: what slot K holds is its newest file
+//! in any layout, as one object per slot would hold in the other stores, and `rescale.rs`
+//! resolves a rescale from them alike.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use pms_crds::contract::Slot;
 
 use super::Checkpoint;
 use crate::error::{Result, WorkerError};
 
+/// The largest `parallelism` the CRD allows.
+const MAX_SLOTS: u32 = 256;
+
 pub struct FileCheckpointStore {
     path: PathBuf,
+    sync: String,
+    slot: Slot,
+    /// The file of a slot in a layout.
+    file_of: Box<dyn Fn(Slot) -> PathBuf + Send + Sync>,
 }
 
 impl FileCheckpointStore {
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into() }
+    pub fn new(
+        sync: &str,
+        slot: Slot,
+        file_of: impl Fn(Slot) -> PathBuf + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            path: file_of(slot),
+            sync: sync.to_string(),
+            slot,
+            file_of: Box::new(file_of),
+        }
     }
 
     pub fn location(&self) -> String {
@@ -26,16 +49,64 @@ impl FileCheckpointStore {
         }
     }
 
-    pub fn load(&self) -> Result<Option<Checkpoint>> {
-        match std::fs::read(&self.path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-                self.err(format!(
-                    "is corrupt ({e}); restore it or delete it to start over"
-                ))
-            }),
+    /// This slot's checkpoint (after a rescale, where the new slot starts: `rescale::resolve`).
+    pub async fn load(&self) -> Result<Option<Checkpoint>> {
+        let present = self.files_present()?;
+        let own = self.newest_of(self.slot.index, &present)?;
+        let read = |j| {
+            let found = self.newest_of(j, &present);
+            async move { found }
+        };
+        super::rescale::resolve(&self.sync, self.slot, own, read, |m| self.err(m)).await
+    }
+
+    /// The names of the files in the checkpoint's directory.
+    fn files_present(&self) -> Result<HashSet<PathBuf>> {
+        let dir = self.dir();
+        match std::fs::read_dir(dir) {
+            Ok(entries) => Ok(entries.flatten().map(|e| dir.join(e.file_name())).collect()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(HashSet::new()),
+            Err(e) => Err(self.err(format!("listing {}: {e}", dir.display()))),
+        }
+    }
+
+    /// Slot `j`'s newest checkpoint in any layout.
+    fn newest_of(&self, j: u32, present: &HashSet<PathBuf>) -> Result<Option<Checkpoint>> {
+        let mut newest: Option<Checkpoint> = None;
+        for count in (j + 1)..=MAX_SLOTS.max(self.slot.count) {
+            let path = (self.file_of)(Slot::new(j, count)?);
+            if !present.contains(&path) {
+                continue;
+            }
+            if let Some(cp) = self.read(&path)? {
+                if newest.as_ref().is_none_or(|n| cp.updated > n.updated) {
+                    newest = Some(cp);
+                }
+            }
+        }
+        Ok(newest)
+    }
+
+    fn read(&self, path: &Path) -> Result<Option<Checkpoint>> {
+        match std::fs::read(path) {
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes)
+                    .map(Some)
+                    .map_err(|e| WorkerError::Checkpoint {
+                        location: path.display().to_string(),
+                        message: format!("is corrupt ({e}); restore it or delete it to start over"),
+                    })
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(self.err(e.to_string())),
         }
+    }
+
+    fn dir(&self) -> &Path {
+        self.path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
     }
 
     pub fn remove(&self) -> Result<()> {
@@ -48,11 +119,7 @@ impl FileCheckpointStore {
     /// Writes to a temporary file in the same directory, syncs it, then renames it over the
     /// old one: a crash leaves either the old or the new checkpoint, never a torn one.
     pub fn save(&self, checkpoint: &Checkpoint) -> Result<()> {
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+        let dir = self.dir();
         std::fs::create_dir_all(dir)
             .map_err(|e| self.err(format!("creating {}: {e}", dir.display())))?;
         let tmp = dir.join(format!(
@@ -78,13 +145,14 @@ impl FileCheckpointStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pms_crds::contract::{Position, ReadPoint, Slot};
+    use pms_crds::contract::{Position, ReadPoint};
 
-    #[test]
-    fn round_trip_and_corruption_is_reported() {
+    #[tokio::test]
+    async fn round_trip_and_corruption_is_reported() {
         let dir = tempfile::tempdir().unwrap();
-        let store = FileCheckpointStore::new(dir.path().join("cp.json"));
-        assert_eq!(store.load().unwrap(), None);
+        let path = dir.path().join("cp.json");
+        let store = FileCheckpointStore::new("s", Slot::SINGLE, move |_| path.clone());
+        assert_eq!(store.load().await.unwrap(), None);
         let cp = Checkpoint {
             sync: "s".into(),
             slot: Slot::SINGLE,
@@ -101,9 +169,14 @@ mod tests {
             sweep: false,
         };
         store.save(&cp).unwrap();
-        assert_eq!(store.load().unwrap(), Some(cp.clone()));
+        assert_eq!(store.load().await.unwrap(), Some(cp.clone()));
         assert_eq!(cp.next_snapshot(), 8);
         std::fs::write(dir.path().join("cp.json"), b"{not json").unwrap();
-        assert!(store.load().unwrap_err().to_string().contains("corrupt"));
+        assert!(store
+            .load()
+            .await
+            .unwrap_err()
+            .to_string()
+            .contains("corrupt"));
     }
 }

@@ -73,8 +73,7 @@ impl Checkpointer {
         let mut epoch = resumed.as_ref().map_or(0, |c| c.epoch) + 1;
         let mut resumed_from_progress_row = false;
         let in_transaction = if cfg.spec.sink.delivery == Delivery::ExactlyOnce {
-            let (mysql, committed) =
-                MysqlCheckpointStore::claim(sink, &cfg.sync_name, cfg.slot).await?;
+            let (mysql, committed) = MysqlCheckpointStore::claim(sink, cfg, cfg.slot).await?;
             epoch = mysql.epoch();
             // The progress row committed with the rows wins over any other store.
             if let Some(cp) = committed {
@@ -101,6 +100,8 @@ impl Checkpointer {
                 )));
             }
             cp.epoch = epoch;
+            // Written now: which layout is newest is told by this time (`rescale.rs`).
+            cp.updated = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
             if this.in_transaction.is_none() {
                 this.save(cp).await?;
             }
@@ -232,14 +233,22 @@ impl Checkpointer {
 impl Store {
     async fn of(cfg: &WorkerConfig) -> Result<Self> {
         Ok(match &cfg.checkpoint {
-            CheckpointTarget::File(path) => Store::File(FileCheckpointStore::new(path)),
+            CheckpointTarget::File(_) => {
+                let files = cfg.checkpoint_files.clone();
+                Store::File(FileCheckpointStore::new(
+                    &cfg.sync_name,
+                    cfg.slot,
+                    move |slot| files.path(slot),
+                ))
+            }
             CheckpointTarget::ConfigMap { namespace } => Store::ConfigMap(Box::new(
                 ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace.clone())
                     .await?,
             )),
             CheckpointTarget::S3(target) => Store::S3(Box::new(S3CheckpointStore::new(
                 target,
-                &cfg.sync_name,
+                &cfg.external_name(),
+                cfg.legacy_external_name(),
                 cfg.slot,
             )?)),
         })
@@ -255,7 +264,7 @@ impl Store {
 
     async fn load(&mut self) -> Result<Option<Checkpoint>> {
         match self {
-            Store::File(s) => s.load(),
+            Store::File(s) => s.load().await,
             Store::ConfigMap(s) => s.load().await,
             Store::S3(s) => s.load().await,
         }

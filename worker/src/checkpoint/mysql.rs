@@ -48,9 +48,16 @@ impl MysqlCheckpointStore {
     /// start from points that are not one consistent snapshot.
     pub async fn claim(
         sink: &MysqlSink,
-        sync: &str,
+        cfg: &crate::config::WorkerConfig,
         slot: Slot,
     ) -> Result<(Self, Option<Checkpoint>)> {
+        let sync = cfg.external_name();
+        let sync = sync.as_str();
+        if let Some(legacy) = cfg.legacy_external_name() {
+            if sink.adopt_progress_rows(&legacy, sync).await? {
+                info!(from = %legacy, to = sync, "progress rows renamed to the sync's external name (its namespace is part of it)");
+            }
+        }
         let counts = sink.progress_slot_counts(sync).await?;
         if let Some(other) = counts.iter().find(|&&n| n != slot.count) {
             match sink.rescale_progress_at_cut(sync, slot.count).await? {
@@ -92,7 +99,8 @@ impl MysqlCheckpointStore {
             .as_deref()
             .and_then(|text| serde_json::from_str(text).ok());
         let checkpoint = Checkpoint {
-            sync: row.sync,
+            // The row is keyed by the external name; the checkpoint names the sync.
+            sync: cfg.sync_name.clone(),
             slot: stored_slot,
             point,
             epoch: row.epoch,

@@ -1,4 +1,6 @@
-//! Checkpoints as S3 objects (`s3://<bucket>/<prefix>/<sync>-checkpoint-<slot>.json`). A zombie
+//! Checkpoints as S3 objects (`s3://<bucket>/<prefix>/<sync>-checkpoint-<slot>.json`, `<sync>`
+//! the external name: `<namespace>_<name>` under the operator; an object of an earlier release,
+//! under the bare name, is read when the slot has none and removed once the slot wrote its own). A zombie
 //! writer of the same slot is fenced as with ConfigMaps: every write is conditional on what this
 //! store read (`If-Match: <etag>`, or `If-None-Match: *` when there was nothing), so a write
 //! after another worker's fails with 412 instead of overwriting newer progress. That relies on
@@ -17,13 +19,17 @@ use crate::error::{Result, WorkerError};
 pub struct S3CheckpointStore {
     objects: S3Prefix,
     sync: String,
+    /// The name an earlier release keyed the objects by, when it differs from `sync`.
+    legacy: Option<String>,
+    /// This slot resumed from its object under `legacy`: removed after the first write.
+    adopted_legacy: bool,
     slot: Slot,
     /// The ETag of the object this store read or wrote last (`None`: there was none).
     etag: Option<String>,
 }
 
 impl S3CheckpointStore {
-    pub fn new(target: &S3Target, sync: &str, slot: Slot) -> Result<Self> {
+    pub fn new(target: &S3Target, sync: &str, legacy: Option<String>, slot: Slot) -> Result<Self> {
         let objects = S3Prefix::open(target).map_err(|e| WorkerError::Checkpoint {
             location: format!("s3://{}/{}", target.bucket, target.prefix),
             message: format!("S3 settings: {e}"),
@@ -31,6 +37,8 @@ impl S3CheckpointStore {
         Ok(Self {
             objects,
             sync: sync.to_string(),
+            legacy,
+            adopted_legacy: false,
             slot,
             etag: None,
         })
@@ -63,17 +71,31 @@ impl S3CheckpointStore {
 
     /// This slot's checkpoint (after a rescale, where the new slot starts: `rescale::resolve`).
     pub async fn load(&mut self) -> Result<Option<Checkpoint>> {
-        let own = self.load_own().await?;
+        let mut own = self.load_own().await?;
+        if own.is_none() && self.legacy.is_some() {
+            own = self.read_slot(self.slot.index, true).await?;
+            self.adopted_legacy = own.is_some();
+        }
         let this = &*self;
-        let read = |j| async move {
-            let name = checkpoint_object(&this.sync, j);
-            match this.objects.read(&name).await {
-                Ok(Some(body)) => this.parse(&body).map(Some),
-                Ok(None) => Ok(None),
-                Err(e) => Err(this.err(format!("reading {}: {e}", this.objects.url(&name)))),
-            }
-        };
+        let read = |j| this.read_slot(j, false);
         super::rescale::resolve(&this.sync, this.slot, own, read, |m| this.err(m)).await
+    }
+
+    /// Slot `j`'s object (under the legacy name only with `legacy_only`, else under the
+    /// external name, or the legacy one when there is none).
+    async fn read_slot(&self, j: u32, legacy_only: bool) -> Result<Option<Checkpoint>> {
+        let names = std::iter::once(&self.sync)
+            .filter(|_| !legacy_only)
+            .chain(&self.legacy);
+        for of in names {
+            let name = checkpoint_object(of, j);
+            match self.objects.read(&name).await {
+                Ok(Some(body)) => return self.parse(&body).map(Some),
+                Ok(None) => {}
+                Err(e) => return Err(self.err(format!("reading {}: {e}", self.objects.url(&name)))),
+            }
+        }
+        Ok(None)
     }
 
     /// This slot's object, remembering its ETag for the next write.
@@ -144,6 +166,19 @@ impl S3CheckpointStore {
                 .etag()
                 .map(str::to_string),
         };
+        if self.adopted_legacy {
+            if let Some(legacy) = &self.legacy {
+                let old = checkpoint_object(legacy, self.slot.index);
+                self.objects.delete(&old).await.map_err(|e| {
+                    self.err(format!(
+                        "deleting {} (moved here): {e}",
+                        self.objects.url(&old)
+                    ))
+                })?;
+                tracing::info!(from = %self.objects.url(&old), to = %self.location(), "checkpoint moved to the sync's external name");
+            }
+            self.adopted_legacy = false;
+        }
         Ok(())
     }
 

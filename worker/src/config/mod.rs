@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use pms_crds::contract::{
-    consumer_id, sanitize, Slot, ENV_AWS_ACCESS_KEY_ID, ENV_AWS_SECRET_ACCESS_KEY,
-    ENV_CHECKPOINT_S3_ACCESS_KEY_ID, ENV_CHECKPOINT_S3_SECRET_ACCESS_KEY, ENV_MYSQL_PASSWORD,
-    ENV_MYSQL_USER, ENV_NAMESPACE, ENV_SYNC_NAME,
+    consumer_id, external_name, legacy_external_name, sanitize, Slot, ENV_AWS_ACCESS_KEY_ID,
+    ENV_AWS_SECRET_ACCESS_KEY, ENV_CHECKPOINT_S3_ACCESS_KEY_ID,
+    ENV_CHECKPOINT_S3_SECRET_ACCESS_KEY, ENV_MYSQL_PASSWORD, ENV_MYSQL_USER, ENV_NAMESPACE,
+    ENV_SYNC_NAME,
 };
 use pms_crds::{CheckpointStorage, PaimonMysqlSyncSpec};
 use serde::Deserialize;
@@ -28,8 +29,34 @@ pub struct WorkerConfig {
     pub consumer_id: String,
     /// Under the operator, the pod's namespace (`PMS_NAMESPACE`).
     pub pod_namespace: Option<String>,
-    /// The config file's directory: relative paths are beside it.
+    /// How the sync's checkpoint files are named, slot by slot (used with file checkpoints).
+    pub checkpoint_files: CheckpointFiles,
+}
+
+/// Slot K of N's checkpoint file: `checkpoint.path` (default `pms-checkpoint-<sync>.json`), with
+/// `.slotK-of-N` when the sync has several slots, beside the config file when relative; then
+/// `suffix` (a rebuild's new generation: `.rebuild`).
+#[derive(Clone, Debug)]
+pub struct CheckpointFiles {
+    configured: Option<String>,
+    sync_name: String,
     config_dir: Option<PathBuf>,
+    pub suffix: String,
+}
+
+impl CheckpointFiles {
+    pub fn path(&self, slot: Slot) -> PathBuf {
+        let layout = if slot.count > 1 {
+            format!(".slot{}-of-{}", slot.index, slot.count)
+        } else {
+            String::new()
+        };
+        let path = match &self.configured {
+            Some(p) => format!("{p}{layout}"),
+            None => format!("pms-checkpoint-{}{layout}.json", sanitize(&self.sync_name)),
+        };
+        beside_config(self.config_dir.as_deref(), format!("{path}{}", self.suffix))
+    }
 }
 
 /// Where checkpoints go: a local file (standalone default) or a ConfigMap (operator default).
@@ -151,29 +178,6 @@ fn percent_decode(s: &str) -> std::result::Result<String, ()> {
     String::from_utf8(out).map_err(|_| ())
 }
 
-/// Slot `slot`'s checkpoint file: `checkpoint.path` (default `pms-checkpoint-<sync>.json`),
-/// with `.slotK-of-N` when the sync has several slots.
-fn checkpoint_file(
-    spec: &PaimonMysqlSyncSpec,
-    sync_name: &str,
-    slot: Slot,
-    base_dir: Option<&Path>,
-) -> PathBuf {
-    let suffix = if slot.count > 1 {
-        format!(".slot{}-of-{}", slot.index, slot.count)
-    } else {
-        String::new()
-    };
-    let path = match &spec.checkpoint.path {
-        Some(p) => PathBuf::from(format!("{p}{suffix}")),
-        None => PathBuf::from(format!(
-            "pms-checkpoint-{}{suffix}.json",
-            sanitize(sync_name)
-        )),
-    };
-    beside_config(base_dir, path)
-}
-
 /// A relative path is relative to the config file's directory, so a sync's files stay together.
 fn beside_config(base_dir: Option<&Path>, path: impl Into<PathBuf>) -> PathBuf {
     let path = path.into();
@@ -230,6 +234,11 @@ impl WorkerConfig {
         let sync_name = env(ENV_SYNC_NAME)
             .or(name)
             .unwrap_or_else(|| format!("{}.{}", spec.source.database, spec.source.table));
+        if let Some(why) = pms_crds::contract::reserved_sync_name(&sync_name) {
+            return Err(WorkerError::Config(format!(
+                "{why} (metadata.name in the config file, or {ENV_SYNC_NAME})"
+            )));
+        }
         Self::resolve(spec, sync_name, slot, env, base_dir)
     }
 
@@ -254,10 +263,14 @@ impl WorkerConfig {
         }
         let tls = MysqlTls::resolve(&spec.sink.tls, base_dir)?;
         let mysql = MysqlTarget::from_url(&spec.sink.url, tls, env)?;
+        let checkpoint_files = CheckpointFiles {
+            configured: spec.checkpoint.path.clone(),
+            sync_name: sync_name.clone(),
+            config_dir: base_dir.map(Path::to_path_buf),
+            suffix: String::new(),
+        };
         let checkpoint = match spec.checkpoint.storage {
-            None | Some(CheckpointStorage::File) => {
-                CheckpointTarget::File(checkpoint_file(&spec, &sync_name, slot, base_dir))
-            }
+            None | Some(CheckpointStorage::File) => CheckpointTarget::File(checkpoint_files.path(slot)),
             Some(CheckpointStorage::Configmap) => CheckpointTarget::ConfigMap { namespace: env(ENV_NAMESPACE) },
             Some(CheckpointStorage::S3) => {
                 let s3 = spec.checkpoint.s3.as_ref().ok_or_else(|| {
@@ -282,7 +295,12 @@ impl WorkerConfig {
                 )))
             }
         };
-        let consumer_id = consumer_id(spec.source.consumer_id.as_deref(), &sync_name, slot);
+        let pod_namespace = env(ENV_NAMESPACE);
+        let consumer_id = consumer_id(
+            spec.source.consumer_id.as_deref(),
+            &external_name(pod_namespace.as_deref(), &sync_name),
+            slot,
+        );
         Ok(Self {
             spec,
             sync_name,
@@ -290,8 +308,8 @@ impl WorkerConfig {
             mysql,
             checkpoint,
             consumer_id,
-            pod_namespace: env(ENV_NAMESPACE),
-            config_dir: base_dir.map(Path::to_path_buf),
+            pod_namespace,
+            checkpoint_files,
         })
     }
 
@@ -301,17 +319,11 @@ impl WorkerConfig {
         other.slot = slot;
         other.consumer_id = consumer_id(
             self.spec.source.consumer_id.as_deref(),
-            &self.sync_name,
+            &self.external_name(),
             slot,
         );
         if let CheckpointTarget::File(_) = &self.checkpoint {
-            let path = checkpoint_file(
-                &self.spec,
-                &self.sync_name,
-                slot,
-                self.config_dir.as_deref(),
-            );
-            other.checkpoint = CheckpointTarget::File(path);
+            other.checkpoint = CheckpointTarget::File(self.checkpoint_files.path(slot));
         }
         other
     }
@@ -324,6 +336,26 @@ impl WorkerConfig {
             CheckpointTarget::ConfigMap { namespace } => Some(namespace.clone()),
             _ => self.pod_namespace.clone().map(Some),
         }
+    }
+
+    /// The sync's name outside its namespace: S3 checkpoint keys, Paimon consumer ids, slot
+    /// locks and exactly-once progress rows (see `contract::external_name`).
+    pub fn external_name(&self) -> String {
+        external_name(self.pod_namespace.as_deref(), &self.sync_name)
+    }
+
+    /// The Paimon consumer id without a slot suffix (`consumerId`, default `pms-<external name>`).
+    pub fn consumer_base(&self) -> String {
+        consumer_id(
+            self.spec.source.consumer_id.as_deref(),
+            &self.external_name(),
+            Slot::SINGLE,
+        )
+    }
+
+    /// What an earlier release named them by, when it differs (their migration).
+    pub fn legacy_external_name(&self) -> Option<String> {
+        legacy_external_name(self.pod_namespace.as_deref(), &self.sync_name)
     }
 
     /// `db.table` of the target, for messages.
@@ -370,6 +402,16 @@ sink: {url: 'mysql://app:s%40cret@127.0.0.1:3307/serving', table: orders_rt}
         };
         assert!(path.to_string_lossy().ends_with(".slot2-of-3.json"));
         assert_eq!(cfg.consumer_id, "pms-shop-orders-slot2");
+    }
+
+    #[test]
+    fn a_sync_name_that_names_a_rebuild_is_refused() {
+        let env = |k: &str| (k == ENV_SYNC_NAME).then(|| "orders-rebuild".to_string());
+        let err = WorkerConfig::from_yaml(MINIMAL, Slot::SINGLE, &env, None).unwrap_err();
+        assert!(
+            err.to_string().contains("names a rebuild's new generation"),
+            "{err}"
+        );
     }
 
     #[test]

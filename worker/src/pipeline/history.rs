@@ -74,7 +74,11 @@ impl History {
         if applied < 1 {
             return Ok(None);
         }
-        let latest = source.latest_snapshot().await?.unwrap_or(0);
+        let Some(latest) = source.latest_snapshot().await? else {
+            // No snapshot at all (dropped, or created again and not yet written): nothing to
+            // start over from; the first snapshot it gets is compared then.
+            return Ok(None);
+        };
         if latest < applied {
             return Ok(Some(format!(
                 "the table's latest snapshot is {latest}, and this slot has applied snapshot {applied}: the table was \

@@ -188,7 +188,7 @@ async fn run_with_one_schema(
     sink.check_privileges().await?;
     if cfg.spec.sink.delivery != pms_crds::Delivery::ExactlyOnce {
         // Exactly-once fences with the progress row's epoch instead.
-        sink.take_slot(&cfg.sync_name, cfg.slot.index).await?;
+        sink.take_slot(&cfg.external_name(), cfg.slot.index).await?;
     }
     let (checkpointer, resumed) = Checkpointer::open(&cfg, &sink, &now).await?;
     let mut history = History::default();
@@ -330,7 +330,7 @@ impl Pipeline {
         loop {
             let polled = crate::metrics::now_ms();
             self.latest = self.source.latest_snapshot().await?.unwrap_or(0);
-            if self.latest < next - 1 {
+            if 0 < self.latest && self.latest < next - 1 {
                 if let Some(why) = self.history.changed_at(&self.source, next - 1).await? {
                     return Ok(Followed::HistoryChanged(why));
                 }
@@ -514,11 +514,7 @@ impl Pipeline {
     /// After slot 0 wrote its consumer (at the lowest point any slot resumes from, after a
     /// rescale too), the consumers of slots that no longer exist stop pinning snapshots.
     async fn remove_stale_consumers(&mut self) {
-        let base = consumer_id(
-            self.cfg.spec.source.consumer_id.as_deref(),
-            &self.cfg.sync_name,
-            Slot::SINGLE,
-        );
+        let base = self.cfg.consumer_base();
         match self
             .source
             .remove_stale_consumers(&base, self.cfg.slot.count)
@@ -531,6 +527,24 @@ impl Pipeline {
             Ok(_) => {}
             Err(e) => {
                 warn!(error = %e, "could not remove stale Paimon consumers; they pin snapshots until consumer.expiration-time")
+            }
+        }
+        // Consumers an earlier release named without the namespace (`pms-<sync>`), now that
+        // this slot's consumer under the external name is written.
+        if let (None, Some(legacy)) = (
+            &self.cfg.spec.source.consumer_id,
+            self.cfg.legacy_external_name(),
+        ) {
+            let base = consumer_id(None, &legacy, Slot::SINGLE);
+            match self.source.remove_consumers(&base).await {
+                Ok(removed) if !removed.is_empty() => info!(
+                    ?removed,
+                    "removed the consumers named before the namespace was part of them"
+                ),
+                Ok(_) => {}
+                Err(e) => {
+                    warn!(error = %e, "could not remove the consumers named before the namespace was part of them")
+                }
             }
         }
         self.stale_consumers_removed = true;

@@ -19,7 +19,7 @@
 //! way round. The old table is dropped by a later `run` or `rebuild` once `rebuild.retainOld`
 //! has passed.
 
-use pms_crds::contract::{consumer_id, Checkpoint};
+use pms_crds::contract::Checkpoint;
 use tracing::info;
 
 use crate::checkpoint::Checkpointer;
@@ -129,10 +129,10 @@ pub(crate) async fn stop_old_generation(
     slots: u32,
 ) -> Result<()> {
     if cfg.spec.sink.delivery == pms_crds::Delivery::ExactlyOnce {
-        return mysql.fence_progress(&cfg.sync_name).await;
+        return mysql.fence_progress(&cfg.external_name()).await;
     }
     for k in 0..slots {
-        if mysql.slot_in_use(&cfg.sync_name, k).await? {
+        if mysql.slot_in_use(&cfg.external_name(), k).await? {
             return Err(WorkerError::Config(format!(
                 "slot {k} of sync {} is running (it holds its slot lock): stop the sync before the rebuild",
                 cfg.sync_name
@@ -222,9 +222,11 @@ async fn install(
 ) -> Result<i64> {
     if slots[0].spec.sink.delivery == pms_crds::Delivery::ExactlyOnce
         && mysql
-            .hand_over_progress(&shadows[0].sync_name, &slots[0].sync_name, &|note| {
-                crate::checkpoint::swapped_in_note(note, &slots[0])
-            })
+            .hand_over_progress(
+                &shadows[0].external_name(),
+                &slots[0].external_name(),
+                &|note| crate::checkpoint::swapped_in_note(note, &slots[0]),
+            )
             .await?
     {
         info!(sync = %slots[0].sync_name, "rebuild: the new generation's progress rows replaced the sync's");
@@ -261,12 +263,7 @@ async fn install(
         snapshot_id = installed.next_snapshot() - 1;
         failpoint::hit("rebuild-mid-install");
     }
-    let base = consumer_id(
-        shadows[0].spec.source.consumer_id.as_deref(),
-        &shadows[0].sync_name,
-        pms_crds::contract::Slot::SINGLE,
-    );
-    source.remove_consumers(&base).await?;
+    source.remove_consumers(&shadows[0].consumer_base()).await?;
     remove_markers(shadows).await?;
     Ok(snapshot_id)
 }

@@ -196,6 +196,15 @@ impl MysqlSink {
     }
 
     /// Takes the slot over with a new epoch (see `progress_table::claim`).
+    /// Exactly-once: the rows of `legacy` become `name`'s, unless `name` has rows already
+    /// (see `progress_table::adopt`); whether any moved.
+    pub async fn adopt_progress_rows(&self, legacy: &str, name: &str) -> Result<bool> {
+        let mut conn = self.conn().await?;
+        progress_table::adopt(&mut conn, legacy, name)
+            .await
+            .map_err(|e| self.error(Failure::new("rename the progress rows", e)))
+    }
+
     pub async fn claim_progress_row(
         &self,
         sync: &str,

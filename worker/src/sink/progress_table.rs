@@ -411,3 +411,28 @@ pub async fn remove(conn: &mut Conn, sync: &str) -> Result<(), mysql_async::Erro
         other => other,
     }
 }
+
+/// Renames the rows of `legacy` (the name an earlier release used) to `name`, in one
+/// transaction, when `name` has none; returns whether rows moved.
+pub async fn adopt(conn: &mut Conn, legacy: &str, name: &str) -> Result<bool, mysql_async::Error> {
+    create(conn).await?;
+    let mut tx = conn.start_transaction(Default::default()).await?;
+    let existing: Option<u64> = tx
+        .exec_first(
+            "SELECT COUNT(*) FROM `_paimon_sync_progress` WHERE sync_name = ? FOR UPDATE",
+            (name,),
+        )
+        .await?;
+    if existing.unwrap_or(0) > 0 {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    tx.exec_drop(
+        "UPDATE `_paimon_sync_progress` SET sync_name = ? WHERE sync_name = ?",
+        (name, legacy),
+    )
+    .await?;
+    let moved = tx.affected_rows() > 0;
+    tx.commit().await?;
+    Ok(moved)
+}

@@ -341,11 +341,7 @@ async fn wait_until_applied(
     loop {
         let mut applied = true;
         for k in 0..slots {
-            let id = pms_crds::contract::consumer_id(
-                cfg.spec.source.consumer_id.as_deref(),
-                &cfg.sync_name,
-                Slot::new(k, slots)?,
-            );
+            let id = cfg.for_slot(Slot::new(k, slots)?).consumer_id;
             applied &= source
                 .consumer_next_snapshot(&id)
                 .await?

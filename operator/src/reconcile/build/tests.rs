@@ -50,7 +50,8 @@ fn one_deployment_per_slot_with_slot_env_secrets_by_reference_and_recreate() {
     );
     let env = env_of(&d);
     assert_eq!(env["PMS_SLOT"].value.as_deref(), Some("2"));
-    assert_eq!(env["PMS_SLOTS"].value.as_deref(), Some("3"));
+    // The slot count is the config's parallelism (one source), not an env var.
+    assert!(!env.contains_key("PMS_SLOTS"));
     let pw = env["MYSQL_PASSWORD"]
         .value_from
         .as_ref()
@@ -219,7 +220,6 @@ fn the_worker_env_is_the_contracts_in_a_stable_order() {
         names,
         [
             "PMS_SLOT",
-            "PMS_SLOTS",
             "PMS_SYNC_NAME",
             "PMS_CONFIG",
             "PMS_ADMIN_ADDR",
