@@ -87,7 +87,10 @@ async fn another_sync_or_another_paimon_table_on_a_checkpoint_is_refused() {
         .env("PMS_SYNC_NAME", "another-sync")
         .output()
         .unwrap();
-    refused(&renamed, &["belongs to sync \"db.t\"", "\"another-sync\""]);
+    refused(
+        &renamed,
+        &["written by the sync \"db.t\"", "\"another-sync\""],
+    );
     let b = SyncConfig::builder(&other, &db).write_sharing(dir.path(), "b", "shared.json");
     let wh = |t: &Table| t.warehouse().display().to_string();
     refused(
@@ -100,6 +103,81 @@ async fn another_sync_or_another_paimon_table_on_a_checkpoint_is_refused() {
         "a refused run leaves the checkpoint as it was"
     );
     assert_synced(&t, &db, "orders", None).await;
+}
+
+/// Two syncs (two names, each its own checkpoint) into one MySQL table: the second is refused
+/// before it writes, naming both; once the first is reset (its claim released), the second
+/// takes the table over exactly.
+#[tokio::test]
+async fn a_second_sync_into_a_claimed_table_is_refused_until_the_first_is_reset() {
+    let t = orders();
+    t.commits(vec![generate(1, 200, "+I", 0)]);
+    let other = orders();
+    other.commits(vec![generate(1000, 50, "+I", 1)]);
+    let db = TestDb::new("claimed").await;
+    db.exec(ORDERS_DDL).await;
+    let dir = tempfile::tempdir().unwrap();
+    let first = SyncConfig::builder(&t, &db).write_sharing(dir.path(), "first", "first.json");
+    first.sync_once(&[]);
+    let second =
+        SyncConfig::builder(&other, &db).write_sharing(dir.path(), "second", "second.json");
+    let out = second
+        .command(&["--once"])
+        .env("PMS_SYNC_NAME", "second")
+        .output()
+        .unwrap();
+    refused(
+        &out,
+        &[
+            "written by the sync \"db.t\"",
+            "\"second\"",
+            "pms-worker reset",
+        ],
+    );
+    assert_synced(&t, &db, "orders", None).await;
+    reset(&first);
+    let out = second
+        .command(&["--once"])
+        .env("PMS_SYNC_NAME", "second")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_synced(&other, &db, "orders", None).await;
+}
+
+/// Two syncs of one Paimon table given the same `source.consumerId`: the second is refused
+/// before it writes, naming both (one consumer moved by two syncs lets snapshots expire under
+/// the one that lags).
+#[tokio::test]
+async fn a_second_sync_on_a_claimed_consumer_is_refused() {
+    let t = orders();
+    t.commits(vec![generate(1, 100, "+I", 0)]);
+    let db = TestDb::new("consumer_claim").await;
+    db.exec(ORDERS_DDL).await;
+    db.exec(&ORDERS_DDL.replace("TABLE orders", "TABLE orders_b"))
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let first = SyncConfig::builder(&t, &db)
+        .consumer_id("shared")
+        .write_sharing(dir.path(), "first", "first.json");
+    first.sync_once(&[]);
+    let second = SyncConfig::builder(&t, &db)
+        .consumer_id("shared")
+        .target_table("orders_b")
+        .write_sharing(dir.path(), "second", "second.json");
+    let out = second
+        .command(&["--once"])
+        .env("PMS_SYNC_NAME", "second")
+        .output()
+        .unwrap();
+    refused(
+        &out,
+        &[
+            "consumer \"shared\" is moved by the sync \"db.t\"",
+            "\"second\"",
+        ],
+    );
+    assert_eq!(db.count("orders_b").await, 0, "nothing written");
 }
 
 /// A first start into a table holding rows (a migration from another pipeline), and a start

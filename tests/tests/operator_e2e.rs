@@ -590,7 +590,9 @@ async fn operator_builds_the_objects() {
         assert_eq!(spec["strategy"]["type"], "Recreate");
         let env = &spec["template"]["spec"]["containers"][0]["env"];
         assert!(
-            env.to_string().contains("\"PMS_SLOTS\"") && env.to_string().contains("secretKeyRef"),
+            env.to_string().contains("\"PMS_SLOT\"")
+                && !env.to_string().contains("\"PMS_SLOTS\"")
+                && env.to_string().contains("secretKeyRef"),
             "{env}"
         );
         assert!(
@@ -811,7 +813,10 @@ async fn rescale_at_a_cut(
     })
     .await;
     let last = get("deployment", &format!("{SYNC}-slot-{}", to - 1), NS).unwrap();
-    assert_eq!(pod_env(&last)["PMS_SLOTS"], to.to_string());
+    // The slot count is the config's parallelism (one source): no PMS_SLOTS beside it.
+    let env = pod_env(&last);
+    assert_eq!(env["PMS_SLOT"], (to - 1).to_string());
+    assert!(!env.contains_key("PMS_SLOTS"), "{env:?}");
     // Recreate: the old pods get SIGTERM; Paimon goes on committing; the new pods start.
     for w in &mut old {
         assert!(stop_with_sigterm(w).await.success());
@@ -1394,9 +1399,10 @@ async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
     run_workers_once(2);
     mark_ready(2, true);
     assert_synced(table, db, "orders_s3", None).await;
+    // Named by the sync's external name, `<namespace>_<name>` (two namespaces may share a bucket).
     let object = |name: &str| store.get(&format!("{prefix}/{name}"));
     let checkpoint =
-        object(&format!("{SYNC}-checkpoint-1.json")).expect("slot 1's checkpoint on S3");
+        object(&format!("{NS}_{SYNC}-checkpoint-1.json")).expect("slot 1's checkpoint on S3");
     assert!(checkpoint.contains("\"epoch\""), "{checkpoint}");
     let latest = table.latest();
     wait_status("the status from the checkpoints on S3", |s| {
@@ -1422,7 +1428,7 @@ async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
         "every change applied exactly once"
     );
     assert!(
-        object(&format!("{SYNC}-checkpoint-2.json")).is_some(),
+        object(&format!("{NS}_{SYNC}-checkpoint-2.json")).is_some(),
         "old slots' objects stay"
     );
 
@@ -1434,7 +1440,7 @@ async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
     apply_ok(&manifest);
     let sp = wait_savepoint_completed("on-s3").await;
     let cut = sp["status"]["snapshotId"].as_i64().unwrap();
-    let data_object = format!("savepoints/{SYNC}/on-s3.json");
+    let data_object = format!("savepoints/{NS}_{SYNC}/on-s3.json");
     assert_eq!(
         sp["status"]["location"],
         format!("s3://{}/{prefix}/{data_object}", s3::BUCKET)
@@ -1455,7 +1461,7 @@ async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
     assert!(out.status.success(), "restore: {}", stderr(&out));
     wait_status("restore Done", |s| s["restore"]["phase"] == "Done").await;
     let restored: Json =
-        serde_json::from_str(&object(&format!("{SYNC}-checkpoint-0.json")).unwrap()).unwrap();
+        serde_json::from_str(&object(&format!("{NS}_{SYNC}-checkpoint-0.json")).unwrap()).unwrap();
     assert_eq!(restored["snapshotId"].as_i64(), Some(cut), "{restored}");
     slots_at_replicas(1).await;
     run_workers_once(1);
@@ -1471,7 +1477,7 @@ async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
     delete_sync();
     for k in 0..3 {
         assert!(
-            object(&format!("{SYNC}-checkpoint-{k}.json")).is_none(),
+            object(&format!("{NS}_{SYNC}-checkpoint-{k}.json")).is_none(),
             "slot {k}'s checkpoint on S3 deleted with the sync"
         );
     }

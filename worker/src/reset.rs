@@ -1,5 +1,6 @@
-//! `pms-worker reset`: the sync forgets where it was. Every slot's checkpoint goes (and with
-//! exactly-once the progress rows in the target database), so the next run starts by
+//! `pms-worker reset`: the sync forgets where it was. Every slot's checkpoint goes (with
+//! exactly-once the progress rows in the target database too), and its claim of the target
+//! table (`sink/target_claim.rs`) is released, so the next run starts by
 //! `source.scanMode`: with the default `latest-full`, a full read that ends by removing the
 //! rows the snapshot doesn't have. The way out when a checkpoint was refused as made for
 //! another table (README "What a checkpoint belongs to"). The sync must be stopped.
@@ -28,7 +29,14 @@ pub async fn reset(slots: &[WorkerConfig]) -> Result<Vec<String>> {
             mysql.remove_progress(&name).await?;
         }
     }
+    mysql.release_target(cfg).await?;
     mysql.close().await;
+    let source = crate::source::PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
+    for s in slots {
+        source
+            .release_consumer(&s.consumer_id, &s.external_name())
+            .await?;
+    }
     let mut removed = Vec::new();
     for s in slots {
         if Checkpointer::peek(s).await?.is_some() {

@@ -91,7 +91,7 @@ impl ConfigMapCheckpointStore {
         self.resource_version = rv;
         let this = &*self;
         let read = |j| async move { Ok(this.read(j).await?.0) };
-        super::rescale::resolve(&this.sync, this.slot, own, read, |m| this.err(m)).await
+        super::rescale::resolve(this.slot, own, read, |m| this.err(m)).await
     }
 
     pub async fn save(&mut self, checkpoint: &Checkpoint) -> Result<()> {

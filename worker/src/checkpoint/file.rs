@@ -18,21 +18,15 @@ const MAX_SLOTS: u32 = 256;
 
 pub struct FileCheckpointStore {
     path: PathBuf,
-    sync: String,
     slot: Slot,
     /// The file of a slot in a layout.
     file_of: Box<dyn Fn(Slot) -> PathBuf + Send + Sync>,
 }
 
 impl FileCheckpointStore {
-    pub fn new(
-        sync: &str,
-        slot: Slot,
-        file_of: impl Fn(Slot) -> PathBuf + Send + Sync + 'static,
-    ) -> Self {
+    pub fn new(slot: Slot, file_of: impl Fn(Slot) -> PathBuf + Send + Sync + 'static) -> Self {
         Self {
             path: file_of(slot),
-            sync: sync.to_string(),
             slot,
             file_of: Box::new(file_of),
         }
@@ -57,7 +51,7 @@ impl FileCheckpointStore {
             let found = self.newest_of(j, &present);
             async move { found }
         };
-        super::rescale::resolve(&self.sync, self.slot, own, read, |m| self.err(m)).await
+        super::rescale::resolve(self.slot, own, read, |m| self.err(m)).await
     }
 
     /// The names of the files in the checkpoint's directory.
@@ -151,7 +145,7 @@ mod tests {
     async fn round_trip_and_corruption_is_reported() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("cp.json");
-        let store = FileCheckpointStore::new("s", Slot::SINGLE, move |_| path.clone());
+        let store = FileCheckpointStore::new(Slot::SINGLE, move |_| path.clone());
         assert_eq!(store.load().await.unwrap(), None);
         let cp = Checkpoint {
             sync: "s".into(),

@@ -235,11 +235,9 @@ impl Store {
         Ok(match &cfg.checkpoint {
             CheckpointTarget::File(_) => {
                 let files = cfg.checkpoint_files.clone();
-                Store::File(FileCheckpointStore::new(
-                    &cfg.sync_name,
-                    cfg.slot,
-                    move |slot| files.path(slot),
-                ))
+                Store::File(FileCheckpointStore::new(cfg.slot, move |slot| {
+                    files.path(slot)
+                }))
             }
             CheckpointTarget::ConfigMap { namespace } => Store::ConfigMap(Box::new(
                 ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace.clone())

@@ -19,7 +19,6 @@ use crate::error::Result;
 /// slot 2's checkpoint of the first 3-slot layout is stale (ahead of or behind what the 2-slot
 /// layout wrote for its keys), and the new layout starts from the 2 slots' base instead.
 pub async fn resolve<F, Fut>(
-    sync: &str,
     slot: Slot,
     own: Option<Checkpoint>,
     read: F,
@@ -44,21 +43,18 @@ where
             None => return Ok(Some(cp)),
             Some(s) if s.slot.count != slot.count => s.slot.count,
             // This layout began again since (another rescale into it, or a reset).
-            Some(s) => {
-                return Ok(s
-                    .rescaled_from
-                    .map(|base| rescaled(sync, slot, base, s.belongs_to.clone())))
-            }
+            Some(s) => return Ok(s.rescaled_from.map(|base| rescaled(s, slot, base))),
         },
         Some(cp) => cp.slot.count,
         // A slot without a checkpoint: is a rescale under way? The newest other slot says.
         None => match siblings.iter().max_by(|a, b| a.updated.cmp(&b.updated)) {
             Some(s) if s.slot.count != slot.count => s.slot.count,
-            Some(Checkpoint {
-                rescaled_from: Some(base),
-                belongs_to,
-                ..
-            }) => return Ok(Some(rescaled(sync, slot, *base, belongs_to.clone()))),
+            Some(
+                s @ Checkpoint {
+                    rescaled_from: Some(base),
+                    ..
+                },
+            ) => return Ok(Some(rescaled(s, slot, *base))),
             _ => return Ok(None),
         },
     };
@@ -77,21 +73,21 @@ where
             slot.count
         )));
     }
-    // The old slots' tables; their snapshots are learned again at start.
-    let belongs_to = old.iter().flatten().find_map(|c| c.belongs_to.clone());
-    Ok(Some(rescaled(sync, slot, base, belongs_to)))
+    let any_old = old
+        .iter()
+        .flatten()
+        .next()
+        .ok_or_else(|| err("no old slot's checkpoint".into()))?;
+    Ok(Some(rescaled(any_old, slot, base)))
 }
 
-fn rescaled(
-    sync: &str,
-    slot: Slot,
-    base: pms_crds::contract::RescaleBase,
-    belongs_to: Option<pms_crds::contract::BelongsTo>,
-) -> Checkpoint {
+/// Slot `slot`'s checkpoint at `base`, of the sync and tables of `old` (another slot's; the
+/// snapshots are learned again at start).
+fn rescaled(old: &Checkpoint, slot: Slot, base: pms_crds::contract::RescaleBase) -> Checkpoint {
     info!(from_slots = base.slots, to_slots = slot.count, point = ?base.point,
           "rescaled: resuming from the lowest point of the old slots");
     Checkpoint {
-        sync: sync.to_string(),
+        sync: old.sync.clone(),
         slot,
         point: base.point,
         epoch: 0,
@@ -99,10 +95,13 @@ fn rescaled(
         latest_snapshot: None,
         rescaled_from: Some(base),
         paused_for: None,
-        belongs_to: belongs_to.map(|b| pms_crds::contract::BelongsTo {
-            snapshot: None,
-            ..b
-        }),
+        belongs_to: old
+            .belongs_to
+            .clone()
+            .map(|b| pms_crds::contract::BelongsTo {
+                snapshot: None,
+                ..b
+            }),
         sweep: false,
     }
 }
@@ -138,15 +137,9 @@ mod tests {
         let stored = &stored;
         let read = |j: u32| async move { Ok(stored.get(j as usize).cloned().flatten()) };
         let own = stored.get(k as usize).cloned().flatten();
-        resolve(
-            "s",
-            slot(k, n),
-            own,
-            read,
-            crate::error::WorkerError::Config,
-        )
-        .await
-        .unwrap()
+        resolve(slot(k, n), own, read, crate::error::WorkerError::Config)
+            .await
+            .unwrap()
     }
 
     #[tokio::test]

@@ -78,7 +78,7 @@ impl S3CheckpointStore {
         }
         let this = &*self;
         let read = |j| this.read_slot(j, false);
-        super::rescale::resolve(&this.sync, this.slot, own, read, |m| this.err(m)).await
+        super::rescale::resolve(this.slot, own, read, |m| this.err(m)).await
     }
 
     /// Slot `j`'s object (under the legacy name only with `legacy_only`, else under the

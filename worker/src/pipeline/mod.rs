@@ -184,6 +184,10 @@ async fn run_with_one_schema(
     }
     let layout = crate::target_layout::validated_layout(&source, &mysql, &cfg, read_before).await?;
     let now = belongs_to::now(&cfg, &source, &mysql).await;
+    mysql.claim_target(&cfg).await?;
+    source
+        .claim_consumer(&cfg.consumer_id, &cfg.external_name())
+        .await?;
     let mut sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());
     sink.check_privileges().await?;
     if cfg.spec.sink.delivery != pms_crds::Delivery::ExactlyOnce {

@@ -18,6 +18,7 @@ mod scan;
 mod shadow;
 mod slot_lock;
 mod sql;
+mod target_claim;
 mod tls;
 mod transaction;
 

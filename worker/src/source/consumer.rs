@@ -26,6 +26,40 @@ pub async fn write(table: &Table, consumer_id: &str, next_snapshot: i64) -> paim
     io.rename(&tmp, &path).await
 }
 
+/// Which sync moves consumer `consumer_id`: `consumer/.pms-owner-<id>` holds its external name
+/// (Paimon reads only `consumer-*` files there). Written at the sync's first start; returns the
+/// other sync's name when another one wrote it (two syncs moving one consumer let snapshots
+/// expire under the one that lags).
+pub async fn claim(table: &Table, consumer_id: &str, sync: &str) -> paimon::Result<Option<String>> {
+    let dir = dir(table);
+    let io = table.file_io();
+    let path = owner_file(&dir, consumer_id);
+    if io.exists(&path).await? {
+        let owner = String::from_utf8_lossy(&io.new_input(&path)?.read().await?).into_owned();
+        return Ok((owner != sync).then_some(owner));
+    }
+    io.mkdirs(&dir).await?;
+    io.new_output(&path)?
+        .write(sync.as_bytes().to_vec().into())
+        .await?;
+    Ok(None)
+}
+
+/// Gives up `sync`'s claim of consumer `consumer_id` (`pms-worker reset`).
+pub async fn release(table: &Table, consumer_id: &str, sync: &str) -> paimon::Result<()> {
+    if claim(table, consumer_id, sync).await?.is_none() {
+        table
+            .file_io()
+            .delete_file(&owner_file(&dir(table), consumer_id))
+            .await?;
+    }
+    Ok(())
+}
+
+fn owner_file(dir: &str, consumer_id: &str) -> String {
+    format!("{dir}/.pms-owner-{consumer_id}")
+}
+
 /// The `nextSnapshot` of consumer `consumer_id`, if it exists.
 pub async fn read(table: &Table, consumer_id: &str) -> paimon::Result<Option<i64>> {
     let path = format!("{}/consumer-{consumer_id}", dir(table));
@@ -55,6 +89,10 @@ pub async fn remove_stale(table: &Table, base_id: &str, slots: u32) -> paimon::R
         };
         if is_stale(id, base_id, slots) {
             io.delete_file(&format!("{dir}/{name}")).await?;
+            let owner = owner_file(&dir, id);
+            if io.exists(&owner).await? {
+                io.delete_file(&owner).await?;
+            }
             removed.push(id.to_string());
         }
     }

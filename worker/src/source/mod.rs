@@ -548,6 +548,31 @@ impl PaimonSource {
             .map_err(|e| self.err(e))
     }
 
+    /// Claims consumer `consumer_id` for the sync `sync` (external name); another sync's claim
+    /// is an error, naming both.
+    pub async fn claim_consumer(&self, consumer_id: &str, sync: &str) -> Result<()> {
+        match consumer::claim(&self.table, consumer_id, sync).await {
+            Ok(None) => Ok(()),
+            Ok(Some(owner)) => Err(WorkerError::Source {
+                table: self.name.clone(),
+                message: format!(
+                    "its Paimon consumer {consumer_id:?} is moved by the sync {owner:?}, and this is the sync \
+                     {sync:?}: two syncs moving one consumer let snapshots expire under the one that lags. Give \
+                     this sync its own source.consumerId; or, if {owner:?} is gone for good, `pms-worker reset` \
+                     with its config releases the consumer"
+                ),
+            }),
+            Err(e) => Err(self.err(e)),
+        }
+    }
+
+    /// Gives up the sync's claim of consumer `consumer_id`.
+    pub async fn release_consumer(&self, consumer_id: &str, sync: &str) -> Result<()> {
+        consumer::release(&self.table, consumer_id, sync)
+            .await
+            .map_err(|e| self.err(e))
+    }
+
     /// The next snapshot consumer `consumer_id` needs (how far its slot has applied), if any.
     pub async fn consumer_next_snapshot(&self, consumer_id: &str) -> Result<Option<i64>> {
         consumer::read(&self.table, consumer_id)
