@@ -174,6 +174,18 @@ impl Table {
         ]);
     }
 
+    /// The names of the files in the table's `consumer/` directory (temporary files left out),
+    /// sorted.
+    pub fn consumer_files(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.table_dir().join("consumer"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        names
+    }
+
     /// Paimon's `rollbackTo(snapshot)`: the later snapshots are deleted and their ids are
     /// taken again by the next commits.
     pub fn rollback_to(&self, snapshot: i64) {

@@ -15,6 +15,13 @@ fn orders() -> Table {
     orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false)
 }
 
+/// A new database with the MySQL table `orders`.
+async fn orders_db(test: &str) -> TestDb {
+    let db = TestDb::new(test).await;
+    db.exec(ORDERS_DDL).await;
+    db
+}
+
 /// `pms-worker reset` with this config.
 fn reset(cfg: &SyncConfig) {
     let out = cfg.subcommand("reset", &[]).output().expect("run reset");
@@ -46,8 +53,7 @@ const FOREIGN_ROWS: &str = "INSERT INTO {t} (id, amount, status) VALUES (900001,
 async fn a_copied_config_into_another_table_is_refused_until_reset() {
     let t = orders();
     t.commits(vec![generate(1, 300, "+I", 0)]);
-    let db = TestDb::new("copied").await;
-    db.exec(ORDERS_DDL).await;
+    let db = orders_db("copied").await;
     db.exec(&ORDERS_DDL.replace("TABLE orders", "TABLE orders_b"))
         .await;
     db.exec(&FOREIGN_ROWS.replace("{t}", "orders_b")).await;
@@ -76,8 +82,7 @@ async fn another_sync_or_another_paimon_table_on_a_checkpoint_is_refused() {
     t.commits(vec![generate(1, 100, "+I", 0)]);
     let other = orders();
     other.commits(vec![generate(1, 50, "+I", 1)]);
-    let db = TestDb::new("foreign_cp").await;
-    db.exec(ORDERS_DDL).await;
+    let db = orders_db("foreign_cp").await;
     let dir = tempfile::tempdir().unwrap();
     let a = SyncConfig::builder(&t, &db).write_sharing(dir.path(), "a", "shared.json");
     a.sync_once(&[]);
@@ -114,8 +119,7 @@ async fn a_second_sync_into_a_claimed_table_is_refused_until_the_first_is_reset(
     t.commits(vec![generate(1, 200, "+I", 0)]);
     let other = orders();
     other.commits(vec![generate(1000, 50, "+I", 1)]);
-    let db = TestDb::new("claimed").await;
-    db.exec(ORDERS_DDL).await;
+    let db = orders_db("claimed").await;
     let dir = tempfile::tempdir().unwrap();
     let first = SyncConfig::builder(&t, &db).write_sharing(dir.path(), "first", "first.json");
     first.sync_once(&[]);
@@ -152,8 +156,7 @@ async fn a_second_sync_into_a_claimed_table_is_refused_until_the_first_is_reset(
 async fn a_second_sync_on_a_claimed_consumer_is_refused() {
     let t = orders();
     t.commits(vec![generate(1, 100, "+I", 0)]);
-    let db = TestDb::new("consumer_claim").await;
-    db.exec(ORDERS_DDL).await;
+    let db = orders_db("consumer_claim").await;
     db.exec(&ORDERS_DDL.replace("TABLE orders", "TABLE orders_b"))
         .await;
     let dir = tempfile::tempdir().unwrap();
@@ -186,8 +189,7 @@ async fn a_second_sync_on_a_claimed_consumer_is_refused() {
 async fn a_start_without_a_checkpoint_into_a_filled_table_ends_exact() {
     let t = orders();
     t.commits(vec![generate(1, 300, "+I", 0)]);
-    let db = TestDb::new("filled").await;
-    db.exec(ORDERS_DDL).await;
+    let db = orders_db("filled").await;
     db.exec(&FOREIGN_ROWS.replace("{t}", "orders")).await;
     let cfg = SyncConfig::builder(&t, &db).build();
     let first = cfg.run_once(&[]);
@@ -244,8 +246,7 @@ async fn a_rollback_while_running_is_followed_exactly() {
     t.commits(vec![generate(1, 300, "+I", 0)]);
     let kept = t.latest();
     t.commits(vec![generate_step(1, 60, 2, "-D", 0)]);
-    let db = TestDb::new("rollback_live").await;
-    db.exec(ORDERS_DDL).await;
+    let db = orders_db("rollback_live").await;
     let cfg = SyncConfig::builder(&t, &db)
         .checkpoint_interval(Duration::ZERO)
         .build();
@@ -274,8 +275,7 @@ async fn a_table_dropped_and_created_again_is_followed_exactly() {
         generate(1, 200, "+I", 0),
         generate_step(1, 20, 3, "+U", 1),
     ]);
-    let db = TestDb::new("recreated").await;
-    db.exec(ORDERS_DDL).await;
+    let db = orders_db("recreated").await;
     let cfg = SyncConfig::builder(&t, &db).build();
     cfg.sync_once(&[]);
     t.drop_and_create(orders_create(options.clone(), false));
@@ -301,8 +301,7 @@ async fn a_table_dropped_and_created_again_is_followed_exactly() {
 async fn stop_at_a_snapshot_the_slot_is_past_inside_is_refused() {
     let t = orders();
     t.commits(vec![generate(1, 100, "+I", 0)]);
-    let db = TestDb::new("stop_mid").await;
-    db.exec(ORDERS_DDL).await;
+    let db = orders_db("stop_mid").await;
     let cfg = SyncConfig::builder(&t, &db).build();
     cfg.sync_once(&[]);
     let cut = t.latest();

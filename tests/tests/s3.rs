@@ -199,15 +199,7 @@ async fn a_namespaced_worker_moves_the_names_of_an_earlier_release() {
         .delivery(Delivery::ExactlyOnce)
         .build();
     let sync = format!("{}.{}", t.database, t.name);
-    let consumers = || {
-        let mut names: Vec<String> = std::fs::read_dir(t.table_dir().join("consumer"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| !n.starts_with('.'))
-            .collect();
-        names.sort();
-        names
-    };
+    let consumers = || t.consumer_files();
     // As an earlier release named them: the bare sync name.
     let out = run_once(&cfg);
     assert!(out.status.success(), "{}", stderr(&out));

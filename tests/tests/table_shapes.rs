@@ -379,15 +379,7 @@ async fn consumers_of_slots_that_no_longer_exist_are_removed() {
     for slot in ["0", "1", "2"] {
         three.sync_once(&["--slot", slot]);
     }
-    let consumers = || {
-        let mut names: Vec<String> = std::fs::read_dir(t.table_dir().join("consumer"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| !n.starts_with('.'))
-            .collect();
-        names.sort();
-        names
-    };
+    let consumers = || t.consumer_files();
     assert_eq!(
         consumers(),
         [

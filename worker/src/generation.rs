@@ -83,15 +83,6 @@ pub fn shadow(cfg: &WorkerConfig) -> WorkerConfig {
     shadow
 }
 
-/// What the new generation's checkpoint belongs to once its table is swapped in: `cfg`'s table.
-pub fn swapped_in(
-    mut belongs_to: pms_crds::contract::BelongsTo,
-    cfg: &WorkerConfig,
-) -> pms_crds::contract::BelongsTo {
-    belongs_to.target.table = cfg.spec.sink.table.clone();
-    belongs_to
-}
-
 /// The table a rebuild replaced: `<table>__pms_old`.
 pub fn old_table(cfg: &WorkerConfig) -> String {
     format!("{}{OLD_SUFFIX}", cfg.spec.sink.table)

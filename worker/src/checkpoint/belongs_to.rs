@@ -35,6 +35,13 @@ pub async fn now(cfg: &WorkerConfig, source: &PaimonSource, mysql: &MysqlConnect
     }
 }
 
+/// What a rebuild's new generation's checkpoint belongs to once its table is swapped in as
+/// `cfg`'s table.
+pub fn swapped_in(mut belongs_to: BelongsTo, cfg: &WorkerConfig) -> BelongsTo {
+    belongs_to.target.table = cfg.spec.sink.table.clone();
+    belongs_to
+}
+
 /// Why `cp` must not be resumed by this sync at all (another sync's, or made for another
 /// table on either side), with the evidence; `None` when it may.
 pub fn foreign(cp: &Checkpoint, sync: &str, now: &BelongsTo) -> Option<String> {

@@ -155,12 +155,12 @@ pub fn row_note(cp: &Checkpoint) -> Option<String> {
 }
 
 /// A new generation's `belongs_to` column once its table is swapped in (see
-/// `generation::swapped_in`); an unreadable one stays as it is.
+/// `belongs_to::swapped_in`); an unreadable one stays as it is.
 pub fn swapped_in_note(note: Option<String>, cfg: &crate::config::WorkerConfig) -> Option<String> {
     let text = note?;
     match serde_json::from_str::<RowNote>(&text) {
         Ok(mut n) => {
-            n.belongs_to = crate::generation::swapped_in(n.belongs_to, cfg);
+            n.belongs_to = super::belongs_to::swapped_in(n.belongs_to, cfg);
             serde_json::to_string(&n).ok()
         }
         Err(_) => Some(text),

@@ -253,7 +253,7 @@ async fn install(
             belongs_to: new
                 .belongs_to
                 .clone()
-                .map(|b| crate::generation::swapped_in(b, cfg)),
+                .map(|b| crate::checkpoint::belongs_to::swapped_in(b, cfg)),
             ..new
         };
         Checkpointer::replace(cfg, &installed).await?;

@@ -384,32 +384,24 @@ async fn replace_rows(
 /// Bumps the epoch of every row of `sync`, so none of its running workers can commit again
 /// (a rebuild about to swap tables). A database without the table has no such workers.
 pub async fn fence(conn: &mut Conn, sync: &str) -> Result<(), mysql_async::Error> {
-    match conn
-        .exec_drop(
+    ok_without_table(
+        conn.exec_drop(
             "UPDATE `_paimon_sync_progress` SET epoch = epoch + 1 WHERE sync_name = ?",
             (sync,),
         )
-        .await
-    {
-        // ER_NO_SUCH_TABLE
-        Err(mysql_async::Error::Server(e)) if e.code == 1146 => Ok(()),
-        other => other,
-    }
+        .await,
+    )
 }
 
 /// Deletes every row of `sync` (`pms-worker reset`). A database without the table has none.
 pub async fn remove(conn: &mut Conn, sync: &str) -> Result<(), mysql_async::Error> {
-    match conn
-        .exec_drop(
+    ok_without_table(
+        conn.exec_drop(
             "DELETE FROM `_paimon_sync_progress` WHERE sync_name = ?",
             (sync,),
         )
-        .await
-    {
-        // ER_NO_SUCH_TABLE
-        Err(mysql_async::Error::Server(e)) if e.code == 1146 => Ok(()),
-        other => other,
-    }
+        .await,
+    )
 }
 
 /// Renames the rows of `legacy` (the name an earlier release used) to `name`, in one
@@ -435,4 +427,15 @@ pub async fn adopt(conn: &mut Conn, legacy: &str, name: &str) -> Result<bool, my
     let moved = tx.affected_rows() > 0;
     tx.commit().await?;
     Ok(moved)
+}
+
+/// A statement's result, `Ok` also when its table does not exist (ER_NO_SUCH_TABLE): a
+/// database without the table has nothing to change.
+pub(super) fn ok_without_table(
+    result: Result<(), mysql_async::Error>,
+) -> Result<(), mysql_async::Error> {
+    match result {
+        Err(mysql_async::Error::Server(e)) if e.code == 1146 => Ok(()),
+        other => other,
+    }
 }

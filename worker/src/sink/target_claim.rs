@@ -82,17 +82,13 @@ async fn claim_with_rights(
 /// Gives up `sync`'s claim of `table` (`pms-worker reset`). A database without the claim table
 /// has none.
 pub async fn release(conn: &mut Conn, table: &str, sync: &str) -> Result<(), mysql_async::Error> {
-    match conn
-        .exec_drop(
+    super::progress_table::ok_without_table(
+        conn.exec_drop(
             "DELETE FROM `_paimon_sync_targets` WHERE target_table = ? AND sync_name = ?",
             (table, sync),
         )
-        .await
-    {
-        // ER_NO_SUCH_TABLE
-        Err(mysql_async::Error::Server(e)) if e.code == 1146 => Ok(()),
-        other => other,
-    }
+        .await,
+    )
 }
 
 impl super::MysqlConnection {
