@@ -324,26 +324,8 @@ async fn stop_at_a_snapshot_the_slot_is_past_inside_is_refused() {
 #[tokio::test]
 async fn a_failover_to_a_lagging_replica_ends_exact() {
     for delivery in [Delivery::AtLeastOnce, Delivery::ExactlyOnce] {
-        let primary =
-            OwnServer::start(&["--server-id=1", "--log-bin=pms-bin", "--binlog-format=ROW"]);
-        let replica = OwnServer::start(&["--server-id=2"]);
-        let primary_admin = TestDb::attach(primary.port, "mysql");
-        let status = primary_admin.query_strings("SHOW MASTER STATUS").await;
-        let (file, pos) = (
-            status[0][0].clone().expect("binlog file"),
-            status[0][1].clone().expect("binlog position"),
-        );
-        let replica_admin = TestDb::attach(replica.port, "mysql");
-        replica_admin
-            .exec(&format!(
-                "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={}, MASTER_USER='pms', \
-                 MASTER_PASSWORD='pms', MASTER_LOG_FILE='{file}', MASTER_LOG_POS={pos}",
-                primary.port
-            ))
-            .await;
-        replica_admin.exec("START SLAVE").await;
-        let db = TestDb::on(primary.port, "failover").await;
-        db.exec(ORDERS_DDL).await;
+        let (primary, replica, replica_admin) = primary_and_replica().await;
+        let db = orders_db_on(primary.port, "failover").await;
         let t = orders();
         t.commits(vec![generate(1, 400, "+I", 0)]);
         let dir = tempfile::tempdir().unwrap();
@@ -410,5 +392,132 @@ async fn wait_for_checkpoint_at(cfg: &SyncConfig, snapshot: i64) {
             cfg.log()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A failover behind one address while an at-least-once worker runs: its connections go
+/// through a proxy that is switched from the primary to the promoted, lagging replica. The
+/// worker sees another server before its next checkpoint and stops; the next start starts over
+/// and ends exact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failover_behind_the_same_address_stops_a_running_worker_and_the_restart_ends_exact() {
+    let (primary, replica, replica_admin) = primary_and_replica().await;
+    let proxy = SwitchingProxy::start(primary.port).await;
+    let db = orders_db_on(primary.port, "failover_live").await;
+    let t = orders();
+    t.commits(vec![generate(1, 300, "+I", 0)]);
+    let url = format!("mysql://pms:pms@127.0.0.1:{}/{}", proxy.port, db.name);
+    let cfg = SyncConfig::builder_for_url(&t, &url)
+        .checkpoint_interval(Duration::ZERO)
+        .build();
+    let mut worker = cfg.spawn(&[]);
+    wait_for_checkpoint_at(&cfg, t.latest()).await;
+    let on_replica = TestDb::attach(replica.port, &db.name);
+    wait_for_rows(&on_replica, db.count("orders").await).await;
+    replica_admin.exec("STOP SLAVE SQL_THREAD").await;
+    t.commits(vec![
+        generate_step(1, 90, 3, "+U", 2),
+        generate_step(2, 60, 5, "-D", 0),
+    ]);
+    wait_for_checkpoint_at(&cfg, t.latest()).await;
+    replica_admin.exec("STOP SLAVE").await;
+    replica_admin.exec("RESET SLAVE ALL").await;
+    proxy.switch_to(replica.port);
+    t.commits(vec![generate(7000, 20, "+I", 3)]);
+    let status = wait_for_exit(&mut worker, Duration::from_secs(60), "the worker must stop").await;
+    assert!(!status.success(), "{}", cfg.log());
+    let again = cfg.run_once(&[]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("is another one"),
+        "{}",
+        stderr(&again)
+    );
+    assert_synced(&t, &on_replica, "orders", None).await;
+}
+
+/// A MariaDB primary (binary log on) and a replica applying it from its current position; the
+/// replica's admin connection.
+async fn primary_and_replica() -> (OwnServer, OwnServer, TestDb) {
+    let primary = OwnServer::start(&["--server-id=1", "--log-bin=pms-bin", "--binlog-format=ROW"]);
+    let replica = OwnServer::start(&["--server-id=2"]);
+    let status = TestDb::attach(primary.port, "mysql")
+        .query_strings("SHOW MASTER STATUS")
+        .await;
+    let (file, pos) = (
+        status[0][0].clone().expect("binlog file"),
+        status[0][1].clone().expect("binlog position"),
+    );
+    let replica_admin = TestDb::attach(replica.port, "mysql");
+    replica_admin
+        .exec(&format!(
+            "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={}, MASTER_USER='pms', \
+             MASTER_PASSWORD='pms', MASTER_LOG_FILE='{file}', MASTER_LOG_POS={pos}",
+            primary.port
+        ))
+        .await;
+    replica_admin.exec("START SLAVE").await;
+    (primary, replica, replica_admin)
+}
+
+/// A new database with the MySQL table `orders` on the server at `port`.
+async fn orders_db_on(port: u16, test: &str) -> TestDb {
+    let db = TestDb::on(port, test).await;
+    db.exec(ORDERS_DDL).await;
+    db
+}
+
+/// A TCP proxy on loopback whose upstream can be switched: one address, another server behind
+/// it (what a DNS or VIP failover looks like to a client). A switch ends every open connection.
+struct SwitchingProxy {
+    port: u16,
+    upstream: std::sync::Arc<std::sync::atomic::AtomicU16>,
+    switches: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl SwitchingProxy {
+    async fn start(upstream: u16) -> Self {
+        use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::SeqCst};
+        use std::sync::Arc;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (up, switches) = (
+            Arc::new(AtomicU16::new(upstream)),
+            Arc::new(AtomicU64::new(0)),
+        );
+        let (up2, switches2) = (up.clone(), switches.clone());
+        tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let (up, switches) = (up2.clone(), switches2.clone());
+                tokio::spawn(async move {
+                    let opened_at = switches.load(SeqCst);
+                    let Ok(mut server) =
+                        tokio::net::TcpStream::connect(("127.0.0.1", up.load(SeqCst))).await
+                    else {
+                        return;
+                    };
+                    let switched = async {
+                        while switches.load(SeqCst) == opened_at {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                        }
+                    };
+                    tokio::select! {
+                        _ = tokio::io::copy_bidirectional(&mut client, &mut server) => {}
+                        _ = switched => {}
+                    }
+                });
+            }
+        });
+        Self {
+            port,
+            upstream: up,
+            switches,
+        }
+    }
+
+    fn switch_to(&self, port: u16) {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.upstream.store(port, SeqCst);
+        self.switches.fetch_add(1, SeqCst);
     }
 }

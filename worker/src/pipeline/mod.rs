@@ -186,7 +186,11 @@ async fn run_with_one_schema(
     let now = belongs_to::now(&cfg, &source, &mysql).await;
     mysql.claim_target(&cfg).await?;
     source
-        .claim_consumer(&cfg.consumer_id, &cfg.external_name())
+        .claim_consumer(
+            &cfg.consumer_id,
+            &cfg.external_name(),
+            cfg.legacy_external_name().as_deref(),
+        )
         .await?;
     let mut sink = MysqlSink::new(mysql, &layout, &cfg, metrics.clone());
     sink.check_privileges().await?;
@@ -471,6 +475,7 @@ impl Pipeline {
             return Ok(());
         };
         let cp = self.checkpoint_at(committed);
+        self.check_same_server().await?;
         self.checkpointer.save(&cp).await?;
         self.history.forget_before(cp.point);
         self.policy.checkpointed();
@@ -498,6 +503,29 @@ impl Pipeline {
             self.observe_visible(done).await;
         }
         Ok(())
+    }
+
+    /// At-least-once: the writes a checkpoint covers went to the server this run started on.
+    /// After a reconnect to another one (a failover behind the same URL) what it holds of them
+    /// is unknown: no checkpoint is written, and the run stops; the next start sees the other
+    /// server and starts over (README "What a checkpoint belongs to"). Exactly-once needs no
+    /// check: the progress row is on whichever server holds the rows, and a flush whose expected
+    /// row isn't there commits nothing.
+    async fn check_same_server(&self) -> Result<()> {
+        if self.checkpointer.joins_transactions() {
+            return Ok(());
+        }
+        let now = self.writer.sink().server_identity().await?;
+        let started_on = &self.belongs_to.target.server;
+        if &now == started_on {
+            return Ok(());
+        }
+        Err(WorkerError::Data(format!(
+            "the MySQL server behind {} is another one since this run started ({now}, was {started_on}): \
+             a failover; nothing more is checkpointed, and the next start reads the table in full and removes \
+             what it doesn't have",
+            self.cfg.target_name()
+        )))
     }
 
     /// Freshness and expiry metrics for snapshot `done`, now in MySQL (a failed read of them

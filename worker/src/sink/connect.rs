@@ -136,7 +136,7 @@ async fn server_info(pool: &Pool) -> Result<ServerInfo, mysql_async::Error> {
 /// What tells this server from another behind the same URL (a promoted replica, a restored
 /// copy): MySQL's `@@server_uuid`, made at the data directory's creation. MariaDB has none:
 /// its server id (distinct within a replication topology), host, port and data directory.
-async fn server_identity(
+pub(super) async fn server_identity(
     conn: &mut mysql_async::Conn,
     version: &str,
 ) -> Result<String, mysql_async::Error> {

@@ -124,6 +124,8 @@ pub struct MysqlSink {
     max_statement_bytes: usize,
     max_retries: u32,
     metrics: Metrics,
+    /// `SELECT VERSION()` at connect time (how the server tells its identity).
+    server_version: String,
 }
 
 impl MysqlSink {
@@ -162,7 +164,17 @@ impl MysqlSink {
             opts: conn.opts,
             slot_lock: None,
             target: conn.target,
+            server_version: conn.server.version,
         }
+    }
+
+    /// The identity of the server the pool reaches now (`connect::server_identity`): after a
+    /// reconnect it may be another one behind the same URL (a failover).
+    pub async fn server_identity(&self) -> Result<String> {
+        let mut conn = self.conn().await?;
+        connect::server_identity(&mut conn, &self.server_version)
+            .await
+            .map_err(|e| self.error(Failure::new("read the server's identity", e)))
     }
 
     /// Whether the target table has no rows (so a full read may bulk-load it).

@@ -32,14 +32,16 @@ pub enum Claim {
     Unchecked(String),
 }
 
-/// Claims `table` for `sync` (reading `source`), unless another sync has.
+/// Claims `table` for `sync` (reading `source`), unless another sync has; a claim under
+/// `legacy` (the sync's name in an earlier release) becomes `sync`'s.
 pub async fn claim(
     conn: &mut Conn,
     table: &str,
     sync: &str,
+    legacy: Option<&str>,
     source: &str,
 ) -> Result<Claim, mysql_async::Error> {
-    match claim_with_rights(conn, table, sync, source).await {
+    match claim_with_rights(conn, table, sync, legacy, source).await {
         // ER_TABLEACCESS_DENIED_ERROR, ER_DBACCESS_DENIED_ERROR: the user's grants leave the
         // claim table out (e.g. rights on the target table alone).
         Err(mysql_async::Error::Server(e)) if e.code == 1142 || e.code == 1044 => {
@@ -53,9 +55,17 @@ async fn claim_with_rights(
     conn: &mut Conn,
     table: &str,
     sync: &str,
+    legacy: Option<&str>,
     source: &str,
 ) -> Result<Claim, mysql_async::Error> {
     conn.query_drop(CREATE).await?;
+    if let Some(legacy) = legacy {
+        conn.exec_drop(
+            "UPDATE `_paimon_sync_targets` SET sync_name = ? WHERE target_table = ? AND sync_name = ?",
+            (sync, table, legacy),
+        )
+        .await?;
+    }
     conn.exec_drop(
         "INSERT IGNORE INTO `_paimon_sync_targets` (target_table, sync_name, source, claimed_at) \
          VALUES (?, ?, ?, NOW(6))",
@@ -102,7 +112,8 @@ impl super::MysqlConnection {
         let src = &cfg.spec.source;
         let source = format!("{}.{} in {}", src.database, src.table, src.warehouse);
         let sync = cfg.external_name();
-        let claim = claim(&mut conn, &self.table, &sync, &source)
+        let legacy = cfg.legacy_external_name();
+        let claim = claim(&mut conn, &self.table, &sync, legacy.as_deref(), &source)
             .await
             .map_err(|e| self.admin_err("claim the target table", e))?;
         match claim {

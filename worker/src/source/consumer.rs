@@ -29,14 +29,25 @@ pub async fn write(table: &Table, consumer_id: &str, next_snapshot: i64) -> paim
 /// Which sync moves consumer `consumer_id`: `consumer/.pms-owner-<id>` holds its external name
 /// (Paimon reads only `consumer-*` files there). Written at the sync's first start; returns the
 /// other sync's name when another one wrote it (two syncs moving one consumer let snapshots
-/// expire under the one that lags).
-pub async fn claim(table: &Table, consumer_id: &str, sync: &str) -> paimon::Result<Option<String>> {
+/// expire under the one that lags). A claim under `legacy` (the sync's name in an earlier
+/// release) becomes `sync`'s.
+pub async fn claim(
+    table: &Table,
+    consumer_id: &str,
+    sync: &str,
+    legacy: Option<&str>,
+) -> paimon::Result<Option<String>> {
     let dir = dir(table);
     let io = table.file_io();
     let path = owner_file(&dir, consumer_id);
     if io.exists(&path).await? {
         let owner = String::from_utf8_lossy(&io.new_input(&path)?.read().await?).into_owned();
-        return Ok((owner != sync).then_some(owner));
+        if owner == sync {
+            return Ok(None);
+        }
+        if Some(owner.as_str()) != legacy {
+            return Ok(Some(owner));
+        }
     }
     io.mkdirs(&dir).await?;
     io.new_output(&path)?
@@ -47,7 +58,7 @@ pub async fn claim(table: &Table, consumer_id: &str, sync: &str) -> paimon::Resu
 
 /// Gives up `sync`'s claim of consumer `consumer_id` (`pms-worker reset`).
 pub async fn release(table: &Table, consumer_id: &str, sync: &str) -> paimon::Result<()> {
-    if claim(table, consumer_id, sync).await?.is_none() {
+    if claim(table, consumer_id, sync, None).await?.is_none() {
         table
             .file_io()
             .delete_file(&owner_file(&dir(table), consumer_id))

@@ -548,10 +548,15 @@ impl PaimonSource {
             .map_err(|e| self.err(e))
     }
 
-    /// Claims consumer `consumer_id` for the sync `sync` (external name); another sync's claim
-    /// is an error, naming both.
-    pub async fn claim_consumer(&self, consumer_id: &str, sync: &str) -> Result<()> {
-        match consumer::claim(&self.table, consumer_id, sync).await {
+    /// Claims consumer `consumer_id` for the sync `sync` (external name; `legacy`: its name in
+    /// an earlier release); another sync's claim is an error, naming both.
+    pub async fn claim_consumer(
+        &self,
+        consumer_id: &str,
+        sync: &str,
+        legacy: Option<&str>,
+    ) -> Result<()> {
+        match consumer::claim(&self.table, consumer_id, sync, legacy).await {
             Ok(None) => Ok(()),
             Ok(Some(owner)) => Err(WorkerError::Source {
                 table: self.name.clone(),
