@@ -521,3 +521,73 @@ impl SwitchingProxy {
         self.switches.fetch_add(1, SeqCst);
     }
 }
+
+/// A full read interrupted, then its snapshot gone (its consumer expired, the snapshot with it)
+/// while keys it had written were deleted: the next start reads the latest snapshot in full
+/// and removes what that doesn't have.
+#[tokio::test]
+async fn a_full_read_whose_snapshot_is_gone_starts_again_and_ends_exact() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 300, "+I", 0)]);
+    let db = orders_db("full_read_gone").await;
+    let cfg = SyncConfig::builder(&t, &db).max_rows(50).build();
+    let crashed = cfg
+        .command(&["--once"])
+        .env("PMS_FAILPOINT", "before-transaction@4")
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success(), "{}", stderr(&crashed));
+    assert_eq!(checkpoint(&cfg)["phase"], "full");
+    assert!(
+        db.count("orders").await > 0,
+        "part of the full read is written"
+    );
+    t.commits(vec![
+        generate_step(1, 100, 3, "-D", 0),
+        generate(1000, 10, "+I", 1),
+    ]);
+    // The consumer expired (`consumer.expiration-time`): nothing pins the snapshot any more.
+    std::fs::remove_file(t.table_dir().join("consumer/consumer-pms-db-t")).unwrap();
+    t.expire(1);
+    let again = cfg.run_once(&[]);
+    let log = stderr(&again);
+    assert!(again.status.success(), "{log}");
+    assert!(
+        log.contains("removed the rows the snapshot doesn't have"),
+        "{log}"
+    );
+    assert_synced(&t, &db, "orders", None).await;
+}
+
+/// With several slots a start-over can't be done in place (each slot's full read would be of
+/// another snapshot): refused with MySQL unchanged, and the way out, a rebuild, ends exact.
+#[tokio::test]
+async fn with_several_slots_a_rollback_is_refused_and_a_rebuild_ends_exact() {
+    let t = orders();
+    t.commits(vec![generate(1, 200, "+I", 0)]);
+    let kept = t.latest();
+    t.commits(vec![generate_step(1, 30, 2, "+U", 1)]);
+    let db = orders_db("rollback_slots").await;
+    let cfg = SyncConfig::builder(&t, &db).parallelism(2).build();
+    for slot in ["0", "1"] {
+        cfg.sync_once(&["--slot", slot]);
+    }
+    t.rollback_to(kept);
+    t.commits(vec![
+        generate_step(2, 30, 3, "-D", 0),
+        generate(900, 10, "+I", 2),
+    ]);
+    let before = db.count("orders").await;
+    refused(
+        &cfg.run_once(&["--slot", "0"]),
+        &[
+            "rolled back",
+            "can't start over in place",
+            "pms-worker rebuild",
+        ],
+    );
+    assert_eq!(db.count("orders").await, before, "nothing written");
+    let rebuilt = cfg.rebuild(None);
+    assert!(rebuilt.status.success(), "{}", stderr(&rebuilt));
+    assert_synced(&t, &db, "orders", None).await;
+}
