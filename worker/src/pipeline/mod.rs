@@ -510,12 +510,19 @@ impl Pipeline {
     /// is unknown: no checkpoint is written, and the run stops; the next start sees the other
     /// server and starts over (README "What a checkpoint belongs to"). Exactly-once needs no
     /// check: the progress row is on whichever server holds the rows, and a flush whose expected
-    /// row isn't there commits nothing.
+    /// row isn't there commits nothing. A server that can't be reached now (a restart) is asked
+    /// at the next checkpoint: a checkpoint taken meanwhile changes nothing a start-over reads.
     async fn check_same_server(&self) -> Result<()> {
         if self.checkpointer.joins_transactions() {
             return Ok(());
         }
-        let now = self.writer.sink().server_identity().await?;
+        let now = match self.writer.sink().server_identity().await {
+            Ok(now) => now,
+            Err(e) => {
+                warn!(error = %e, "could not ask the MySQL server who it is; asking again at the next checkpoint");
+                return Ok(());
+            }
+        };
         let started_on = &self.belongs_to.target.server;
         if &now == started_on {
             return Ok(());
