@@ -7,7 +7,12 @@
 //! Where keys move between partitions (cross-partition-update tables) a change is identified by
 //! its key and partition: the move's delete (old partition) and insert (new one) come from
 //! buckets whose sequence numbers can't be compared, so both are kept; the delete then names its
-//! partition, and upserts are written in snapshot order so the newest partition's row wins.
+//! partition, and upserts are written in snapshot order so the newest partition's row wins. A key
+//! that leaves a partition and comes back within one snapshot is deleted in one bucket of it and
+//! inserted in another (Paimon places it in the first bucket with room): within a snapshot, two
+//! buckets' changes of a key and partition compare by kind, not sequence, and the insert wins
+//! (the key ends where its bucket's last change is an insert). The same holds across the flushes
+//! of one snapshot: the keys upserted by its earlier flushes, and from which bucket, are kept.
 
 use std::collections::HashMap;
 
@@ -52,6 +57,17 @@ pub struct ChangeBuffer {
     max_bytes: usize,
     /// The key columns, when keys move between partitions (see the module note).
     moving_keys: Option<Vec<usize>>,
+    /// Where keys move: the snapshot the last flush ended in, and the bucket each key (and
+    /// partition) it upserted came from, while that snapshot may go on in the next flush.
+    flushed: Flushed,
+}
+
+/// The upserts of the snapshot a flush ended in (see [`ChangeBuffer::flushed`]).
+#[derive(Default)]
+struct Flushed {
+    snapshot: i64,
+    buckets: KeyMap<i32>,
+    bytes: usize,
 }
 
 /// A bound of the buffer that was reached: the pipeline's flush policy decides what follows.
@@ -75,6 +91,7 @@ impl ChangeBuffer {
             max_rows: max_rows as u64,
             max_bytes: max_bytes as usize,
             moving_keys: None,
+            flushed: Flushed::default(),
         }
     }
 
@@ -105,8 +122,17 @@ impl ChangeBuffer {
             self.unique.push(change);
             return self.bound();
         }
+        let moving = self.moving_keys.is_some();
+        if moving
+            && change.kind == ChangeKind::Delete
+            && self.flushed.upserted_elsewhere(&key, &change)
+        {
+            // An earlier flush of this snapshot wrote the key's row in this partition from
+            // another bucket: the key came back, and this delete is of where it was.
+            return self.bound();
+        }
         match self.changes.get_mut(&key) {
-            Some(existing) if existing.order > change.order => {}
+            Some(existing) if !replaces(&change, existing, moving) => {}
             Some(existing) => {
                 self.bytes = self.bytes + size - (row_bytes(&existing.row) + key.len());
                 *existing = change;
@@ -159,10 +185,32 @@ impl ChangeBuffer {
             ..Default::default()
         };
         self.input_records = 0;
-        self.bytes = 0;
         let mut upserts = Vec::with_capacity(self.changes.len() + self.unique.len());
         let unique = self.unique.drain(..);
-        for change in self.changes.drain().map(|(_, c)| c).chain(unique) {
+        let moving = self.moving_keys.is_some();
+        let mut flushed_upserts = Vec::new();
+        let mut newest = i64::MIN;
+        for (key, change) in self.changes.drain() {
+            newest = newest.max(change.order.0);
+            match change.kind {
+                ChangeKind::Upsert => {
+                    if moving {
+                        flushed_upserts.push((key, change.order.0, change.bucket));
+                    }
+                    upserts.push(change);
+                }
+                ChangeKind::Delete => {
+                    // Several slots guard their writes by snapshot: where keys move, a delete of
+                    // snapshot N spares a row of N (another bucket's, where the key came back),
+                    // unless this slot wrote that row from the delete's own bucket.
+                    let spares_own = moving && !self.flushed.upserted_from(&key, &change);
+                    let guard = change.order.0 - i64::from(spares_own);
+                    batch.deletes.push(change.row);
+                    batch.delete_snapshots.push(guard);
+                }
+            }
+        }
+        for change in unique {
             match change.kind {
                 ChangeKind::Upsert => upserts.push(change),
                 ChangeKind::Delete => {
@@ -171,6 +219,10 @@ impl ChangeBuffer {
                 }
             }
         }
+        if moving && newest > i64::MIN {
+            self.flushed.replace(newest, flushed_upserts);
+        }
+        self.bytes = self.flushed.bytes;
         if let Some(key_positions) = &self.moving_keys {
             // A key upserted in two partitions: the newer snapshot's row is written last.
             upserts.sort_unstable_by_key(|c| c.order);
@@ -181,6 +233,44 @@ impl ChangeBuffer {
             batch.upsert_snapshots.push(change.order.0);
         }
         Ok(batch)
+    }
+}
+
+/// Whether `change` replaces `existing`, a change of the same key (and partition, where keys
+/// move): the newer one does; where keys move, of one snapshot's changes from two buckets the
+/// upsert does (see the module note).
+fn replaces(change: &Change, existing: &Change, moving: bool) -> bool {
+    if moving && change.order.0 == existing.order.0 && change.bucket != existing.bucket {
+        return change.kind == ChangeKind::Upsert;
+    }
+    change.order >= existing.order
+}
+
+impl Flushed {
+    /// Keeps the upserts `(key, snapshot, bucket)` of a flush's `newest` snapshot (with those
+    /// of the flushes before it, when that snapshot goes on from them).
+    fn replace(&mut self, newest: i64, upserts: Vec<(Vec<u8>, i64, i32)>) {
+        if newest != self.snapshot {
+            *self = Flushed {
+                snapshot: newest,
+                ..Flushed::default()
+            };
+        }
+        for (key, _, bucket) in upserts.into_iter().filter(|u| u.1 == newest) {
+            self.bytes += key.len() + ENTRY_OVERHEAD;
+            self.buckets.insert(key, bucket);
+        }
+    }
+
+    /// Whether an earlier flush upserted `key` in `change`'s snapshot from another bucket.
+    fn upserted_elsewhere(&self, key: &[u8], change: &Change) -> bool {
+        change.order.0 == self.snapshot
+            && self.buckets.get(key).is_some_and(|&b| b != change.bucket)
+    }
+
+    /// Whether an earlier flush upserted `key` in `change`'s snapshot from its bucket.
+    fn upserted_from(&self, key: &[u8], change: &Change) -> bool {
+        change.order.0 == self.snapshot && self.buckets.get(key) == Some(&change.bucket)
     }
 }
 
@@ -241,6 +331,7 @@ mod tests {
             kind,
             row: vec![Value::Int(id), Value::Bytes(v.into())],
             order,
+            bucket: 0,
         }
     }
 
@@ -313,10 +404,100 @@ mod tests {
     }
 
     fn moved(kind: ChangeKind, id: i64, region: &str, order: (i64, i64)) -> (Vec<u8>, Change) {
+        moved_in(kind, id, region, order, 0)
+    }
+
+    fn moved_in(
+        kind: ChangeKind,
+        id: i64,
+        region: &str,
+        order: (i64, i64),
+        bucket: i32,
+    ) -> (Vec<u8>, Change) {
         let row = vec![Value::Int(id), Value::Bytes(region.into())];
         let mut k = Vec::new();
         encode_key(&[&row[0], &row[1]], &mut k);
-        (k, Change { kind, row, order })
+        let change = Change {
+            kind,
+            row,
+            order,
+            bucket,
+        };
+        (k, change)
+    }
+
+    #[test]
+    fn a_key_back_in_its_partition_within_a_snapshot_keeps_the_insert_of_its_new_bucket() {
+        use ChangeKind::{Delete, Upsert};
+        // Key 1 left EU's bucket 0 (sequence 9 there) and came back into bucket 3 (sequence 1
+        // there), in either read order; key 2 left bucket 3 for good.
+        for back_first in [false, true] {
+            let mut b = ChangeBuffer::new(0, 1 << 20).with_moving_keys(vec![0]);
+            let mut changes = vec![
+                moved_in(Delete, 1, "EU", (5, 9), 0),
+                moved_in(Upsert, 1, "EU", (5, 1), 3),
+            ];
+            if back_first {
+                changes.reverse();
+            }
+            changes.push(moved_in(Upsert, 2, "EU", (5, 1), 3));
+            changes.push(moved_in(Delete, 2, "EU", (5, 2), 3));
+            for (k, c) in changes {
+                b.push(k, c);
+            }
+            let batch = b.drain().unwrap();
+            assert_eq!(
+                batch.upserts,
+                vec![vec![Value::Int(1), Value::Bytes("EU".into())]]
+            );
+            assert_eq!(
+                batch.deletes,
+                vec![vec![Value::Int(2), Value::Bytes("EU".into())]]
+            );
+        }
+    }
+
+    #[test]
+    fn a_snapshot_in_several_flushes_keeps_the_bucket_of_each_key_it_upserted() {
+        use ChangeKind::{Delete, Upsert};
+        let mut b = ChangeBuffer::new(0, 1 << 20).with_moving_keys(vec![0]);
+        for (k, c) in [
+            moved_in(Upsert, 1, "EU", (5, 1), 3),
+            moved_in(Upsert, 2, "EU", (5, 2), 3),
+        ] {
+            b.push(k, c);
+        }
+        assert_eq!(b.drain().unwrap().upserts.len(), 2);
+        assert!(b.bytes() > 0, "the flushed keys count in the memory bound");
+        for (k, c) in [
+            // Where key 1 was before it came back into bucket 3: the delete is dropped.
+            moved_in(Delete, 1, "EU", (5, 9), 0),
+            // Key 2 deleted later in its own bucket, key 3 never upserted here.
+            moved_in(Delete, 2, "EU", (5, 3), 3),
+            moved_in(Delete, 3, "EU", (5, 4), 0),
+        ] {
+            b.push(k, c);
+        }
+        let batch = b.drain().unwrap();
+        let mut deletes: Vec<(Value, i64)> = batch
+            .deletes
+            .iter()
+            .map(|r| r[0].clone())
+            .zip(batch.delete_snapshots.iter().copied())
+            .collect();
+        deletes.sort_by_key(|(id, _)| id.as_sql(false));
+        assert_eq!(
+            deletes,
+            [(Value::Int(2), 5), (Value::Int(3), 4)],
+            "a guarded delete spares the snapshot's rows of other buckets, not its own bucket's"
+        );
+        // The next snapshot's flush forgets snapshot 5's keys.
+        let (k, c) = moved_in(Upsert, 9, "US", (6, 1), 0);
+        b.push(k, c);
+        b.drain().unwrap();
+        let (k, c) = moved_in(Delete, 1, "EU", (5, 10), 0);
+        b.push(k, c);
+        assert_eq!(b.drain().unwrap().deletes.len(), 1);
     }
 
     #[test]

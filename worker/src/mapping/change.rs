@@ -48,6 +48,9 @@ pub struct Change {
     pub row: Vec<Value>,
     /// Paimon order: snapshot id, then sequence number within it.
     pub order: (i64, i64),
+    /// The bucket it was read from: sequence numbers count per bucket, so two changes of one
+    /// snapshot compare by sequence only within a bucket.
+    pub bucket: i32,
 }
 
 /// An unambiguous byte encoding of key values, for hashing.

@@ -104,6 +104,7 @@ pub fn decode_batch(
                 kind: change_kind,
                 row,
                 order: (snapshot_id, sequence),
+                bucket: 0,
             },
         });
     }

@@ -205,6 +205,7 @@ mod tests {
                 kind: ChangeKind::Upsert,
                 row,
                 order: (1, id),
+                bucket: 0,
             },
         )
     }

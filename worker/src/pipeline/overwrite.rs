@@ -56,6 +56,7 @@ impl Pipeline {
         mut pass: Pass<'_>,
     ) -> Result<()> {
         for split in 0..plan.len() {
+            let bucket = plan.bucket(split);
             let mut batches = self.source.read_split(plan, split).await?;
             while let Some(batch) = batches.next().await {
                 let batch = batch?;
@@ -63,6 +64,7 @@ impl Pipeline {
                     decode_batch(&batch, &self.layout, snapshot_id, self.source.name(), true)?
                 {
                     self.count_read(d.kind);
+                    d.change.bucket = bucket;
                     match &mut pass {
                         Pass::Upsert(kept) => {
                             kept.insert(d.key.clone());

@@ -35,6 +35,7 @@ impl Pipeline {
                 ..Position::START
             };
             self.read_to = Some(plan.point_at(position));
+            let bucket = plan.bucket(split);
             let mut batches = self.source.read_split(plan, split).await?;
             while let Some(batch) = batches.next().await {
                 let mut batch = batch?;
@@ -47,7 +48,7 @@ impl Pipeline {
                     eta.add(batch.num_rows() as u64);
                     self.metrics.full_read_rows.add(batch.num_rows() as i64);
                 }
-                self.consume(&batch, plan, &mut position).await?;
+                self.consume(&batch, plan, bucket, &mut position).await?;
                 if self.stopping() {
                     return Ok(());
                 }
@@ -61,6 +62,7 @@ impl Pipeline {
         &mut self,
         batch: &RecordBatch,
         plan: &SnapshotPlan,
+        bucket: i32,
         position: &mut Position,
     ) -> Result<()> {
         let keyed = !self.buffer.unique_keys();
@@ -71,7 +73,8 @@ impl Pipeline {
             self.source.name(),
             keyed,
         )?;
-        for d in decoded {
+        for mut d in decoded {
+            d.change.bucket = bucket;
             position.row += 1;
             self.read_to = Some(plan.point_at(*position));
             self.count_read(d.kind);

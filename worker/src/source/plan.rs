@@ -63,6 +63,19 @@ impl SnapshotPlan {
         }
     }
 
+    /// The bucket split `index` reads.
+    pub fn bucket(&self, index: usize) -> i32 {
+        match &self.splits {
+            Splits::Full(s) | Splits::FullAsStored(s) => s[index].bucket(),
+            Splits::Changes(_, s) => match &s[index] {
+                IncrementalSplit::Data(d) => d.bucket(),
+                IncrementalSplit::DiffPair { before, after } => {
+                    before.iter().chain(after).next().map_or(0, |d| d.bucket())
+                }
+            },
+        }
+    }
+
     /// Whether the splits hold several versions of a key (a full read as stored), to be
     /// reduced to the newest.
     pub fn holds_versions(&self) -> bool {
