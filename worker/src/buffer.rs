@@ -60,6 +60,8 @@ pub struct ChangeBuffer {
     /// Where keys move: the snapshot the last flush ended in, and the bucket each key (and
     /// partition) it upserted came from, while that snapshot may go on in the next flush.
     flushed: Flushed,
+    /// A full read holds no deletes: nothing of its flushes is kept.
+    full_read: bool,
 }
 
 /// The upserts of the snapshot a flush ended in (see [`ChangeBuffer::flushed`]).
@@ -92,6 +94,7 @@ impl ChangeBuffer {
             max_bytes: max_bytes as usize,
             moving_keys: None,
             flushed: Flushed::default(),
+            full_read: false,
         }
     }
 
@@ -107,6 +110,12 @@ impl ChangeBuffer {
     pub fn set_unique_keys(&mut self, unique: bool) {
         debug_assert!(self.is_empty());
         self.unique_keys = unique;
+    }
+
+    /// Whether a full read is under way (a merged snapshot: no deletes to reduce).
+    pub fn set_full_read(&mut self, full_read: bool) {
+        self.full_read = full_read;
+        self.bytes -= std::mem::take(&mut self.flushed).bytes;
     }
 
     pub fn unique_keys(&self) -> bool {
@@ -194,7 +203,7 @@ impl ChangeBuffer {
             newest = newest.max(change.order.0);
             match change.kind {
                 ChangeKind::Upsert => {
-                    if moving {
+                    if moving && !self.full_read {
                         flushed_upserts.push((key, change.order.0, change.bucket));
                     }
                     upserts.push(change);
@@ -219,7 +228,7 @@ impl ChangeBuffer {
                 }
             }
         }
-        if moving && newest > i64::MIN {
+        if moving && !self.full_read && newest > i64::MIN {
             self.flushed.replace(newest, flushed_upserts);
         }
         self.bytes = self.flushed.bytes;

@@ -80,6 +80,7 @@ impl Pipeline {
         // nothing to reduce, and its flushes may be written side by side.
         self.buffer
             .set_unique_keys(!plan.holds_versions() && self.layout.delete_qualifiers.is_empty());
+        self.buffer.set_full_read(true);
         self.write_mode = if bulk {
             WriteMode::Bulk
         } else {
@@ -111,6 +112,7 @@ impl Pipeline {
             self.flush(FlushReason::Close).await?;
             self.checkpoint().await?;
             self.buffer.set_unique_keys(false);
+            self.buffer.set_full_read(false);
             info!(snapshot_id, read_to = ?self.read_to, "stopped during the full read; the next run resumes it");
             return Ok(FullRead::Stopped);
         }
@@ -131,6 +133,7 @@ impl Pipeline {
         self.checkpoint().await?;
         self.write_mode = WriteMode::Upsert;
         self.buffer.set_unique_keys(false);
+        self.buffer.set_full_read(false);
         info!(snapshot_id, "full read done");
         Ok(FullRead::Done(snapshot_id))
     }
