@@ -21,7 +21,7 @@ use pms_crds::contract::{
 };
 
 use crate::error::{Result, WorkerError};
-use plan::{max_level_only, split_order, upper_levels_oldest_first, Splits};
+use plan::{above_level_0, max_level_only, split_order, upper_levels_oldest_first, Splits};
 
 pub use column::SourceColumn;
 pub use overwrite::OverwritePlan;
@@ -297,7 +297,14 @@ impl PaimonSource {
                 .map(upper_levels_oldest_first)
                 .collect::<paimon::Result<_>>()
                 .map_err(|e| self.err(e))?;
+        } else if self.shape.reads_above_level_0() {
+            splits = splits
+                .iter()
+                .map(above_level_0)
+                .collect::<paimon::Result<_>>()
+                .map_err(|e| self.err(e))?;
         }
+        splits.retain(|s| !s.data_files().is_empty());
         splits.sort_by_key(split_order);
         let expected_rows = splits.iter().map(|s| s.row_count().max(0) as u64).sum();
         debug!(table = %self.name, snapshot_id, splits = splits.len(), expected_rows, "planned full read");

@@ -186,6 +186,14 @@ pub(super) fn max_level_only(split: &DataSplit, level: i32) -> paimon::Result<Da
     with_files(split, &keep)
 }
 
+/// The same split with its files above level 0 (see [`super::TableShape::reads_above_level_0`]).
+pub(super) fn above_level_0(split: &DataSplit) -> paimon::Result<DataSplit> {
+    let keep: Vec<usize> = (0..split.data_files().len())
+        .filter(|&i| split.data_files()[i].level > 0)
+        .collect();
+    with_files(split, &keep)
+}
+
 /// The same split with the files above level 0 only, highest level first. Read as stored, the
 /// records of a key come oldest first (a lower level holds newer records), so keeping each
 /// key's newest record is Paimon's lookup merge (`LookupMergeFunction`: the newest record above

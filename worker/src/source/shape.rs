@@ -13,6 +13,8 @@ pub struct TableShape {
     pub deletion_vectors: bool,
     /// `sequence.field`: a user-defined order of the changes of a key.
     pub sequence_field: Option<String>,
+    /// `force-lookup`: read by lookup whatever the producer.
+    pub force_lookup: bool,
 }
 
 impl TableShape {
@@ -31,6 +33,7 @@ impl TableShape {
             changelog_producer: get("changelog-producer", "none"),
             deletion_vectors: get("deletion-vectors.enabled", "false") == "true",
             sequence_field: options.get("sequence.field").cloned(),
+            force_lookup: get("force-lookup", "false") == "true",
         })
     }
 
@@ -58,6 +61,20 @@ impl TableShape {
     /// so merging the levels again would count contributions twice.
     pub fn full_read_as_stored(&self) -> bool {
         self.merge_engine == "aggregation" && self.changelog_producer == "lookup"
+    }
+
+    /// Whether Paimon reads this table by lookup (`CoreOptions.needLookup`: the lookup producer,
+    /// deletion vectors, first-row): its level-0 files are not yet merged into what a reader
+    /// sees (Java's streaming read skips them at its first plan, `DataTableStreamScan`, and so
+    /// does its batch read of deletion vectors). Their records reach the changelog, or the
+    /// deletion vectors, of the compaction that merges them; a full read that took them would
+    /// write rows that compaction may never report again (a key inserted and deleted inside
+    /// level 0 has no changelog), so the full read skips level 0 too.
+    pub fn reads_above_level_0(&self) -> bool {
+        self.changelog_producer == "lookup"
+            || self.deletion_vectors
+            || self.merge_engine == "first-row"
+            || self.force_lookup
     }
 
     /// Whether the producer writes whole rows for every change (so partial or aggregated
