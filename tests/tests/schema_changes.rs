@@ -334,3 +334,84 @@ async fn apply_does_not_add_a_column_at_a_cold_start() {
     );
     assert_eq!(db.count("orders").await, 0);
 }
+
+/// A column's type narrowed by `ALTER TABLE … MODIFY` is read in older files as Paimon Java
+/// reads it: a BIGINT narrowed to INT wraps (Java's `intValue()`), where a `safe` Arrow cast
+/// read NULL; in the full read (the crate's evolution) and in changes (ours).
+#[tokio::test]
+async fn a_narrowed_integer_reads_as_java_reads_it() {
+    let t = Table::create(json!({
+        "columns": [
+            {"name": "id", "type": "BIGINT NOT NULL"},
+            {"name": "v", "type": "BIGINT"},
+        ],
+        "primaryKeys": ["id"],
+        "options": {"bucket": "1", "changelog-producer": "input"},
+    }));
+    let rows = |values: Vec<Json>| json!({"rows": values.into_iter().map(|v| json!({"kind": "+I", "values": v})).collect::<Vec<_>>()});
+    t.commits(vec![rows(vec![
+        json!([1, 1]),
+        json!([2, 5_000_000_000i64]),
+    ])]);
+    let lagging = TestDb::new("narrowed_changes").await;
+    let cold = TestDb::new("narrowed_full").await;
+    for db in [&lagging, &cold] {
+        db.exec("CREATE TABLE t (id BIGINT NOT NULL PRIMARY KEY, v BIGINT)")
+            .await;
+    }
+    let changes = SyncConfig::builder(&t, &lagging)
+        .target_table("t")
+        .from_snapshot(1)
+        .build();
+    t.commits(vec![
+        rows(vec![json!([3, 6_000_000_000i64])]),
+        json!({"updateColumnType": {"name": "v", "type": "INT"}}),
+        rows(vec![json!([4, 7])]),
+    ]);
+    changes.sync_once(&[]);
+    assert_synced(&t, &lagging, "t", None).await;
+    SyncConfig::builder(&t, &cold)
+        .target_table("t")
+        .build()
+        .sync_once(&[]);
+    assert_synced(&t, &cold, "t", None).await;
+    assert_eq!(
+        cold.query_strings("SELECT v FROM t WHERE id = 2").await,
+        [vec![Some("705032704".to_string())]]
+    );
+}
+
+/// A STRING column retyped to INT whose older files hold a value that is no number: Paimon Java
+/// fails the read, and so does the sync, naming the column, before it writes anything (a
+/// `safe` Arrow cast read NULL and wrote it).
+#[tokio::test]
+async fn a_value_that_does_not_cast_to_the_new_type_stops_the_sync() {
+    let t = Table::create(json!({
+        "columns": [
+            {"name": "id", "type": "BIGINT NOT NULL"},
+            {"name": "s", "type": "STRING"},
+        ],
+        "primaryKeys": ["id"],
+        "options": {"bucket": "1", "changelog-producer": "input"},
+    }));
+    let rows = |values: Vec<Json>| json!({"rows": values.into_iter().map(|v| json!({"kind": "+I", "values": v})).collect::<Vec<_>>()});
+    t.commits(vec![
+        rows(vec![json!([1, "12"]), json!([2, "x"])]),
+        json!({"updateColumnType": {"name": "s", "type": "INT"}}),
+        rows(vec![json!([3, 5])]),
+    ]);
+    let db = TestDb::new("not_castable").await;
+    db.exec("CREATE TABLE t (id BIGINT NOT NULL PRIMARY KEY, s INT)")
+        .await;
+    let out = SyncConfig::builder(&t, &db)
+        .target_table("t")
+        .build()
+        .run_once(&[]);
+    let log = stderr(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(
+        log.contains("'s'") || log.contains("\"s\""),
+        "the column is named: {log}"
+    );
+    assert_eq!(db.count("t").await, 0, "nothing was written");
+}

@@ -2,7 +2,8 @@
 //! The `paimon` crate's schema evolution reads the system columns of such files as NULL (its
 //! audit read fails with "_VALUE_KIND is null"), so they are read with their own schema, and
 //! their columns are mapped onto today's by field id, as Paimon's evolution does: a column
-//! added since reads as NULL, a renamed one is found under its old name, a retyped one is cast.
+//! added since reads as NULL, a renamed one is found under its old name, a retyped one is cast
+//! as Java casts it (a narrowed integer wraps; a value that doesn't cast stops the read).
 
 use std::sync::Arc;
 
@@ -54,7 +55,7 @@ pub(super) fn evolve(
                 if column.data_type() == &arrow_type {
                     column.clone()
                 } else {
-                    arrow_cast::cast(column, &arrow_type).map_err(|e| {
+                    paimon::arrow::cast_like_java(column, &arrow_type).map_err(|e| {
                         invalid(format!(
                             "column {:?} of a file of an older schema does not cast to {}: {e}",
                             field.name(),

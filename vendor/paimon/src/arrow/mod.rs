@@ -26,6 +26,7 @@ pub(crate) mod schema_evolution;
 pub(crate) mod shredding;
 mod variant;
 
+pub use nested_evolution::cast_like_java;
 pub use read_budget::ReadBudget;
 pub use row_filter::{RowFilter, RowFilterContext, RowFilterFactory};
 pub use variant::variant_get_numeric_fields;

@@ -38,6 +38,8 @@ use arrow_array::{
     UInt32Array,
 };
 use arrow_cast::cast;
+use arrow_cast::CastOptions;
+use arrow_schema::ArrowError;
 use arrow_schema::{DataType as ArrowDataType, Field as ArrowField, Fields};
 
 use crate::arrow::paimon_type_to_arrow;
@@ -221,7 +223,7 @@ pub(crate) fn evolve_column(
         }
     }
 
-    cast(source, &target_arrow).map_err(|e| crate::Error::UnexpectedError {
+    cast_like_java(source, &target_arrow).map_err(|e| crate::Error::UnexpectedError {
         message: format!(
             "failed to cast nested value from {:?} to {:?} during schema evolution",
             source.data_type(),
@@ -1439,5 +1441,35 @@ mod tests {
             "the layout must be normalized to the Paimon ARRAY's Arrow type"
         );
         assert_eq!(out.len(), 2);
+    }
+}
+
+/// (pms patch) Casts an older schema's values as Paimon Java's `CastExecutors` read them: an
+/// integer narrowed to a smaller integer type wraps (Java's `Number.intValue()` and kin), and a
+/// value that doesn't cast (a string that is no number, any other overflow) fails the read,
+/// where Arrow's default `safe` cast would read it as NULL.
+pub fn cast_like_java(source: &ArrayRef, target: &ArrowDataType) -> Result<ArrayRef, ArrowError> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
+    macro_rules! wrap {
+        ($from:ty, $to:ty, $t:ty) => {
+            Ok(Arc::new(source.as_primitive::<$from>().unary::<_, $to>(|v| v as $t)) as ArrayRef)
+        };
+    }
+    match (source.data_type(), target) {
+        (ArrowDataType::Int64, ArrowDataType::Int32) => wrap!(Int64Type, Int32Type, i32),
+        (ArrowDataType::Int64, ArrowDataType::Int16) => wrap!(Int64Type, Int16Type, i16),
+        (ArrowDataType::Int64, ArrowDataType::Int8) => wrap!(Int64Type, Int8Type, i8),
+        (ArrowDataType::Int32, ArrowDataType::Int16) => wrap!(Int32Type, Int16Type, i16),
+        (ArrowDataType::Int32, ArrowDataType::Int8) => wrap!(Int32Type, Int8Type, i8),
+        (ArrowDataType::Int16, ArrowDataType::Int8) => wrap!(Int16Type, Int8Type, i8),
+        _ => arrow_cast::cast_with_options(
+            source,
+            target,
+            &CastOptions {
+                safe: false,
+                ..CastOptions::default()
+            },
+        ),
     }
 }
