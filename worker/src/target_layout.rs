@@ -18,7 +18,7 @@ pub async fn validated_layout(
     source: &PaimonSource,
     mysql: &MysqlConnection,
     cfg: &WorkerConfig,
-    read_before: Option<&[i32]>,
+    read_before: Option<&[(i32, String)]>,
 ) -> Result<Layout> {
     let history = source.schema_history().await?;
     let mut target = mysql.describe_target().await?;
@@ -30,7 +30,7 @@ pub async fn validated_layout(
             .filter(|c| {
                 source
                     .field_id(&c.paimon)
-                    .is_some_and(|id| !before.contains(&id))
+                    .is_some_and(|id| !before.iter().any(|(b, _)| *b == id))
             })
             .collect();
         for column in &added {

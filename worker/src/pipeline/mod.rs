@@ -125,7 +125,7 @@ pub async fn prepare(cfg: &WorkerConfig) -> Result<()> {
 
 pub async fn run(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Result<RunSummary> {
     let mut records_read = 0;
-    let mut read_before: Option<Vec<i32>> = None;
+    let mut read_before: Option<Vec<(i32, String)>> = None;
     let mut start_over = None;
     loop {
         let (mut summary, reopen) = run_with_one_schema(
@@ -161,20 +161,20 @@ enum Followed {
 
 /// Why a run ended before its work was done, and what the next one does.
 enum Reopen {
-    /// A new schema: the next run reads with it (these are the field ids this one read with).
-    NewSchema(Vec<i32>),
+    /// A new schema: the next run reads with it (these are the fields this one read with).
+    NewSchema(Vec<(i32, String)>),
     /// The history changed (why): the next run starts over.
     StartOver(String),
 }
 
-/// One run with the table's schema as it is at its start; `read_before` holds the field ids the
+/// One run with the table's schema as it is at its start; `read_before` holds the fields the
 /// previous run of this process read with, when a new schema ended it; `start_over` why the
 /// previous run found the history changed. Returns why the next run is needed, if it is.
 async fn run_with_one_schema(
     cfg: WorkerConfig,
     opts: RunOptions,
     metrics: Metrics,
-    read_before: Option<&[i32]>,
+    read_before: Option<&[(i32, String)]>,
     start_over: Option<String>,
 ) -> Result<(RunSummary, Option<Reopen>)> {
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
@@ -211,6 +211,25 @@ async fn run_with_one_schema(
         }
         (None, None) => None,
     };
+    if start_over.is_none() {
+        let written_under = match (read_before, &resumed) {
+            (Some(fields), _) => Some(fields.to_vec()),
+            (None, Some(cp)) => match cp.point {
+                ReadPoint::Changes { next_snapshot, .. } if next_snapshot > 1 => {
+                    source.fields_at(next_snapshot - 1).await?
+                }
+                ReadPoint::FullRead {
+                    snapshot_id,
+                    at: Some(_),
+                } => source.fields_at(snapshot_id).await?,
+                _ => None,
+            },
+            (None, None) => None,
+        };
+        if let Some(before) = written_under {
+            schema::refuse_readded_columns(&source, &layout, &before)?;
+        }
+    }
     if let Some(reason) = &start_over {
         refuse_start_over_with_slots(&cfg, reason)?;
         warn!(%reason, checkpoint = %checkpointer.location(),
@@ -302,7 +321,7 @@ async fn run_with_one_schema(
         Some(s) if p.summary.snapshot_id == Some(s) => Outcome::ReachedCut(s),
         _ => Outcome::CaughtUp,
     };
-    let reopen = (followed == Followed::NewSchema).then(|| Reopen::NewSchema(p.source.field_ids()));
+    let reopen = (followed == Followed::NewSchema).then(|| Reopen::NewSchema(p.source.fields()));
     Ok((p.finish(outcome).await?, reopen))
 }
 

@@ -7,6 +7,31 @@ use pms_crds::SchemaChanges;
 
 use super::Pipeline;
 use crate::error::{Result, WorkerError};
+use crate::mapping::Layout;
+use crate::source::{readded, PaimonSource};
+
+/// Refuses to go on when a mapped column was dropped and added again since MySQL's rows were
+/// written under `before` (the fields of the schema they were read with): Paimon reads the new
+/// column as NULL in every row written before, and MySQL holds the old column's values there.
+pub(super) fn refuse_readded_columns(
+    source: &PaimonSource,
+    layout: &Layout,
+    before: &[(i32, String)],
+) -> Result<()> {
+    let readded: Vec<String> = readded(before, &source.fields())
+        .into_iter()
+        .filter(|name| layout.columns.iter().any(|c| c.paimon == *name))
+        .collect();
+    if readded.is_empty() {
+        return Ok(());
+    }
+    Err(WorkerError::Source {
+        table: source.name().to_string(),
+        message: format!(
+            "column(s) {readded:?} were dropped and added again (a new Paimon field under the old name) since the              rows in MySQL were written: Paimon reads NULL there for every row written before, and MySQL still holds              the old column's values, so the sync stops before writing. Start the sync over (`pms-worker reset`,              then a full read that removes what Paimon doesn't have), or rebuild the target"
+        ),
+    })
+}
 
 impl Pipeline {
     /// Snapshot `snapshot_id` has schema `to`, newer than `from` this source was opened with:

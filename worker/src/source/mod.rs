@@ -26,7 +26,7 @@ use plan::{above_level_0, max_level_only, split_order, upper_levels_oldest_first
 pub use column::SourceColumn;
 pub use overwrite::OverwritePlan;
 pub use plan::SnapshotPlan;
-pub use schema_history::SchemaHistory;
+pub use schema_history::{readded, SchemaHistory};
 pub use shape::TableShape;
 
 /// Options of every read: the sequence number with every change, so the buffer can order
@@ -414,14 +414,30 @@ impl PaimonSource {
         Ok(SchemaHistory::new(&fields(current), &earlier))
     }
 
-    /// The field ids of the schema this source reads with.
-    pub fn field_ids(&self) -> Vec<i32> {
-        self.table
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.id())
-            .collect()
+    /// The fields `(id, name)` of the schema this source reads with.
+    pub fn fields(&self) -> Vec<(i32, String)> {
+        fields(self.table.schema())
+    }
+
+    /// The fields `(id, name)` of the schema snapshot `id` was committed with; `None` when the
+    /// snapshot is gone.
+    pub async fn fields_at(&self, id: i64) -> Result<Option<Vec<(i32, String)>>> {
+        let Some(snapshot) = self.snapshot_identity(id).await? else {
+            return Ok(None);
+        };
+        let snapshot = self
+            .table
+            .snapshot_manager()
+            .get_snapshot(snapshot.id)
+            .await
+            .map_err(|e| self.err(e))?;
+        let schema = self
+            .table
+            .schema_manager()
+            .schema(snapshot.schema_id())
+            .await
+            .map_err(|e| self.err(e))?;
+        Ok(Some(fields(&schema)))
     }
 
     /// The field id of column `name` in the schema this source reads with.

@@ -32,6 +32,16 @@ impl SchemaHistory {
     }
 }
 
+/// The names of `now` that `before` had for another field: columns dropped and added again
+/// (`DROP COLUMN note`, `ADD COLUMN note`), a new field to Paimon, which reads it as NULL in
+/// every row written before, whatever the old column held.
+pub fn readded(before: &[(i32, String)], now: &[(i32, String)]) -> Vec<String> {
+    now.iter()
+        .filter(|(id, name)| before.iter().any(|(b, n)| n == name && b != id))
+        .map(|(_, name)| name.clone())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,6 +59,14 @@ mod tests {
         assert_eq!(h.renamed["remark"], BTreeSet::from(["note".to_string()]));
         assert_eq!(h.renamed.len(), 1);
         assert_eq!(h.dropped, BTreeSet::from(["old".to_string()]));
+    }
+
+    #[test]
+    fn a_column_dropped_and_added_again_is_told_by_its_new_field_id() {
+        let before = fields(&[(0, "id"), (1, "note"), (2, "tag")]);
+        let now = fields(&[(0, "id"), (2, "label"), (3, "note"), (4, "tag")]);
+        assert_eq!(readded(&before, &now), ["note", "tag"]);
+        assert!(readded(&now, &now).is_empty());
     }
 
     #[test]
