@@ -57,6 +57,19 @@ async fn shapes_that_cannot_be_synced_exactly_are_refused_before_any_write() {
             ),
             "set changelog-producer = lookup",
         ),
+        (
+            "ignore_delete",
+            orders_table(json!({"bucket": "1", "ignore-delete": "true"}), false),
+            "ignore-delete = \"true\"",
+        ),
+        (
+            "unknown_changelog_option",
+            orders_table(
+                json!({"bucket": "1", "changelog.from-a-newer-paimon": "on"}),
+                false,
+            ),
+            "changelog.from-a-newer-paimon = \"on\" is unknown to this worker",
+        ),
     ];
     for (name, table, needle) in cases {
         let db = TestDb::new(&format!("shape_{name}")).await;

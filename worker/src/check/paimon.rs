@@ -46,6 +46,17 @@ pub(super) async fn check(
             if shape.deletion_vectors { "on" } else { "off" },
         ),
     );
+    if !source.unknown_options().is_empty() {
+        report.warn(
+            Area::Paimon,
+            "paimon.options",
+            format!(
+                "table options unknown to this worker: {}; none is in a family that changes what a reader must do",
+                source.unknown_options().join(", ")
+            ),
+            "see the README's table of Paimon options; an option a newer Paimon added may need a newer worker",
+        );
+    }
     let full_load = match source.latest_snapshot_info().await {
         Ok(Some(latest)) => {
             let records = latest.total_records.unwrap_or(0);

@@ -4,6 +4,7 @@
 mod column;
 mod consumer;
 mod evolve;
+mod options;
 mod overwrite;
 mod plan;
 mod schema_history;
@@ -82,6 +83,7 @@ pub struct PaimonSource {
     slot: Slot,
     shape: TableShape,
     columns: Vec<SourceColumn>,
+    unknown_options: Vec<String>,
 }
 
 impl PaimonSource {
@@ -106,11 +108,16 @@ impl PaimonSource {
                     .into(),
             });
         }
+        let judged = options::judge(schema.options());
         let shape = TableShape::from_options(schema.options())
             .and_then(|shape| {
-                shape::check_shape(&shape)
-                    .map(|()| shape)
-                    .map_err(|refused| refused.join("\n  - "))
+                let mut refused = shape::check_shape(&shape).err().unwrap_or_default();
+                refused.extend(judged.refused);
+                if refused.is_empty() {
+                    Ok(shape)
+                } else {
+                    Err(refused.join("\n  - "))
+                }
             })
             .map_err(|why| WorkerError::Source {
                 table: name.clone(),
@@ -119,6 +126,10 @@ impl PaimonSource {
                 ),
             })?;
         debug!(table = %name, ?shape, "table shape");
+        if !judged.unknown.is_empty() {
+            tracing::warn!(table = %name, options = ?judged.unknown,
+                           "table options unknown to this worker (none of them changes what a reader must do, by its family)");
+        }
         let moving = shape.moving_partition_fields(&keys, schema.partition_keys());
         let columns = schema
             .fields()
@@ -136,7 +147,13 @@ impl PaimonSource {
             slot,
             shape,
             columns,
+            unknown_options: judged.unknown,
         })
+    }
+
+    /// The table's options this worker doesn't know (outside the families that change reads).
+    pub fn unknown_options(&self) -> &[String] {
+        &self.unknown_options
     }
 
     pub fn name(&self) -> &str {
