@@ -5,44 +5,13 @@
 use pms_crds::ColumnMapping;
 
 use super::convert::Precision;
-use super::ddl::{quote_ident, suggested_column_type};
+use super::ddl::suggested_column_type;
 use super::keys::check_keys;
+use super::layout::{ColumnPlan, Layout, MappedColumn};
+use super::names::{mapped_name, quote_ident};
 use super::target::TargetTable;
 use super::type_fit::{check_type, declared_precision};
-use crate::mapping::convert::Encoding;
 use crate::source::SourceColumn;
-
-/// One mapped column: where it comes from, where it goes, how it is encoded.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ColumnPlan {
-    pub paimon: String,
-    pub mysql: String,
-    pub encoding: Encoding,
-    pub precision: Precision,
-    pub is_key: bool,
-}
-
-/// The validated mapping; `key_positions` and `delete_qualifiers` index into `columns`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Layout {
-    pub columns: Vec<ColumnPlan>,
-    pub key_positions: Vec<usize>,
-    /// The partition columns a key can move between (cross-partition-update tables): a delete
-    /// applies only to the row still in its partition, and changes reduce per key and partition.
-    pub delete_qualifiers: Vec<usize>,
-    pub warnings: Vec<String>,
-}
-
-impl Layout {
-    /// The columns that identify one change in the buffer and in a delete: the key, then the
-    /// delete qualifiers.
-    pub fn delete_positions(&self) -> impl Iterator<Item = usize> + '_ {
-        self.key_positions
-            .iter()
-            .chain(&self.delete_qualifiers)
-            .copied()
-    }
-}
 
 /// Builds the layout or lists every problem found (not just the first).
 pub fn plan_layout(
@@ -119,22 +88,6 @@ fn unknown_names(source: &[SourceColumn], mapping: &ColumnMapping) -> Vec<String
         .collect()
 }
 
-/// The MySQL name a Paimon column maps to, or `None` when `sink.columns` leaves it out.
-pub(super) fn mapped_name(col: &SourceColumn, mapping: &ColumnMapping) -> Option<String> {
-    let included = mapping
-        .include
-        .as_ref()
-        .is_none_or(|inc| inc.contains(&col.name))
-        && !mapping.exclude.contains(&col.name);
-    included.then(|| {
-        mapping
-            .rename
-            .get(&col.name)
-            .cloned()
-            .unwrap_or_else(|| col.name.clone())
-    })
-}
-
 /// One Paimon column's plan; `None` when `sink.columns` leaves it out.
 fn map_column(
     col: &SourceColumn,
@@ -200,12 +153,6 @@ fn map_column(
     }))
 }
 
-/// A MySQL column a Paimon column names (its type may or may not fit).
-pub(super) struct MappedColumn {
-    pub mysql: String,
-    pub is_key: bool,
-}
-
 /// MySQL columns that must get a value but nothing maps to.
 fn unfilled_not_null(mapped: &[MappedColumn], target: &TargetTable) -> Vec<String> {
     target
@@ -226,6 +173,7 @@ fn unfilled_not_null(mapped: &[MappedColumn], target: &TargetTable) -> Vec<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mapping::convert::Encoding;
     use crate::mapping::suggested_create_table;
     use crate::mapping::target::{TargetColumn, TargetIndex};
     use crate::mapping::type_fit::STRING_TYPES;

@@ -4,8 +4,7 @@
 use paimon::spec::DataType;
 use pms_crds::ColumnMapping;
 
-use super::columns::mapped_name;
-use super::type_fit::is_nested;
+use super::names::{mapped_name, quote_ident};
 use crate::source::SourceColumn;
 
 /// The MySQL column type that holds every value of a Paimon type exactly.
@@ -147,6 +146,10 @@ pub fn suggested_create_table(
     )
 }
 
-pub fn quote_ident(name: &str) -> String {
-    format!("`{}`", name.replace('`', "``"))
+/// Whether `t` is a nested type (ARRAY, MAP, ROW, MULTISET): JSON in MySQL.
+pub(super) fn is_nested(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Array(_) | DataType::Map(_) | DataType::Row(_) | DataType::Multiset(_)
+    )
 }

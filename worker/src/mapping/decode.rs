@@ -6,8 +6,8 @@ use arrow_array::{Array, RecordBatch};
 use mysql_async::Value;
 
 use super::change::{encode_key, Change, ChangeKind, RowKind};
-use super::columns::Layout;
 use super::convert::{column_values, ConvertError};
+use super::layout::Layout;
 use crate::error::{Result, WorkerError};
 
 const ROW_KIND: &str = "rowkind";
@@ -135,8 +135,8 @@ mod tests {
     use arrow_array::{ArrayRef, Int64Array, StringArray};
 
     use super::*;
-    use crate::mapping::columns::ColumnPlan;
     use crate::mapping::convert::{Encoding, Precision};
+    use crate::mapping::ColumnPlan;
 
     fn layout() -> Layout {
         let col = |name: &str, is_key| ColumnPlan {

@@ -2,8 +2,8 @@
 //! text columns tell apart every two keys Paimon tells apart, and the sequence-guard column must
 //! be a column of its own.
 
-use super::columns::{Layout, MappedColumn};
-use super::ddl::quote_ident;
+use super::layout::{Layout, MappedColumn};
+use super::names::quote_ident;
 use super::target::{TargetColumn, TargetTable};
 use crate::source::SourceColumn;
 

@@ -9,14 +9,18 @@ pub mod convert;
 mod ddl;
 mod decode;
 mod keys;
+mod layout;
+mod names;
 mod schema_changes;
 mod target;
 mod type_fit;
 
 pub use change::{encode_key, Change, ChangeKind, RowKind};
-pub use columns::{plan_layout, ColumnPlan, Layout};
-pub use ddl::{create_table_statement, quote_ident, suggested_create_table, suggested_mysql_type};
+pub use columns::plan_layout;
+pub use ddl::{create_table_statement, suggested_create_table, suggested_mysql_type};
 pub use decode::{decode_batch, Decoded};
+pub use layout::{ColumnPlan, Layout};
+pub use names::quote_ident;
 pub use schema_changes::{new_columns, NewColumn};
 pub use target::{TargetColumn, TargetIndex, TargetTable};
 

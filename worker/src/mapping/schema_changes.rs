@@ -4,8 +4,9 @@
 
 use pms_crds::{ColumnMapping, SchemaChanges};
 
-use super::columns::mapped_name;
-use super::ddl::{quote_ident, suggested_mysql_type};
+use super::ddl::suggested_mysql_type;
+use super::names::mapped_name;
+use super::names::quote_ident;
 use super::target::TargetTable;
 use crate::source::{SchemaHistory, SourceColumn};
 

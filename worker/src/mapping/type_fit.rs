@@ -4,7 +4,7 @@
 use paimon::spec::DataType;
 
 use super::convert::Encoding;
-use super::ddl::suggested_mysql_type;
+use super::ddl::{is_nested, suggested_mysql_type};
 use super::target::TargetColumn;
 
 pub(super) fn declared_precision(t: &DataType) -> Option<u32> {
@@ -251,11 +251,4 @@ fn fraction_fits(paimon_precision: u32, t: &TargetColumn) -> Result<(), String> 
 
 fn is_string(t: &DataType) -> bool {
     matches!(t, DataType::Char(_) | DataType::VarChar(_))
-}
-
-pub(super) fn is_nested(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::Array(_) | DataType::Map(_) | DataType::Row(_) | DataType::Multiset(_)
-    )
 }
