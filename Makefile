@@ -25,7 +25,7 @@ test:
 	$(TIMED) smoke-bench scripts/with-mariadb.sh $(TEST_BIN)/bench --smoke --size quick
 	PMS_WORKER=$(TEST_BIN)/pms-worker $(TIMED) demo-script scripts/demo.sh >/dev/null
 	PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) $(TIMED) tests \
-	  scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh \
+	  scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh scripts/with-hdfs.sh \
 	  cargo test --workspace --no-fail-fast $(TEST_FEATURES)
 
 test-deps: build fixtures k8s-tools s3-server images prometheus-tools

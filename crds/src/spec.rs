@@ -204,7 +204,9 @@ fn default_parallelism() -> u32 {
      "message": "a sync's Paimon table (warehouse, database, table) can't change: its checkpoints describe the old one. To sync another table, create a new PaimonMysqlSync (its first run reads the table in full and removes the rows the target holds that Paimon doesn't) and delete this one"}
 ]))]
 pub struct SourceSpec {
-    /// Warehouse root: `file:///path`, a plain absolute path, or `s3://bucket/prefix`.
+    /// Warehouse root: `file:///path`, a plain absolute path, `s3://bucket/prefix`, or
+    /// `hdfs://namenode:port/path` (`hdfs:///path`: the namenode is `fs.defaultFS` of
+    /// `$HADOOP_CONF_DIR/core-site.xml`).
     #[schemars(length(min = 1))]
     pub warehouse: String,
     #[schemars(length(min = 1))]

@@ -256,7 +256,7 @@ impl SyncConfigBuilder {
     /// Syncs the Paimon `table` into the database at `url` (e.g. [`TestDb::url`]).
     pub fn for_url(table: &Table, url: &str) -> Self {
         Self::new(
-            table.warehouse().display().to_string(),
+            table.warehouse_location(),
             &table.database,
             &table.name,
             url,

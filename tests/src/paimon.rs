@@ -22,6 +22,8 @@ pub enum Writer {
 /// A table in a throw-away warehouse (its own, or a [`Database`]'s).
 pub struct Table {
     dir: Arc<tempfile::TempDir>,
+    /// A warehouse elsewhere than `dir` (an `hdfs://` URI), if the table was created there.
+    remote: Option<String>,
     writer: Writer,
     pub database: String,
     pub name: String,
@@ -35,6 +37,15 @@ impl Table {
     /// `{"columns": [{"name", "type"}], "primaryKeys": [...], "partitionKeys": [...], "options": {...}}`.
     pub fn create(create: Json) -> Self {
         Self::create_with(Writer::Java, create)
+    }
+
+    /// [`Self::create`] in the warehouse at `uri` (e.g. `hdfs://127.0.0.1:9000/warehouse`).
+    pub fn create_in(uri: &str, create: Json) -> Self {
+        let dir = Arc::new(tempfile::tempdir().expect("tempdir"));
+        let mut table = Self::described(dir, Writer::Java, "db", "t", &create);
+        table.remote = Some(uri.to_string());
+        table.run_script(json!({"create": create, "commits": []}));
+        table
     }
 
     pub fn create_with(writer: Writer, create: Json) -> Self {
@@ -71,6 +82,7 @@ impl Table {
             .collect();
         Self {
             dir,
+            remote: None,
             writer,
             database: database.into(),
             name: name.into(),
@@ -96,6 +108,13 @@ impl Table {
 
     pub fn warehouse(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// Where the warehouse is, as Paimon and the worker name it: its URI, or its local path.
+    pub fn warehouse_location(&self) -> String {
+        self.remote
+            .clone()
+            .unwrap_or_else(|| self.warehouse().display().to_string())
     }
 
     pub fn table_dir(&self) -> PathBuf {
@@ -130,7 +149,7 @@ impl Table {
 
     /// `script` addressed to this table.
     fn addressed(&self, mut script: Json) -> Json {
-        script["warehouse"] = json!(self.warehouse());
+        script["warehouse"] = json!(self.warehouse_location());
         script["database"] = json!(self.database);
         script["table"] = json!(self.name);
         script
@@ -154,7 +173,7 @@ impl Table {
     pub fn latest(&self) -> i64 {
         let out = paimon_java(&[
             "latest",
-            self.warehouse().to_str().unwrap(),
+            &self.warehouse_location(),
             &self.database,
             &self.name,
         ]);
@@ -166,7 +185,7 @@ impl Table {
     pub fn expire(&self, retain_max: u32) {
         paimon_java(&[
             "expire",
-            self.warehouse().to_str().unwrap(),
+            &self.warehouse_location(),
             &self.database,
             &self.name,
             "--retain-max",
@@ -186,12 +205,26 @@ impl Table {
         names
     }
 
+    /// Each consumer's next snapshot, as Paimon Java reads the table's consumer files.
+    pub fn consumers(&self) -> BTreeMap<String, i64> {
+        paimon_java(&[
+            "consumers",
+            &self.warehouse_location(),
+            &self.database,
+            &self.name,
+        ])
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(id, next)| (id.to_string(), next.trim().parse().expect("a snapshot id")))
+        .collect()
+    }
+
     /// Paimon's `rollbackTo(snapshot)`: the later snapshots are deleted and their ids are
     /// taken again by the next commits.
     pub fn rollback_to(&self, snapshot: i64) {
         paimon_java(&[
             "rollback",
-            self.warehouse().to_str().unwrap(),
+            &self.warehouse_location(),
             &self.database,
             &self.name,
             &snapshot.to_string(),
@@ -203,7 +236,7 @@ impl Table {
     pub fn drop_and_create(&self, create: Json) {
         paimon_java(&[
             "drop",
-            self.warehouse().to_str().unwrap(),
+            &self.warehouse_location(),
             &self.database,
             &self.name,
         ]);
@@ -212,7 +245,7 @@ impl Table {
 
     /// The reference batch read of a snapshot (default latest), sorted by primary key.
     pub fn read(&self, snapshot: Option<i64>) -> Vec<Vec<Json>> {
-        let wh = self.warehouse().to_str().unwrap().to_string();
+        let wh = self.warehouse_location();
         let mut args = vec![
             "read".to_string(),
             wh,

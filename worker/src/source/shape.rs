@@ -77,6 +77,14 @@ impl TableShape {
             || self.force_lookup
     }
 
+    /// Whether a full read must find no level-0 file in its buckets: a table read above level 0
+    /// whose changes are its delta files (producer `none` or `input`, e.g. deletion vectors).
+    /// Its full read can't take level 0, and no later snapshot brings those files' records
+    /// again, so a snapshot that still holds some can't be the full read's.
+    pub fn full_read_needs_level_0_compacted(&self) -> bool {
+        self.reads_above_level_0() && !self.full_row_changelog()
+    }
+
     /// Whether the producer writes whole rows for every change (so partial or aggregated
     /// merges are already applied in what we read).
     fn full_row_changelog(&self) -> bool {
@@ -122,12 +130,6 @@ pub fn check_shape(shape: &TableShape) -> Result<(), Vec<String>> {
              not the aggregated rows; set changelog-producer = lookup (or full-compaction)"
         )),
         other => refused.push(format!("merge-engine = {other:?} is unknown to this worker")),
-    }
-    if shape.deletion_vectors && !shape.full_row_changelog() {
-        refused.push(format!(
-            "deletion-vectors.enabled = true with changelog-producer = {producer}: the full read can't see rows still \
-             in level 0; set changelog-producer = lookup (or full-compaction)"
-        ));
     }
     if let Some(field) = &shape.sequence_field {
         // A full-row changelog is already ordered by the field: a late record with a smaller
@@ -177,11 +179,13 @@ mod tests {
             assert!(check(&[("merge-engine", engine), ("changelog-producer", "lookup")]).is_ok());
         }
         assert!(check(&[("sequence.field", "ts"), ("changelog-producer", "lookup")]).is_ok());
-        assert!(check(&[
-            ("deletion-vectors.enabled", "true"),
-            ("changelog-producer", "lookup")
-        ])
-        .is_ok());
+        for producer in ["none", "input", "lookup"] {
+            assert!(check(&[
+                ("deletion-vectors.enabled", "true"),
+                ("changelog-producer", producer)
+            ])
+            .is_ok());
+        }
     }
 
     #[test]
@@ -229,7 +233,6 @@ mod tests {
                 ],
                 "with merge-engine = aggregation",
             ),
-            (&[("deletion-vectors.enabled", "true")], "level 0"),
             (&[("sequence.field", "ts")], "not ordered by \"ts\""),
         ];
         for (options, needle) in cases {
