@@ -234,7 +234,7 @@ pub fn readme_table() -> String {
     let mut out = String::from("| option | handling |\n|---|---|\n");
     let row = |name: String, h: &Handling| match h {
         Exact(how) => format!("| `{name}` | exact: {how} |\n"),
-        RefusedUnlessDefault(default, why) if default.is_empty() => {
+        RefusedUnlessDefault("", why) => {
             format!("| `{name}` | refused when set: {why} |\n")
         }
         RefusedUnlessDefault(default, why) => {
