@@ -275,7 +275,6 @@ async fn a_full_read_over_files_of_two_schemas() {
         "options": {"bucket": "1", "merge-engine": "aggregation",
                     "fields.total.aggregate-function": "sum", "changelog-producer": "lookup"},
     }));
-    let rows = |values: Vec<Json>| json!({"rows": values.into_iter().map(|v| json!({"kind": "+I", "values": v})).collect::<Vec<_>>()});
     t.commits(vec![
         rows((1..=10).map(|id| json!([id, id])).collect()),
         json!({"compact": "full"}),
@@ -335,20 +334,29 @@ async fn apply_does_not_add_a_column_at_a_cold_start() {
     assert_eq!(db.count("orders").await, 0);
 }
 
+/// A table `(id BIGINT key, column type)`, one bucket, input changelog.
+fn keyed_table(column: &str, column_type: &str) -> Table {
+    Table::create(json!({
+        "columns": [
+            {"name": "id", "type": "BIGINT NOT NULL"},
+            {"name": column, "type": column_type},
+        ],
+        "primaryKeys": ["id"],
+        "options": {"bucket": "1", "changelog-producer": "input"},
+    }))
+}
+
+/// A commit step inserting `values` (each a row's values).
+fn rows(values: Vec<Json>) -> Json {
+    json!({"rows": values.into_iter().map(|v| json!({"kind": "+I", "values": v})).collect::<Vec<_>>()})
+}
+
 /// A column's type narrowed by `ALTER TABLE … MODIFY` is read in older files as Paimon Java
 /// reads it: a BIGINT narrowed to INT wraps (Java's `intValue()`), where a `safe` Arrow cast
 /// read NULL; in the full read (the crate's evolution) and in changes (ours).
 #[tokio::test]
 async fn a_narrowed_integer_reads_as_java_reads_it() {
-    let t = Table::create(json!({
-        "columns": [
-            {"name": "id", "type": "BIGINT NOT NULL"},
-            {"name": "v", "type": "BIGINT"},
-        ],
-        "primaryKeys": ["id"],
-        "options": {"bucket": "1", "changelog-producer": "input"},
-    }));
-    let rows = |values: Vec<Json>| json!({"rows": values.into_iter().map(|v| json!({"kind": "+I", "values": v})).collect::<Vec<_>>()});
+    let t = keyed_table("v", "BIGINT");
     t.commits(vec![rows(vec![
         json!([1, 1]),
         json!([2, 5_000_000_000i64]),
@@ -386,15 +394,7 @@ async fn a_narrowed_integer_reads_as_java_reads_it() {
 /// `safe` Arrow cast read NULL and wrote it).
 #[tokio::test]
 async fn a_value_that_does_not_cast_to_the_new_type_stops_the_sync() {
-    let t = Table::create(json!({
-        "columns": [
-            {"name": "id", "type": "BIGINT NOT NULL"},
-            {"name": "s", "type": "STRING"},
-        ],
-        "primaryKeys": ["id"],
-        "options": {"bucket": "1", "changelog-producer": "input"},
-    }));
-    let rows = |values: Vec<Json>| json!({"rows": values.into_iter().map(|v| json!({"kind": "+I", "values": v})).collect::<Vec<_>>()});
+    let t = keyed_table("s", "STRING");
     t.commits(vec![
         rows(vec![json!([1, "12"]), json!([2, "x"])]),
         json!({"updateColumnType": {"name": "s", "type": "INT"}}),
