@@ -60,6 +60,9 @@ pub struct ChangeBuffer {
     /// Where keys move: the snapshot the last flush ended in, and the bucket each key (and
     /// partition) it upserted came from, while that snapshot may go on in the next flush.
     flushed: Flushed,
+    /// Where keys move: the keys whose delete in this buffer follows their upsert from the same
+    /// bucket and snapshot (a run that crashed may have written that upsert already).
+    deleted_after_own_upsert: KeyMap<()>,
     /// A full read holds no deletes: nothing of its flushes is kept.
     full_read: bool,
 }
@@ -94,6 +97,7 @@ impl ChangeBuffer {
             max_bytes: max_bytes as usize,
             moving_keys: None,
             flushed: Flushed::default(),
+            deleted_after_own_upsert: KeyMap::default(),
             full_read: false,
         }
     }
@@ -143,6 +147,14 @@ impl ChangeBuffer {
         match self.changes.get_mut(&key) {
             Some(existing) if !replaces(&change, existing, moving) => {}
             Some(existing) => {
+                if moving
+                    && change.kind == ChangeKind::Delete
+                    && existing.kind == ChangeKind::Upsert
+                    && (existing.order.0, existing.bucket) == (change.order.0, change.bucket)
+                {
+                    self.bytes += key.len() + ENTRY_OVERHEAD;
+                    self.deleted_after_own_upsert.insert(key.clone(), ());
+                }
                 self.bytes = self.bytes + size - (row_bytes(&existing.row) + key.len());
                 *existing = change;
             }
@@ -211,8 +223,11 @@ impl ChangeBuffer {
                 ChangeKind::Delete => {
                     // Several slots guard their writes by snapshot: where keys move, a delete of
                     // snapshot N spares a row of N (another bucket's, where the key came back),
-                    // unless this slot wrote that row from the delete's own bucket.
-                    let spares_own = moving && !self.flushed.upserted_from(&key, &change);
+                    // unless this slot upserted the key from the delete's own bucket in N (in an
+                    // earlier flush, or in this buffer: a crashed run may have written it).
+                    let spares_own = moving
+                        && !self.flushed.upserted_from(&key, &change)
+                        && !self.deleted_after_own_upsert.contains_key(&key);
                     let guard = change.order.0 - i64::from(spares_own);
                     batch.deletes.push(change.row);
                     batch.delete_snapshots.push(guard);
@@ -228,6 +243,7 @@ impl ChangeBuffer {
                 }
             }
         }
+        self.deleted_after_own_upsert.clear();
         if moving && !self.full_read && newest > i64::MIN {
             self.flushed.replace(newest, flushed_upserts);
         }
@@ -500,6 +516,15 @@ mod tests {
             [(Value::Int(2), 5), (Value::Int(3), 4)],
             "a guarded delete spares the snapshot's rows of other buckets, not its own bucket's"
         );
+        // Key 4 inserted and deleted in bucket 0 within snapshot 5, in one flush: a run that
+        // crashed may have written the insert, so the delete takes a row of snapshot 5.
+        for (k, c) in [
+            moved_in(Upsert, 4, "EU", (5, 11), 0),
+            moved_in(Delete, 4, "EU", (5, 12), 0),
+        ] {
+            b.push(k, c);
+        }
+        assert_eq!(b.drain().unwrap().delete_snapshots, [5]);
         // The next snapshot's flush forgets snapshot 5's keys.
         let (k, c) = moved_in(Upsert, 9, "US", (6, 1), 0);
         b.push(k, c);
