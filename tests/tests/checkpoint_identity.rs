@@ -424,7 +424,10 @@ async fn a_failover_behind_the_same_address_stops_a_running_worker_and_the_resta
     replica_admin.exec("RESET SLAVE ALL").await;
     proxy.switch_to(replica.port);
     t.commits(vec![generate(7000, 20, "+I", 3)]);
-    let status = wait_for_exit(&mut worker, Duration::from_secs(60), "the worker must stop").await;
+    let status = wait_for_exit(&mut worker, Duration::from_secs(60), || {
+        format!("the worker must stop:\n{}", cfg.log())
+    })
+    .await;
     assert!(!status.success(), "{}", cfg.log());
     let again = cfg.run_once(&[]);
     assert!(again.status.success(), "{}", stderr(&again));

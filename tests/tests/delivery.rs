@@ -620,7 +620,7 @@ async fn a_newer_worker_of_the_same_slot_fences_the_older_one() {
     let status = wait_for_exit(
         &mut older,
         Duration::from_secs(60),
-        "the older worker went on",
+        || format!("the older worker went on:\n{}", cfg.log()),
     )
     .await;
     let log = cfg.log();

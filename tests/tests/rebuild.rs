@@ -250,7 +250,7 @@ async fn an_exactly_once_sync_changes_its_parallelism_by_a_rebuild() {
     let status = wait_for_exit(
         &mut old,
         Duration::from_secs(30),
-        "the old generation's worker must be fenced",
+        || format!("the old generation's worker must be fenced:\n{}", one.log()),
     )
     .await;
     let log = one.log();

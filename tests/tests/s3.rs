@@ -118,7 +118,10 @@ async fn checkpoints_on_s3_resume_and_fence_a_zombie_writer() {
         .replace("\"epoch\": ", "\"epoch\": 1000");
     store.put(&key, &newer);
     t.commits(vec![generate(401, 10, "+I", 0)]);
-    let status = wait_for_exit(&mut worker, Duration::from_secs(60), "the zombie must stop").await;
+    let status = wait_for_exit(&mut worker, Duration::from_secs(60), || {
+        format!("the zombie must stop:\n{}", cfg.log())
+    })
+    .await;
     let log = cfg.log();
     assert!(!status.success(), "{log}");
     assert!(

@@ -42,7 +42,7 @@ async fn a_schema_change_stops_the_sync_and_a_restart_applies_it() {
     let status = wait_for_exit(
         &mut child,
         Duration::from_secs(60),
-        "the worker went on past the schema change",
+        || format!("the worker went on past the schema change:\n{}", cfg.log()),
     )
     .await;
     let log = cfg.log();
@@ -145,7 +145,7 @@ async fn apply_adds_new_columns_and_a_rename_stops_the_sync() {
     let status = wait_for_exit(
         &mut child,
         Duration::from_secs(60),
-        "the worker went on past a rename",
+        || format!("the worker went on past a rename:\n{}", cfg.log()),
     )
     .await;
     let log = cfg.log();

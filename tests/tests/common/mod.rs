@@ -39,18 +39,19 @@ pub fn divergent(cfg: &SyncConfig, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// Waits for a worker process to exit on its own, failing the test after `within`.
+/// Waits for a worker process to exit on its own, failing the test after `within` with
+/// `what()` (which may read the worker's log as it is then).
 pub async fn wait_for_exit(
     child: &mut std::process::Child,
     within: std::time::Duration,
-    what: &str,
+    what: impl Fn() -> String,
 ) -> std::process::ExitStatus {
     let started = std::time::Instant::now();
     loop {
         if let Some(status) = child.try_wait().expect("try_wait") {
             return status;
         }
-        assert!(started.elapsed() < within, "{what}");
+        assert!(started.elapsed() < within, "{}", what());
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
@@ -64,7 +65,7 @@ pub async fn stop_with_sigterm(child: &mut std::process::Child) -> std::process:
     wait_for_exit(
         child,
         std::time::Duration::from_secs(20),
-        "SIGTERM did not stop the worker",
+        || "SIGTERM did not stop the worker".to_string(),
     )
     .await
 }

@@ -104,9 +104,10 @@ fn opts(m: &MysqlTarget, transport: &Transport, read_committed: bool) -> Opts {
         .pass(m.password.clone())
         .db_name(Some(m.database.clone()))
         .stmt_cache_size(64)
-        // On a local server the driver would otherwise move to its Unix socket, never
-        // encrypted: TLS asked for is TLS used.
-        .prefer_socket(ssl.is_none())
+        // Never the Unix socket the server names (the driver's default for 127.0.0.1 and
+        // localhost): behind a local proxy (a sidecar, a failover VIP) that path is another
+        // server's or none, and a socket is never encrypted. The URL's address is the server.
+        .prefer_socket(false)
         .ssl_opts(ssl)
         // `setup`, not `init`: the pool resets a connection (COM_RESET_CONNECTION) each time
         // it comes back, which restores the server's global settings; `setup` runs again after

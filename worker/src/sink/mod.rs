@@ -169,12 +169,23 @@ impl MysqlSink {
     }
 
     /// The identity of the server the pool reaches now (`connect::server_identity`): after a
-    /// reconnect it may be another one behind the same URL (a failover).
+    /// reconnect it may be another one behind the same URL (a failover). A lost connection is
+    /// retried as a flush's is: right after a failover the pool still holds connections the
+    /// switch ended, and the question must reach the server that is there now.
     pub async fn server_identity(&self) -> Result<String> {
-        let mut conn = self.conn().await?;
-        connect::server_identity(&mut conn, &self.server_version)
-            .await
-            .map_err(|e| self.error(Failure::new("read the server's identity", e)))
+        let ask = || async {
+            let failed = |e| Failure::new("read the server's identity", e);
+            let mut conn = self.pool.get_conn().await.map_err(failed)?;
+            connect::server_identity(&mut conn, &self.server_version)
+                .await
+                .map_err(failed)
+        };
+        retry::with_retries(self.max_retries, ask, |attempt, failure, wait| {
+            warn!(table = %self.target, attempt, wait_ms = wait.as_millis() as u64, error = %failure.error,
+                  "could not ask the MySQL server who it is, asking again");
+        })
+        .await
+        .map_err(|f| self.error(f))
     }
 
     /// Whether the target table has no rows (so a full read may bulk-load it).
