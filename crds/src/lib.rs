@@ -7,6 +7,7 @@
 pub mod contract;
 mod database;
 mod duration;
+mod ranges;
 mod savepoint;
 mod spec;
 mod status;
@@ -14,6 +15,7 @@ mod worker_pod;
 
 pub use database::*;
 pub use duration::HumanDuration;
+pub use ranges::out_of_range;
 pub use savepoint::*;
 pub use spec::*;
 pub use status::*;

@@ -617,11 +617,9 @@ async fn a_newer_worker_of_the_same_slot_fences_the_older_one() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let end = t.commits(vec![generate(21, 10, "+I", 0)]);
-    let status = wait_for_exit(
-        &mut older,
-        Duration::from_secs(60),
-        || format!("the older worker went on:\n{}", cfg.log()),
-    )
+    let status = wait_for_exit(&mut older, Duration::from_secs(60), || {
+        format!("the older worker went on:\n{}", cfg.log())
+    })
     .await;
     let log = cfg.log();
     assert!(

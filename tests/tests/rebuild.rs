@@ -247,11 +247,9 @@ async fn an_exactly_once_sync_changes_its_parallelism_by_a_rebuild() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_synced(&t, &db, "orders", None).await;
     t.commits(vec![generate(3000, 10, "+I", 0)]);
-    let status = wait_for_exit(
-        &mut old,
-        Duration::from_secs(30),
-        || format!("the old generation's worker must be fenced:\n{}", one.log()),
-    )
+    let status = wait_for_exit(&mut old, Duration::from_secs(30), || {
+        format!("the old generation's worker must be fenced:\n{}", one.log())
+    })
     .await;
     let log = one.log();
     assert!(!status.success() && log.contains("fenced"), "{log}");

@@ -39,11 +39,9 @@ async fn a_schema_change_stops_the_sync_and_a_restart_applies_it() {
         json!({"addColumn": {"name": "note", "type": "STRING"}}),
         json!({"rows": [{"kind": "+I", "values": row}]}),
     ]);
-    let status = wait_for_exit(
-        &mut child,
-        Duration::from_secs(60),
-        || format!("the worker went on past the schema change:\n{}", cfg.log()),
-    )
+    let status = wait_for_exit(&mut child, Duration::from_secs(60), || {
+        format!("the worker went on past the schema change:\n{}", cfg.log())
+    })
     .await;
     let log = cfg.log();
     assert!(!status.success(), "{log}");
@@ -142,11 +140,9 @@ async fn apply_adds_new_columns_and_a_rename_stops_the_sync() {
         json!({"renameColumn": {"from": "note", "to": "remark"}}),
         json!({"rows": [noted("+I", 101, "renamed")]}),
     ]);
-    let status = wait_for_exit(
-        &mut child,
-        Duration::from_secs(60),
-        || format!("the worker went on past a rename:\n{}", cfg.log()),
-    )
+    let status = wait_for_exit(&mut child, Duration::from_secs(60), || {
+        format!("the worker went on past a rename:\n{}", cfg.log())
+    })
     .await;
     let log = cfg.log();
     assert!(!status.success(), "{log}");

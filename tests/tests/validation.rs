@@ -297,18 +297,18 @@ async fn text_keys_need_a_binary_no_pad_collation() {
     assert_eq!(db.count("orders").await, 4);
 }
 
-/// `LOAD DATA LOCAL` turns data errors into warnings even in strict mode (a NULL into a NOT
-/// NULL column becomes `''`). The bulk load runs in a transaction that a warning rolls back;
-/// the upserts then refuse the row, naming its key, and nothing of the batch is written.
+/// `LOAD DATA LOCAL` turns data errors into warnings even in strict mode (a row a CHECK
+/// constraint refuses is skipped). The bulk load runs in a transaction that a warning rolls
+/// back; the upserts then refuse the row, naming its key, and nothing of the batch is written.
 #[tokio::test]
 async fn a_bulk_load_with_warnings_is_rolled_back_not_kept() {
     let t = orders_table(json!({"bucket": "1"}), false);
     t.commit(&[
         ("+I", order(1, "1.00", "NEW")),
-        ("+I", json!([2, "2.00", null, null])),
+        ("+I", order(2, "2.00", "BAD")),
     ]);
     let db = TestDb::new("bulk_warnings").await;
-    db.exec("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64) NOT NULL, updated_at DATETIME(3))")
+    db.exec("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), CONSTRAINT no_bad CHECK (status <> 'BAD'))")
         .await;
     let out = SyncConfig::builder(&t, &db).build().run_once(&[]);
     let log = stderr(&out);
@@ -364,4 +364,128 @@ async fn missing_privileges_are_named_before_any_write() {
         .await;
     exactly_once.sync_once(&[]);
     assert_synced(&t, &db, "orders", None).await;
+}
+
+/// A key column must hold every Paimon key distinctly. Refused before any write, each naming
+/// the fix: a key on a column prefix (`code(4)`, the utf8mb4 workaround, any TEXT key), a CHAR
+/// column (drops trailing spaces: `'x'` = `'x '`), a BINARY one (pads with zero bytes).
+/// VARCHAR with a binary NO PAD collation and VARBINARY keep them apart.
+#[tokio::test]
+async fn keys_that_mysql_would_make_one_row_are_refused() {
+    let text = Table::create(json!({
+        "columns": [{"name": "code", "type": "VARCHAR(16) NOT NULL"}, {"name": "v", "type": "INT"}],
+        "primaryKeys": ["code"],
+        "options": {"bucket": "1"},
+    }));
+    text.commit(&[
+        ("+I", json!(["abcd1", 1])),
+        ("+I", json!(["abcd2", 2])),
+        ("+I", json!(["x", 3])),
+        ("+I", json!(["x ", 4])),
+    ]);
+    let ddl = |column: &str, key: &str| {
+        format!("CREATE TABLE orders ({column}, v INT, PRIMARY KEY ({key}))")
+    };
+    refused(
+        &text,
+        "key_prefix",
+        Some(&ddl(
+            "code VARCHAR(300) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL",
+            "code(4)",
+        )),
+        &["PRIMARY(code(4))", "prefix part such as code(4)"],
+    )
+    .await;
+    refused(
+        &text,
+        "key_text",
+        Some(&ddl(
+            "code TEXT CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL",
+            "code(16)",
+        )),
+        &["PRIMARY(code(16))"],
+    )
+    .await;
+    refused(
+        &text,
+        "key_char",
+        Some(&ddl(
+            "code CHAR(16) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL",
+            "code",
+        )),
+        &[
+            "is CHAR, which drops trailing spaces",
+            "MODIFY `code` VARCHAR(16) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin",
+        ],
+    )
+    .await;
+
+    let bytes = Table::create(json!({
+        "columns": [{"name": "k", "type": "VARBINARY(4) NOT NULL"}, {"name": "v", "type": "INT"}],
+        "primaryKeys": ["k"],
+        "options": {"bucket": "1"},
+    }));
+    bytes.commit(&[("+I", json!(["61", 1])), ("+I", json!(["6100", 2]))]);
+    refused(
+        &bytes,
+        "key_binary",
+        Some(&ddl("k BINARY(4) NOT NULL", "k")),
+        &[
+            "is BINARY, which pads values with zero bytes",
+            "MODIFY `k` VARBINARY(4)",
+        ],
+    )
+    .await;
+    let db = TestDb::new("key_varbinary").await;
+    db.exec(&ddl("k VARBINARY(4) NOT NULL", "k")).await;
+    SyncConfig::builder(&bytes, &db).build().sync_once(&[]);
+    assert_synced(&bytes, &db, "orders", None).await;
+    assert_eq!(db.count("orders").await, 2);
+}
+
+/// Values MySQL would store as something else without an error stop the sync, naming the key
+/// and the column, before anything of their batch is written: a NULL into `TIMESTAMP NOT NULL`
+/// (MariaDB stores the current time), and text longer than its VARCHAR by trailing spaces
+/// (cut off with only a note, even in strict mode), in a value or a key column.
+#[tokio::test]
+async fn values_mysql_would_store_otherwise_stop_the_sync() {
+    let t = orders_table(json!({"bucket": "1"}), false);
+    t.commit(&[
+        ("+I", order(1, "1.00", "NEW")),
+        ("+I", json!([2, "2.00", "NEW", null])),
+    ]);
+    refused(
+        &t,
+        "null_timestamp",
+        Some("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(64), updated_at TIMESTAMP(3) NOT NULL)"),
+        &["key (2), column \"updated_at\"", "NULL, and its MySQL column is NOT NULL"],
+    )
+    .await;
+
+    let t = orders_table(json!({"bucket": "1"}), false);
+    t.commit(&[
+        ("+I", order(1, "1.00", "ab")),
+        ("+I", order(2, "2.00", "ab   ")),
+    ]);
+    refused(
+        &t,
+        "trailing_spaces_value",
+        Some("CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, amount DECIMAL(10,2), status VARCHAR(3), updated_at DATETIME(3))"),
+        &["key (2), column \"status\"", "a text of 5 characters, and its MySQL column holds 3"],
+    )
+    .await;
+
+    let keys = Table::create(json!({
+        "columns": [{"name": "code", "type": "STRING NOT NULL"}, {"name": "v", "type": "INT"}],
+        "primaryKeys": ["code"],
+        "options": {"bucket": "1"},
+    }));
+    keys.commit(&[("+I", json!(["abc", 1])), ("+I", json!(["abc ", 2]))]);
+    refused(
+        &keys,
+        "trailing_spaces_key",
+        Some("CREATE TABLE orders (code VARCHAR(3) CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin NOT NULL PRIMARY KEY, v INT)"),
+        &["column \"code\"", "a text of 4 characters, and its MySQL column holds 3"],
+    )
+    .await;
 }

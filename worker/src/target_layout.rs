@@ -4,8 +4,8 @@
 use pms_crds::SchemaChanges;
 
 use crate::config::WorkerConfig;
-use crate::error::Result;
-use crate::mapping::{build_layout, new_columns, Layout};
+use crate::error::{Result, WorkerError};
+use crate::mapping::{build_layout, new_columns, on_server, Layout};
 use crate::sink::MysqlConnection;
 use crate::source::PaimonSource;
 
@@ -48,4 +48,15 @@ pub async fn validated_layout(
         cfg.slot.count,
         &history,
     )
+    .map_err(|e| match e {
+        // The suggested DDL in the problems names the collation this server has.
+        WorkerError::Validation { table, problems } => WorkerError::Validation {
+            table,
+            problems: problems
+                .iter()
+                .map(|p| on_server(p, &mysql.server().binary_no_pad))
+                .collect(),
+        },
+        e => e,
+    })
 }

@@ -62,10 +62,8 @@ pub async fn stop_with_sigterm(child: &mut std::process::Child) -> std::process:
         .args(["-TERM", &child.id().to_string()])
         .status()
         .expect("kill -TERM");
-    wait_for_exit(
-        child,
-        std::time::Duration::from_secs(20),
-        || "SIGTERM did not stop the worker".to_string(),
-    )
+    wait_for_exit(child, std::time::Duration::from_secs(20), || {
+        "SIGTERM did not stop the worker".to_string()
+    })
     .await
 }

@@ -250,6 +250,13 @@ impl WorkerConfig {
         base_dir: Option<&Path>,
     ) -> Result<Self> {
         use pms_crds::ScanMode;
+        let out_of_range = pms_crds::out_of_range(&spec);
+        if !out_of_range.is_empty() {
+            return Err(WorkerError::Config(format!(
+                "values outside the ranges the CRD allows: {}",
+                out_of_range.join("; ")
+            )));
+        }
         match spec.source.scan_mode {
             ScanMode::FromSnapshot if spec.source.start_snapshot.is_none() => {
                 return Err(WorkerError::Config("scanMode from-snapshot needs source.startSnapshot".into()))
@@ -450,6 +457,23 @@ sink: {url: 'mysql://app:s%40cret@127.0.0.1:3307/serving', table: orders_rt}
             .unwrap_err()
             .to_string();
         assert!(err.contains("spec.sink: unknown field `tsl`"), "{err}");
+    }
+
+    #[test]
+    fn values_outside_the_crds_ranges_are_refused_as_the_api_server_refuses_them() {
+        let bad = MINIMAL.replace(
+            "table: orders_rt}",
+            "table: orders_rt, maxRowsPerStatement: 0, maxBufferBytes: 1000}",
+        );
+        let err = WorkerConfig::from_yaml(&bad, Slot::new(0, 1).unwrap(), &no_env, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(
+                "spec.sink.maxRowsPerStatement in body should be greater than or equal to 1"
+            ) && err.contains("spec.sink.maxBufferBytes: Invalid value: 1000"),
+            "{err}"
+        );
     }
 
     #[test]

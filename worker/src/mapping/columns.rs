@@ -10,7 +10,8 @@ use super::keys::check_keys;
 use super::layout::{ColumnPlan, Layout, MappedColumn};
 use super::names::{mapped_name, quote_ident};
 use super::target::TargetTable;
-use super::type_fit::{check_type, declared_precision};
+use super::type_fit::{check_type, declared_precision, text_limit};
+use super::value_checks::ValueChecks;
 use crate::source::SourceColumn;
 
 /// Builds the layout or lists every problem found (not just the first).
@@ -21,6 +22,7 @@ pub fn plan_layout(
     allow_extra_unique_keys: bool,
 ) -> Result<Layout, Vec<String>> {
     let mut problems = unknown_names(source, mapping);
+    problems.extend(colliding_names(source, mapping));
     let mut warnings = Vec::new();
     let mut columns = Vec::new();
     for col in source {
@@ -88,6 +90,27 @@ fn unknown_names(source: &[SourceColumn], mapping: &ColumnMapping) -> Vec<String
         .collect()
 }
 
+/// Two Paimon columns that `sink.columns.rename` maps onto one MySQL column (MySQL names are
+/// case-insensitive): each write would name that column twice.
+fn colliding_names(source: &[SourceColumn], mapping: &ColumnMapping) -> Vec<String> {
+    let mut seen: Vec<(String, &str)> = Vec::new();
+    let mut problems = Vec::new();
+    for c in source {
+        let Some(mysql) = mapped_name(c, mapping) else {
+            continue;
+        };
+        match seen.iter().find(|(m, _)| m.eq_ignore_ascii_case(&mysql)) {
+            Some((_, first)) => problems.push(format!(
+                "sink.columns.rename maps Paimon columns {first:?} and {:?} onto one MySQL column {mysql:?}: \
+                 rename one of them to another name, or leave one out with sink.columns.exclude",
+                c.name
+            )),
+            None => seen.push((mysql, &c.name)),
+        }
+    }
+    problems
+}
+
 /// One Paimon column's plan; `None` when `sink.columns` leaves it out.
 fn map_column(
     col: &SourceColumn,
@@ -138,7 +161,8 @@ fn map_column(
     if let Some(w) = warning {
         warnings.push(format!("column {:?}: {w}", target_col.name));
     }
-    if col.data_type.is_nullable() && !target_col.nullable && !col.is_key {
+    let not_null = col.data_type.is_nullable() && !target_col.nullable && !col.is_key;
+    if not_null {
         warnings.push(format!(
             "column {:?} is NOT NULL in MySQL but nullable in Paimon: a NULL value will stop the sync",
             target_col.name
@@ -150,6 +174,10 @@ fn map_column(
         encoding,
         precision: Precision(declared_precision(&col.data_type)),
         is_key: col.is_key,
+        checks: ValueChecks {
+            not_null,
+            max_len: text_limit(&col.data_type, target_col),
+        },
     }))
 }
 
@@ -175,7 +203,7 @@ mod tests {
     use super::*;
     use crate::mapping::convert::Encoding;
     use crate::mapping::suggested_create_table;
-    use crate::mapping::target::{TargetColumn, TargetIndex};
+    use crate::mapping::target::{IndexPart, TargetColumn, TargetIndex};
     use crate::mapping::type_fit::STRING_TYPES;
     use paimon::spec::{BigIntType, DataType, DecimalType, TimestampType, VarCharType};
 
@@ -229,12 +257,21 @@ mod tests {
         ts.char_max_length = Some(29);
         TargetTable {
             columns: vec![col("id", "bigint", "bigint(20)"), amount, note, ts],
-            indexes: vec![TargetIndex {
-                name: "PRIMARY".into(),
-                unique: true,
-                columns: vec!["id".into()],
-            }],
+            indexes: vec![TargetIndex::on("PRIMARY", true, &["id"])],
         }
+    }
+
+    #[test]
+    fn a_rename_onto_another_columns_name_is_refused() {
+        let mut mapping = ColumnMapping::default();
+        mapping.rename.insert("note".into(), "AMOUNT".into());
+        let problems = plan_layout(&src(), &mapping, &good_target(), false).unwrap_err();
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.contains("\"amount\" and \"note\" onto one MySQL column \"AMOUNT\"")),
+            "{problems:?}"
+        );
     }
 
     #[test]
@@ -265,11 +302,7 @@ mod tests {
     #[test]
     fn extra_unique_key_is_refused_unless_allowed() {
         let mut t = good_target();
-        t.indexes.push(TargetIndex {
-            name: "uk_note".into(),
-            unique: true,
-            columns: vec!["note".into()],
-        });
+        t.indexes.push(TargetIndex::on("uk_note", true, &["note"]));
         assert!(
             plan_layout(&src(), &ColumnMapping::default(), &t, false).unwrap_err()[0]
                 .contains("uk_note")
@@ -312,7 +345,7 @@ mod tests {
         let mut t = good_target();
         t.columns[2].char_max_length = Some(8);
         t.columns[2].column_type = "varchar(8)".into();
-        t.indexes[0].columns.push("note".into());
+        t.indexes[0].parts.push(IndexPart::whole("note"));
         let problems = plan_layout(&source, &ColumnMapping::default(), &t, false).unwrap_err();
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(

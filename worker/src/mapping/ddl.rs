@@ -66,18 +66,31 @@ fn key_column_type(c: &SourceColumn, budget: u32) -> String {
     // A key is indexed: InnoDB keys hold 3072 bytes, so long text and bytes are capped to
     // their share of it (a longer value then fails its write, loudly; TEXT and BLOB can't be
     // keys at all).
+    // CHAR and BINARY would pad or trim keys into one another (see `keys.rs`).
     let base = match &c.data_type {
         DataType::VarChar(v) if v.length() > budget / 4 => {
             format!("VARCHAR({}) CHARACTER SET utf8mb4", budget / 4)
         }
         DataType::VarBinary(v) if v.length() > budget => format!("VARBINARY({budget})"),
+        DataType::Char(t) => format!("VARCHAR({}) CHARACTER SET utf8mb4", t.length()),
+        DataType::Binary(t) => format!("VARBINARY({})", t.length()),
         t => base_mysql_type(t),
     };
     with_nullability(base, &c.data_type).replacen(
         "CHARACTER SET utf8mb4",
-        "CHARACTER SET utf8mb4 COLLATE utf8mb4_nopad_bin",
+        &format!("CHARACTER SET utf8mb4 COLLATE {NOPAD_BIN}"),
         1,
     )
+}
+
+/// The binary NO PAD collation of utf8mb4 in suggested DDL, as MariaDB names it; MySQL 8
+/// names it otherwise ([`on_server`]).
+pub const NOPAD_BIN: &str = "utf8mb4_nopad_bin";
+
+/// Suggested DDL (or a message that holds some) for the server at hand: [`NOPAD_BIN`] is
+/// `binary_no_pad`, the collation that server has.
+pub fn on_server(text: &str, binary_no_pad: &str) -> String {
+    text.replace(NOPAD_BIN, binary_no_pad)
 }
 
 /// The longest key InnoDB indexes, in bytes (a utf8mb4 character counts 4).

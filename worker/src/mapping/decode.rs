@@ -49,6 +49,20 @@ pub fn decode_batch(
             )),
             e => WorkerError::Data(format!("Paimon table {table}, column {:?}: {e}", c.paimon)),
         })?;
+        if !c.checks.is_empty() {
+            if let Some((row, problem)) = values
+                .iter()
+                .enumerate()
+                .find_map(|(row, v)| Some((row, c.checks.problem(v)?)))
+            {
+                return Err(WorkerError::Data(format!(
+                    "Paimon table {table}, snapshot {snapshot_id}, key ({}), column {:?}: the value is {problem}; \
+                     MySQL would store something else, so the sync stops here without writing this change",
+                    key_text(batch, layout, row),
+                    c.paimon
+                )));
+            }
+        }
         columns.push(values.into_iter());
     }
     let kinds = batch
@@ -145,6 +159,7 @@ mod tests {
             encoding: Encoding::Native,
             precision: Precision::default(),
             is_key,
+            checks: Default::default(),
         };
         Layout {
             columns: vec![col("id", true), col("v", false)],

@@ -2,9 +2,10 @@
 //! text columns tell apart every two keys Paimon tells apart, and the sequence-guard column must
 //! be a column of its own.
 
+use super::ddl::NOPAD_BIN;
 use super::layout::{Layout, MappedColumn};
 use super::names::quote_ident;
-use super::target::{TargetColumn, TargetTable};
+use super::target::{TargetColumn, TargetIndex, TargetTable};
 use crate::source::SourceColumn;
 
 /// The target needs a PRIMARY KEY or UNIQUE key on exactly the (mapped) Paimon key columns,
@@ -34,17 +35,24 @@ pub(super) fn check_keys(
     }
     key.sort();
     for column in mapped.iter().filter(|c| c.is_key) {
-        if let Some(problem) = target.column(&column.mysql).and_then(key_collation_problem) {
+        if let Some(problem) = target.column(&column.mysql).and_then(key_column_problem) {
             problems.push(problem);
         }
     }
-    let same_columns = |cols: &[String]| {
-        let mut c: Vec<String> = cols.iter().map(|s| s.to_lowercase()).collect();
+    // Only whole columns tell keys apart: a prefix part (`code(191)`) makes keys that share
+    // the prefix one row, and an expression part is no column at all.
+    let on_key = |i: &TargetIndex| {
+        let mut c: Vec<String> = i
+            .parts
+            .iter()
+            .map(|p| p.whole_column().map(str::to_lowercase))
+            .collect::<Option<_>>()
+            .unwrap_or_default();
         c.sort();
         c == key
     };
     let unique: Vec<_> = target.indexes.iter().filter(|i| i.unique).collect();
-    if !unique.iter().any(|i| same_columns(&i.columns)) {
+    if !unique.iter().any(|i| on_key(i)) {
         let cols = key
             .iter()
             .map(|k| quote_ident(k))
@@ -57,9 +65,24 @@ pub(super) fn check_keys(
                 "its unique keys are {}",
                 unique
                     .iter()
-                    .map(|i| format!("{}({})", i.name, i.columns.join(", ")))
+                    .map(|i| i.describe())
                     .collect::<Vec<_>>()
                     .join("; ")
+            )
+        };
+        let prefixed: Vec<String> = unique
+            .iter()
+            .flat_map(|i| &i.parts)
+            .filter(|p| p.prefix.is_some())
+            .map(|p| p.to_string())
+            .collect();
+        let prefix_note = if prefixed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (a prefix part such as {} indexes only the first characters, and keys that share them would be \
+                 one row: index the whole column, as VARCHAR short enough for a key or VARBINARY)",
+                prefixed.join(", ")
             )
         };
         // A table that has a PRIMARY KEY on other columns must drop it first.
@@ -72,16 +95,15 @@ pub(super) fn check_keys(
             ""
         };
         problems.push(format!(
-            "the MySQL table needs a PRIMARY KEY (or UNIQUE key) on exactly the Paimon key ({cols}), but {found}; \
+            "the MySQL table needs a PRIMARY KEY (or UNIQUE key) on exactly the Paimon key ({cols}), but {found}{prefix_note}; \
              without it upserts would insert duplicates: `ALTER TABLE … {drop}ADD PRIMARY KEY ({cols})`"
         ));
         return;
     }
-    for extra in unique.iter().filter(|i| !same_columns(&i.columns)) {
+    for extra in unique.iter().filter(|i| !on_key(i)) {
         let msg = format!(
-            "UNIQUE key {}({}) is not the Paimon key: an upsert that collides on it would update another row",
-            extra.name,
-            extra.columns.join(", ")
+            "UNIQUE key {} is not the Paimon key: an upsert that collides on it would update another row",
+            extra.describe()
         );
         if allow_extra_unique_keys {
             warnings.push(msg);
@@ -93,31 +115,46 @@ pub(super) fn check_keys(
     }
 }
 
-/// Paimon compares keys byte for byte. A case- or accent-insensitive collation on a text key
-/// column makes `'a'` and `'A'` one MySQL key, and a PAD SPACE one (every `_bin` collation of
-/// MariaDB and MySQL 5.7, and MySQL 8's `utf8mb4_bin`) `'x'` and `'x '`: one key's upsert would
-/// overwrite another's row, a delete remove it. CHAR columns drop trailing spaces anyway, so
-/// any binary collation does for them.
-fn key_collation_problem(column: &TargetColumn) -> Option<String> {
+/// Paimon compares keys byte for byte; a MySQL key column must too, or distinct Paimon keys
+/// become one row (one key's upsert overwrites another's row, its delete removes it):
+/// - a case- or accent-insensitive collation makes `'a'` and `'A'` one key, a PAD SPACE one
+///   (every `_bin` collation of MariaDB and MySQL 5.7, and MySQL 8's `utf8mb4_bin`) `'x'` and
+///   `'x '`;
+/// - CHAR drops trailing spaces whatever the collation, BINARY pads with zero bytes (`b"a"` is
+///   `b"a\0"`): VARCHAR and VARBINARY keep a value as it is.
+fn key_column_problem(column: &TargetColumn) -> Option<String> {
+    let modify = |ty: String| format!("`ALTER TABLE … MODIFY {} {ty}`", quote_ident(&column.name));
+    let length = column.char_max_length.unwrap_or(0);
+    match column.data_type.as_str() {
+        "char" => {
+            return Some(format!(
+                "key column {:?} is CHAR, which drops trailing spaces: 'x' and 'x ' would be one MySQL key, and one \
+                 key's upsert would overwrite another's row. Use VARCHAR: {}",
+                column.name,
+                modify(format!("VARCHAR({length}) CHARACTER SET utf8mb4 COLLATE {NOPAD_BIN} NOT NULL"))
+            ))
+        }
+        "binary" => {
+            return Some(format!(
+                "key column {:?} is BINARY, which pads values with zero bytes: b'a' and b'a\\0' would be one MySQL \
+                 key. Use VARBINARY: {}",
+                column.name,
+                modify(format!("VARBINARY({length}) NOT NULL"))
+            ))
+        }
+        _ => {}
+    }
     let collation = column.collation.as_deref()?;
-    let binary = collation == "binary" || collation.ends_with("_bin");
-    let no_pad = collation == "binary"
+    let binary_no_pad = collation == "binary"
         || collation.contains("nopad_bin")
         || collation.ends_with("_0900_bin");
-    let fits = if column.data_type == "char" {
-        binary
-    } else {
-        binary && no_pad
-    };
-    (!fits).then(|| {
+    (!binary_no_pad).then(|| {
         format!(
             "key column {:?} has collation {collation}, under which distinct Paimon keys are one MySQL key \
-             ('a' = 'A'{}): one key's upsert would overwrite another's row. Give it a binary NO PAD collation: \
-             `ALTER TABLE … MODIFY {} {} COLLATE utf8mb4_nopad_bin` (MariaDB) or `utf8mb4_0900_bin` (MySQL 8)",
+             ('a' = 'A', 'x' = 'x '): one key's upsert would overwrite another's row. Give it a binary NO PAD \
+             collation: {}",
             column.name,
-            if column.data_type == "char" { "" } else { ", 'x' = 'x '" },
-            quote_ident(&column.name),
-            column.column_type.to_uppercase()
+            modify(format!("{} COLLATE {NOPAD_BIN}", column.column_type.to_uppercase()))
         )
     })
 }
@@ -164,7 +201,7 @@ mod tests {
             "binary",
             "latin1_nopad_bin",
         ] {
-            assert_eq!(key_collation_problem(&text("varchar", ok)), None, "{ok}");
+            assert_eq!(key_column_problem(&text("varchar", ok)), None, "{ok}");
         }
         for refused in [
             "utf8mb4_general_ci",
@@ -173,17 +210,28 @@ mod tests {
             "utf8mb4_0900_ai_ci",
             "utf8mb4_nopad_general_ci",
         ] {
-            let problem = key_collation_problem(&text("varchar", refused)).expect(refused);
+            let problem = key_column_problem(&text("varchar", refused)).expect(refused);
             assert!(
                 problem.contains("MODIFY `code` VARCHAR(16) COLLATE utf8mb4_nopad_bin"),
                 "{problem}"
             );
         }
-        // CHAR drops trailing spaces whatever the collation: binary is enough.
-        assert_eq!(key_collation_problem(&text("char", "utf8mb4_bin")), None);
-        assert!(key_collation_problem(&text("char", "utf8mb4_general_ci")).is_some());
         let mut number = text("bigint", "");
         number.collation = None;
-        assert_eq!(key_collation_problem(&number), None);
+        assert_eq!(key_column_problem(&number), None);
+    }
+
+    #[test]
+    fn padded_key_columns_are_refused() {
+        let mut char_key = text("char", "utf8mb4_nopad_bin");
+        char_key.char_max_length = Some(8);
+        let problem = key_column_problem(&char_key).expect("CHAR");
+        assert!(problem.contains("drops trailing spaces"), "{problem}");
+        assert!(problem.contains("MODIFY `code` VARCHAR(8)"), "{problem}");
+        let mut binary_key = text("binary", "");
+        binary_key.collation = None;
+        binary_key.char_max_length = Some(4);
+        let problem = key_column_problem(&binary_key).expect("BINARY");
+        assert!(problem.contains("MODIFY `code` VARBINARY(4)"), "{problem}");
     }
 }

@@ -2,6 +2,7 @@
 //! encoded how, and which identify a row. Built by `columns::plan_layout`.
 
 use super::convert::{Encoding, Precision};
+use super::value_checks::ValueChecks;
 
 /// One mapped column: where it comes from, where it goes, how it is encoded.
 #[derive(Clone, Debug, PartialEq)]
@@ -11,6 +12,8 @@ pub struct ColumnPlan {
     pub encoding: Encoding,
     pub precision: Precision,
     pub is_key: bool,
+    /// What the worker checks of each value before writing it.
+    pub checks: ValueChecks,
 }
 
 /// The validated mapping; `key_positions` and `delete_qualifiers` index into `columns`.

@@ -14,15 +14,19 @@ mod names;
 mod schema_changes;
 mod target;
 mod type_fit;
+mod value_checks;
 
 pub use change::{encode_key, Change, ChangeKind, RowKind};
 pub use columns::plan_layout;
-pub use ddl::{create_table_statement, suggested_create_table, suggested_mysql_type};
+pub use ddl::{
+    create_table_statement, on_server, suggested_create_table, suggested_mysql_type, NOPAD_BIN,
+};
 pub use decode::{decode_batch, Decoded};
 pub use layout::{ColumnPlan, Layout};
 pub use names::quote_ident;
 pub use schema_changes::{new_columns, NewColumn};
-pub use target::{TargetColumn, TargetIndex, TargetTable};
+pub use target::{IndexPart, TargetColumn, TargetIndex, TargetTable};
+pub use value_checks::{MaxLen, ValueChecks};
 
 use pms_crds::{PaimonMysqlSyncSpec, SchemaChanges};
 

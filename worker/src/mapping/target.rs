@@ -29,7 +29,56 @@ impl TargetColumn {
 pub struct TargetIndex {
     pub name: String,
     pub unique: bool,
-    pub columns: Vec<String>,
+    pub parts: Vec<IndexPart>,
+}
+
+impl TargetIndex {
+    /// An index on `columns`, each whole.
+    pub fn on(name: &str, unique: bool, columns: &[&str]) -> Self {
+        Self {
+            name: name.into(),
+            unique,
+            parts: columns.iter().map(|c| IndexPart::whole(c)).collect(),
+        }
+    }
+
+    /// `name(part, …)`, as MySQL shows it.
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = self.parts.iter().map(IndexPart::to_string).collect();
+        format!("{}({})", self.name, parts.join(", "))
+    }
+}
+
+/// One part of an index: a column, the first `prefix` characters (bytes) of one, or an
+/// expression (a functional index part, MySQL 8: no column).
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexPart {
+    pub column: Option<String>,
+    pub prefix: Option<u64>,
+}
+
+impl IndexPart {
+    pub fn whole(column: &str) -> Self {
+        Self {
+            column: Some(column.into()),
+            prefix: None,
+        }
+    }
+
+    /// The column, when the part holds all of it (neither a prefix nor an expression).
+    pub fn whole_column(&self) -> Option<&str> {
+        self.column.as_deref().filter(|_| self.prefix.is_none())
+    }
+}
+
+impl std::fmt::Display for IndexPart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.column, self.prefix) {
+            (None, _) => f.write_str("(an expression)"),
+            (Some(c), None) => f.write_str(c),
+            (Some(c), Some(n)) => write!(f, "{c}({n})"),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Default)]

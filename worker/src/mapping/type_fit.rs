@@ -6,6 +6,7 @@ use paimon::spec::DataType;
 use super::convert::Encoding;
 use super::ddl::{is_nested, suggested_mysql_type};
 use super::target::TargetColumn;
+use super::value_checks::MaxLen;
 
 pub(super) fn declared_precision(t: &DataType) -> Option<u32> {
     match t {
@@ -82,6 +83,18 @@ fn text_capacity(t: &TargetColumn) -> Option<u64> {
         "json" | "longtext" | "mediumtext" => None,
         _ => t.char_max_length.map(|bytes| bytes / 4),
     }
+}
+
+/// The length a text column holds, when a value of `src` as text may be longer (checked by
+/// the worker: MySQL would cut excess trailing spaces off without an error).
+pub(super) fn text_limit(src: &DataType, t: &TargetColumn) -> Option<MaxLen> {
+    let limit = match t.data_type.as_str() {
+        "char" | "varchar" => MaxLen::Chars(t.char_max_length?),
+        "tinytext" | "text" => MaxLen::Bytes(t.char_max_length?),
+        _ => return None,
+    };
+    let have = text_capacity(t)?;
+    (is_nested(src) || max_text_len(src).is_none_or(|need| need > have)).then_some(limit)
 }
 
 /// An encoding, and a warning about values that may still not fit; or why none fits.

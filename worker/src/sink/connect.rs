@@ -21,6 +21,9 @@ pub struct ServerInfo {
     pub statement_binlog: bool,
     /// Which server this is (see [`server_identity`]).
     pub identity: String,
+    /// Its binary NO PAD collation of utf8mb4, for suggested DDL: `utf8mb4_nopad_bin`
+    /// (MariaDB) or `utf8mb4_0900_bin` (MySQL 8).
+    pub binary_no_pad: String,
 }
 
 /// The session every statement of the sink runs in, whatever the server's globals are.
@@ -32,10 +35,13 @@ pub struct ServerInfo {
 /// - `autocommit`: statements outside an explicit transaction commit on their own.
 /// - `READ COMMITTED`: upserts and deletes by key take no gap locks, so slots writing
 ///   neighbouring keys do not deadlock each other (REPEATABLE READ locks the gaps).
+/// Strict (a value that doesn't fit is an error, not a warning), and a 0 written into an
+/// AUTO_INCREMENT column stays 0 (`NO_AUTO_VALUE_ON_ZERO`, what mysqldump sets for the same
+/// reason): without it a Paimon key 0 would become the next AUTO_INCREMENT value.
 const SESSION_SETTINGS: [&str; 2] = [
     "SET NAMES utf8mb4 COLLATE utf8mb4_bin",
-    "SET SESSION time_zone = '+00:00', SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION', \
-     SESSION autocommit = 1",
+    "SET SESSION time_zone = '+00:00', \
+     SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION,NO_AUTO_VALUE_ON_ZERO', SESSION autocommit = 1",
 ];
 const READ_COMMITTED: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
@@ -125,8 +131,15 @@ async fn server_info(pool: &Pool) -> Result<ServerInfo, mysql_async::Error> {
         .query_first("SELECT VERSION(), @@max_allowed_packet, @@log_bin, @@binlog_format")
         .await?
         .unwrap_or_default();
+    let binary_no_pad: Option<String> = conn
+        .query_first(
+            "SELECT COLLATION_NAME FROM information_schema.COLLATIONS \
+             WHERE COLLATION_NAME IN ('utf8mb4_nopad_bin', 'utf8mb4_0900_bin') ORDER BY COLLATION_NAME DESC",
+        )
+        .await?;
     Ok(ServerInfo {
         identity: server_identity(&mut conn, &version).await?,
+        binary_no_pad: binary_no_pad.unwrap_or_else(|| crate::mapping::NOPAD_BIN.into()),
         dialect: Dialect::from_version(&version),
         version,
         max_allowed_packet,

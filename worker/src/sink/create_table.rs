@@ -7,7 +7,7 @@ use tracing::info;
 use super::MysqlConnection;
 use crate::config::WorkerConfig;
 use crate::error::{Result, WorkerError};
-use crate::mapping::create_table_statement;
+use crate::mapping::{create_table_statement, on_server};
 use crate::source::PaimonSource;
 
 /// Creates the target when `sink.createTable` is on and it does not exist; returns the
@@ -28,7 +28,10 @@ async fn create_if_missing(cfg: &WorkerConfig, mysql: &MysqlConnection) -> Resul
     }
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
     let sink = &cfg.spec.sink;
-    let ddl = create_table_statement(&sink.table, source.columns(), &sink.columns);
+    let ddl = on_server(
+        &create_table_statement(&sink.table, source.columns(), &sink.columns),
+        &mysql.server().binary_no_pad,
+    );
     let mut conn = mysql.probe_conn().await?;
     conn.query_drop(&ddl).await.map_err(|e| WorkerError::Validation {
         table: cfg.target_name(),

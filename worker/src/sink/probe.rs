@@ -4,7 +4,7 @@
 use mysql_async::prelude::*;
 use mysql_async::Conn;
 
-use crate::mapping::{TargetColumn, TargetIndex, TargetTable};
+use crate::mapping::{IndexPart, TargetColumn, TargetIndex, TargetTable};
 
 /// `None` when the table does not exist.
 pub async fn describe_table(
@@ -78,21 +78,24 @@ pub async fn describe_table(
             },
         )
         .collect();
-    let stats: Vec<(String, i64, String)> = conn
+    // COLUMN_NAME is NULL for a part of a functional index (MySQL 8), SUB_PART the length of a
+    // prefix part (`code(191)`).
+    let stats: Vec<(String, i64, Option<String>, Option<u64>)> = conn
         .exec(
-            "SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME FROM information_schema.STATISTICS \
+            "SELECT INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS \
              WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY INDEX_NAME, SEQ_IN_INDEX",
             (table,),
         )
         .await?;
     let mut indexes: Vec<TargetIndex> = Vec::new();
-    for (name, non_unique, column) in stats {
+    for (name, non_unique, column, prefix) in stats {
+        let part = IndexPart { column, prefix };
         match indexes.last_mut() {
-            Some(last) if last.name == name => last.columns.push(column),
+            Some(last) if last.name == name => last.parts.push(part),
             _ => indexes.push(TargetIndex {
                 name,
                 unique: non_unique == 0,
-                columns: vec![column],
+                parts: vec![part],
             }),
         }
     }

@@ -304,6 +304,7 @@ mod tests {
                 encoding: Encoding::Native,
                 precision: Precision::default(),
                 is_key,
+                checks: Default::default(),
             });
         }
         Layout {
