@@ -184,3 +184,46 @@ async fn a_key_0_into_an_auto_increment_column_stays_0() {
     assert_synced(&t, &db, "orders", None).await;
     assert_eq!(db.count("orders").await, 3);
 }
+
+/// TIMESTAMP(7..9) is read as Arrow nanoseconds, which hold only the years 1677–2262. A value
+/// outside them (Paimon holds years 1–9999) stops the sync, naming the column and the value,
+/// before anything of its file is written, in changes and in a full read; inside them every
+/// digit arrives.
+#[tokio::test]
+async fn a_timestamp_9_outside_what_nanoseconds_hold_stops_the_sync() {
+    for far in [
+        "0001-01-01 00:00:00.000000001",
+        "9999-12-31 23:59:59.999999999",
+    ] {
+        let t = Table::create(json!({
+            "columns": [{"name": "id", "type": "BIGINT NOT NULL"}, {"name": "ts9", "type": "TIMESTAMP(9)"}],
+            "primaryKeys": ["id"],
+            "options": {"bucket": "1", "changelog-producer": "input"},
+        }));
+        t.commit(&[
+            ("+I", json!([1, "1677-09-22 00:00:00.000000001"])),
+            ("+I", json!([2, "2262-04-11 00:00:00.999999999"])),
+        ]);
+        let ddl = "CREATE TABLE orders (id BIGINT NOT NULL PRIMARY KEY, ts9 VARCHAR(29))";
+        let db = TestDb::new("ts9_range").await;
+        db.exec(ddl).await;
+        let cfg = SyncConfig::builder(&t, &db).build();
+        cfg.sync_once(&[]);
+        assert_synced(&t, &db, "orders", None).await;
+        t.commit(&[("+I", json!([3, far]))]);
+        let refused = |out: std::process::Output| {
+            let log = stderr(&out);
+            assert!(!out.status.success(), "{far}: {log}");
+            assert!(
+                log.contains("column ts9") && log.contains(&far[..19]) && log.contains("1677–2262"),
+                "{far}: {log}"
+            );
+        };
+        refused(cfg.run_once(&[]));
+        assert_eq!(db.count("orders").await, 2, "nothing of it is written");
+        let fresh = TestDb::new("ts9_range_full").await;
+        fresh.exec(ddl).await;
+        refused(SyncConfig::builder(&t, &fresh).build().run_once(&[]));
+        assert_eq!(fresh.count("orders").await, 0);
+    }
+}

@@ -751,6 +751,16 @@ impl FormatFileReader for ParquetFormatReader {
             arrow_options.clone(),
         )
         .await?;
+        // pms patch: INT96 timestamps outside the years 1677–2262 would read as other instants.
+        refuse_int96_outside_nanoseconds(
+            &shared_reader,
+            file_size,
+            Arc::clone(batch_stream_builder.metadata()),
+            Arc::clone(batch_stream_builder.schema()),
+            read_fields,
+            row_selection.as_deref(),
+        )
+        .await?;
         // Variant columns read only for extraction keep their metadata dictionary-encoded.
         let variant_schema =
             dictionary_variant_metadata_schema(batch_stream_builder.schema(), read_fields);
@@ -2598,6 +2608,112 @@ fn intersect_optional_row_selections(
         (Some(selection), None) | (None, Some(selection)) => Some(selection),
         (None, None) => None,
     }
+}
+
+/// pms patch. Arrow reads Parquet INT96 (Paimon Java's TIMESTAMP(7..9)) as nanoseconds since
+/// the epoch, which span only the years 1677–2262: a value outside them wraps around into
+/// another instant, silently. Java writes no min/max statistics for INT96, so the values of the
+/// read's INT96 columns are read once more as microseconds (which span every year) and a value
+/// the nanoseconds can't hold fails the read, naming it. (Rows a merge would drop are looked at
+/// too: such a file fails even when the value would not be read.)
+async fn refuse_int96_outside_nanoseconds(
+    shared_reader: &Arc<dyn FileRead>,
+    file_size: u64,
+    file_metadata: Arc<parquet::file::metadata::ParquetMetaData>,
+    schema: arrow_schema::SchemaRef,
+    read_fields: &[DataField],
+    row_ranges: Option<&[RowRange]>,
+) -> crate::Result<()> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::TimestampMicrosecondType;
+    use arrow_schema::{DataType as ArrowType, Field, Schema, TimeUnit};
+    let descr = file_metadata.file_metadata().schema_descr_ptr();
+    let int96: Vec<usize> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| read_fields.iter().any(|r| r.name() == f.name()))
+        .filter(|(i, _)| {
+            descr.columns().iter().any(|c| {
+                c.path().parts().first() == Some(schema.field(*i).name())
+                    && c.physical_type() == parquet::basic::Type::INT96
+                    && c.path().parts().len() == 1
+            })
+        })
+        .map(|(i, _)| i)
+        .collect();
+    if int96.is_empty() {
+        return Ok(());
+    }
+    let hinted: Vec<Arc<Field>> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match f.data_type() {
+            ArrowType::Timestamp(TimeUnit::Nanosecond, tz) if int96.contains(&i) => Arc::new(
+                f.as_ref()
+                    .clone()
+                    .with_data_type(ArrowType::Timestamp(TimeUnit::Microsecond, tz.clone())),
+            ),
+            _ => Arc::clone(f),
+        })
+        .collect();
+    let hint = Arc::new(Schema::new_with_metadata(hinted, schema.metadata().clone()));
+    let metadata = ArrowReaderMetadata::try_new(
+        Arc::clone(&file_metadata),
+        ArrowReaderOptions::new().with_schema(hint),
+    )?;
+    let reader = ArrowFileReader::new(file_size, Arc::clone(shared_reader));
+    let roots: Vec<usize> = descr
+        .columns()
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| {
+            c.physical_type() == parquet::basic::Type::INT96
+                && int96
+                    .iter()
+                    .any(|i| c.path().parts().first() == Some(schema.field(*i).name()))
+        })
+        .map(|(leaf, _)| leaf)
+        .collect();
+    let mut check = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
+        .with_projection(ProjectionMask::leaves(&descr, roots));
+    if let Some(ranges) = row_ranges {
+        check = check.with_row_selection(build_row_ranges_selection(
+            file_metadata.row_groups(),
+            ranges,
+        ));
+    }
+    let mut batches = check.build()?;
+    // Microseconds that nanoseconds in an i64 can hold.
+    let (lowest, highest) = (i64::MIN / 1000, i64::MAX / 1000);
+    while let Some(batch) = batches.next().await {
+        let batch = batch?;
+        for (column, field) in batch.columns().iter().zip(batch.schema().fields()) {
+            let Some(values) = column.as_primitive_opt::<TimestampMicrosecondType>() else {
+                continue;
+            };
+            if let Some(micros) = values
+                .iter()
+                .flatten()
+                .find(|m| *m < lowest || *m > highest)
+            {
+                let shown = chrono::DateTime::from_timestamp_micros(micros)
+                    .map(|t| t.naive_utc().to_string())
+                    .unwrap_or_else(|| format!("{micros} µs since 1970"));
+                return Err(Error::DataInvalid {
+                    message: format!(
+                        "column {}: the TIMESTAMP(7..9) value {shown} is outside the years 1677–2262, which this \
+                         reader holds to the nanosecond (as Arrow nanoseconds); it would be read as another instant, \
+                         so the read stops",
+                        field.name()
+                    ),
+                    source: None,
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Build a Parquet [RowSelection] from inclusive `[from, to]` file-local row ranges (0-based).
