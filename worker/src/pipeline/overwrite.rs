@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 
 use futures::StreamExt;
-use tracing::info;
+use tracing::{info, warn};
 
 use super::Pipeline;
 use crate::error::{Result, WorkerError};
@@ -39,12 +39,32 @@ impl Pipeline {
             rows_before = plan.previous.expected_rows,
             "applying an OVERWRITE snapshot as the difference of its partitions"
         );
-        let mut kept = HashSet::new();
-        self.overwrite_pass(plan.snapshot_id, &plan.current, Pass::Upsert(&mut kept))
+        // One group (a bucket of a partition, or a whole partition when keys may change
+        // bucket) at a time: only its keys are held, not every key of the overwrite.
+        for group in plan.groups() {
+            let mut kept = KeptKeys::default();
+            let current = plan.splits_in(&plan.current, &group);
+            self.overwrite_pass(
+                plan.snapshot_id,
+                &plan.current,
+                &current,
+                Pass::Upsert(&mut kept),
+            )
             .await?;
-        if !self.stopping() {
-            self.overwrite_pass(plan.snapshot_id, &plan.previous, Pass::DeleteAbsent(&kept))
-                .await?;
+            if self.stopping() {
+                return Ok(());
+            }
+            let previous = plan.splits_in(&plan.previous, &group);
+            self.overwrite_pass(
+                plan.snapshot_id,
+                &plan.previous,
+                &previous,
+                Pass::DeleteAbsent(&kept),
+            )
+            .await?;
+            if self.stopping() {
+                return Ok(());
+            }
         }
         Ok(())
     }
@@ -53,9 +73,10 @@ impl Pipeline {
         &mut self,
         snapshot_id: i64,
         plan: &SnapshotPlan,
+        splits: &[usize],
         mut pass: Pass<'_>,
     ) -> Result<()> {
-        for split in 0..plan.len() {
+        for &split in splits {
             let bucket = plan.bucket(split);
             let mut batches = self.source.read_split(plan, split).await?;
             while let Some(batch) = batches.next().await {
@@ -67,9 +88,9 @@ impl Pipeline {
                     d.change.bucket = bucket;
                     match &mut pass {
                         Pass::Upsert(kept) => {
-                            kept.insert(d.key.clone());
+                            kept.insert(&d.key, self.cfg.spec.sink.max_buffer_bytes)
                         }
-                        Pass::DeleteAbsent(kept) if kept.contains(&d.key) => continue,
+                        Pass::DeleteAbsent(kept) if kept.keys.contains(&d.key) => continue,
                         Pass::DeleteAbsent(_) => d.change.kind = ChangeKind::Delete,
                     }
                     self.buffer_change(d.key, d.change).await?;
@@ -84,9 +105,32 @@ impl Pipeline {
     }
 }
 
+/// The keys one group holds after the snapshot, and their size.
+#[derive(Default)]
+struct KeptKeys {
+    keys: HashSet<Vec<u8>>,
+    bytes: u64,
+    warned: bool,
+}
+
+impl KeptKeys {
+    fn insert(&mut self, key: &[u8], budget: u64) {
+        if self.keys.insert(key.to_vec()) {
+            // The key, its Vec and the set's slot.
+            self.bytes += key.len() as u64 + 48;
+        }
+        if self.bytes > budget && !self.warned {
+            self.warned = true;
+            warn!(keys = self.keys.len(), bytes = self.bytes, max_buffer_bytes = budget,
+                  "the keys of one bucket of an OVERWRITE snapshot outgrow sink.maxBufferBytes: they are held \
+                   until the bucket is done (more buckets, or a rebuild, bound them)");
+        }
+    }
+}
+
 /// The upsert pass collects the keys the partitions hold after the snapshot; the delete pass
 /// deletes the keys they held before it and no longer hold.
 enum Pass<'a> {
-    Upsert(&'a mut HashSet<Vec<u8>>),
-    DeleteAbsent(&'a HashSet<Vec<u8>>),
+    Upsert(&'a mut KeptKeys),
+    DeleteAbsent(&'a KeptKeys),
 }

@@ -15,6 +15,31 @@ pub struct OverwritePlan {
     pub current: SnapshotPlan,
     pub previous: SnapshotPlan,
     pub partitions: usize,
+    /// A key stays in its bucket across the snapshot (fixed buckets, none rescaled): the
+    /// difference can be taken one bucket at a time instead of one partition at a time.
+    by_bucket: bool,
+}
+
+/// A partition (serialized) and, when keys stay in their bucket, a bucket of it.
+pub type KeyGroup = (Vec<u8>, Option<i32>);
+
+impl OverwritePlan {
+    /// The groups the overwrite touches, each holding keys no other group holds, so that the
+    /// difference is taken group by group: only one group's keys are held at once.
+    pub fn groups(&self) -> Vec<KeyGroup> {
+        let groups: BTreeSet<KeyGroup> = [&self.current, &self.previous]
+            .into_iter()
+            .flat_map(|plan| (0..plan.len()).map(|i| plan.key_group(i, self.by_bucket)))
+            .collect();
+        groups.into_iter().collect()
+    }
+
+    /// The splits of `plan` (`current` or `previous`) in `group`.
+    pub fn splits_in(&self, plan: &SnapshotPlan, group: &KeyGroup) -> Vec<usize> {
+        (0..plan.len())
+            .filter(|&i| &plan.key_group(i, self.by_bucket) == group)
+            .collect()
+    }
 }
 
 /// Per partition (its serialized key): the data files and the bucket counts of its splits.
@@ -71,6 +96,7 @@ impl PaimonSource {
             current,
             previous,
             partitions: touched.len(),
+            by_bucket: self.shape.bucket > 0 && !rebucketed,
         })
     }
 }

@@ -115,6 +115,16 @@ impl SnapshotPlan {
         }
     }
 
+    /// The partition (serialized) and, with `by_bucket`, the bucket of split `index` of a full
+    /// read: the group whose keys no split of another group holds.
+    pub fn key_group(&self, index: usize, by_bucket: bool) -> (Vec<u8>, Option<i32>) {
+        let split = &self.full_splits()[index];
+        (
+            split.partition().data().to_vec(),
+            by_bucket.then(|| split.bucket()),
+        )
+    }
+
     /// Keeps the splits of a full read whose partition is in `partitions`.
     pub(super) fn retain_partitions(&mut self, partitions: &std::collections::HashSet<Vec<u8>>) {
         if let Splits::Full(splits) | Splits::FullAsStored(splits) = &mut self.splits {
