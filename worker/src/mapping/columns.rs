@@ -311,6 +311,35 @@ mod tests {
         assert!(layout.warnings.iter().any(|w| w.contains("uk_note")));
     }
 
+    /// MySQL 8 reports a functional key part with no column (`COLUMN_NAME` NULL): a unique
+    /// index with one is another unique key, never the Paimon key.
+    #[test]
+    fn a_functional_unique_key_is_another_unique_key() {
+        let mut t = good_target();
+        t.indexes.push(TargetIndex {
+            name: "uk_lower_note".into(),
+            unique: true,
+            parts: vec![IndexPart {
+                column: None,
+                prefix: None,
+            }],
+        });
+        let problems = plan_layout(&src(), &ColumnMapping::default(), &t, false).unwrap_err();
+        assert!(
+            problems[0].contains("UNIQUE key uk_lower_note((an expression)) is not the Paimon key"),
+            "{problems:?}"
+        );
+        t.indexes[0].parts = vec![IndexPart {
+            column: None,
+            prefix: None,
+        }];
+        let problems = plan_layout(&src(), &ColumnMapping::default(), &t, true).unwrap_err();
+        assert!(
+            problems[0].contains("its unique keys are PRIMARY((an expression))"),
+            "{problems:?}"
+        );
+    }
+
     #[test]
     fn mapping_renames_excludes_and_catches_unmapped_not_null() {
         let mut t = good_target();
