@@ -1035,6 +1035,23 @@ async fn operator_driven_rebuilds(table: &Table, db: &TestDb) {
             .contains("failed in phase CuttingOver"),
         "{s}"
     );
+    // An outage until someone acts: Degraded (the alert and the Argo CD health follow the
+    // phase), saying how to go on, not Rebuilding forever.
+    assert_eq!(s["phase"], "Degraded", "{s}");
+    let degraded = s["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "Degraded")
+        .unwrap();
+    assert_eq!(
+        (&degraded["status"], &degraded["reason"]),
+        (&json!("True"), &json!("RebuildFailed")),
+        "{s}"
+    );
+    let (health, message) = argocd_health();
+    assert_eq!(health, "Degraded", "{message}");
+    assert!(message.contains("spec.rebuild.trigger"), "{message}");
     assert!(event_reasons().contains("RebuildFailed"));
     assert!(
         list("deployment", NS, SELECTOR)
@@ -1048,8 +1065,39 @@ async fn operator_driven_rebuilds(table: &Table, db: &TestDb) {
             .all(|o| stderr(o).contains("a rebuild of this sync is in progress")),
         "and would refuse to run"
     );
+    // A worker pod still in its grace period (terminating; here a finalizer holds it) may still
+    // hold its slot lock and write: the rebuild Job waits until it is gone.
+    let terminating = format!("{SYNC}-worker-terminating");
+    apply_ok(&format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {terminating}\n  namespace: {NS}\n  \
+         labels: {{paimonsync.io/sync: {SYNC}, paimonsync.io/component: worker}}\n  \
+         finalizers: [paimonsync.io/test-grace-period]\nspec:\n  containers: [{{name: worker, image: pms-worker}}]\n"
+    ));
+    kubectl(&["delete", "pod", &terminating, "-n", NS, "--wait=false"]);
     // A new trigger resumes it: only the cutover was left.
     merge_patch(json!({"spec": {"rebuild": {"trigger": "first-again"}}}));
+    let s = wait_status("the resumed rebuild stopping the workers", |s| {
+        s["rebuild"]["trigger"] == "first-again" && s["rebuild"]["phase"] == "Stopping"
+    })
+    .await;
+    mark_ready(3, false);
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let id = s["rebuild"]["id"].as_str().unwrap();
+    assert!(
+        get("job", &format!("{SYNC}-rebuild"), NS)
+            .is_none_or(|j| j["metadata"]["annotations"]["paimonsync.io/job-id"] != id),
+        "no rebuild Job while a worker pod terminates"
+    );
+    kubectl(&[
+        "patch",
+        "pod",
+        &terminating,
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
     let (job, _) = rebuild_job_after_the_workers_stopped(3).await;
     let s = rebuild_job_runs_to_done(&job, &["CuttingOver", "Done"]).await;
     assert_eq!(s["rebuild"]["trigger"], "first-again");

@@ -7,9 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret};
 use kube::api::ListParams;
 use kube::{Api, Client, ResourceExt};
 use pms_crds::contract::{
@@ -236,16 +235,17 @@ async fn job_facts(client: &Client, ns: &str, sync: &str, notes: WorkerNotes) ->
             )
         }
     };
-    let deployments: Api<Deployment> = Api::namespaced(client.clone(), ns);
+    // Pods, not the Deployments' `status.replicas`, which leaves out terminating pods: a
+    // worker in its grace period still holds its slot lock and may still write, and a rebuild
+    // or restore Job started beside it would find the slot taken, or race its last flush.
+    let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let selector = contract::component_selector(sync, Component::Worker);
-    let worker_pods = deployments
-        .list(&ListParams::default().labels(&selector))
+    let worker_pods = pods
+        .list_metadata(&ListParams::default().labels(&selector))
         .await
-        .map_err(|e| Error::api::<Deployment>(Verb::List, ns, &selector, e))?
+        .map_err(|e| Error::api::<Pod>(Verb::List, ns, &selector, e))?
         .items
-        .iter()
-        .map(|d| d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0))
-        .sum();
+        .len() as i32;
     Ok(JobFacts {
         rebuild_report: report(&cms, ns, &contract::rebuild_name(sync)).await?,
         verify_report: report(&cms, ns, &contract::verify_name(sync)).await?,

@@ -36,7 +36,7 @@ pub struct JobFacts {
     pub rebuild_required: Vec<(u32, RebuildRequired)>,
     /// The last fatal error of workers that stopped, by slot (until their next checkpoint).
     pub worker_failures: Vec<(u32, WorkerFailure)>,
-    /// Pods the slot Deployments still have.
+    /// Worker pods that still exist, terminating ones included (they may still write).
     pub worker_pods: i32,
     /// The id (annotation [`JOB_ID`]) of a rebuild or verify Job Kubernetes gave up on.
     pub rebuild_job_failed: Option<String>,

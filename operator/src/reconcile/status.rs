@@ -11,6 +11,33 @@ use pms_crds::{
     SyncPhase as Phase, SyncState,
 };
 
+/// The reason and message of a rebuild or restore that failed, if one did.
+fn failed_job(plan: &JobPlan) -> Option<(&'static str, String)> {
+    let failed = |r: &Option<pms_crds::RebuildStatus>| {
+        r.as_ref()
+            .filter(|r| r.phase == pms_crds::contract::RebuildPhase::Failed)
+            .map(|r| r.message.clone().unwrap_or_default())
+    };
+    if let Some(why) = failed(&plan.rebuild) {
+        return Some((
+            "RebuildFailed",
+            format!(
+                "the rebuild failed, and the workers stay stopped until it is resumed (change \
+                 spec.rebuild.trigger): {why}"
+            ),
+        ));
+    }
+    failed(&plan.restore).map(|why| {
+        (
+            "RestoreFailed",
+            format!(
+                "the restore failed, and the workers stay stopped until it is finished (change or remove \
+                 spec.restoreFrom): {why}"
+            ),
+        )
+    })
+}
+
 /// `deployments[k]` and `checkpoints[k]` are slot k's (None when absent); `jobs`, the
 /// rebuild and verify as decided this reconcile (none for an invalid sync: they stay as they were);
 /// `rescale`, the restart at a cut as decided this reconcile.
@@ -74,7 +101,11 @@ pub fn compute(
         .and_then(|(_, found)| found.worker_failures.first())
         .filter(|_| matches!(phase, Phase::Pending | Phase::Running | Phase::Degraded))
         .map(|(slot, f)| format!("slot {slot} stopped at {}: {}", f.at, f.message));
-    let phase = if worker_failure.is_some() {
+    // A rebuild or restore that failed keeps the workers stopped (the old generation must not
+    // write beside a half-built one): an outage until someone acts, so Degraded (the alert and
+    // the Argo CD health follow the phase), with what failed and how to go on.
+    let job_failure = jobs.and_then(|(plan, _)| failed_job(plan));
+    let phase = if worker_failure.is_some() || job_failure.is_some() {
         Phase::Degraded
     } else {
         phase
@@ -91,9 +122,10 @@ pub fn compute(
             .unwrap_or_default(),
     };
     let mut conditions = facts.conditions();
-    if let Some(why) = worker_failure {
+    let degraded_by = job_failure.or(worker_failure.map(|why| ("WorkerFailed", why)));
+    if let Some((reason, why)) = degraded_by {
         for c in conditions.iter_mut().filter(|c| c.type_ == "Degraded") {
-            *c = facts.condition("Degraded", true, "WorkerFailed", why.clone());
+            *c = facts.condition("Degraded", true, reason, why.clone());
         }
     }
     let (rebuild, restore, verify) = match jobs {
@@ -608,6 +640,65 @@ mod tests {
         assert!(degraded
             .message
             .starts_with("slot 1 stopped at 2026-11-30T10:00:00Z: MySQL connection"));
+    }
+
+    /// A failed rebuild keeps the workers stopped: the sync is Degraded (so the alert fires
+    /// and Argo CD shows it), saying what failed and how to go on, not Rebuilding forever.
+    #[test]
+    fn a_failed_rebuild_or_restore_degrades_the_sync_and_says_how_to_go_on() {
+        use super::super::jobs::{JobFacts, JobPlan};
+        let failed = pms_crds::RebuildStatus {
+            id: "r1".into(),
+            trigger: Some("first".into()),
+            reason: "trigger".into(),
+            phase: pms_crds::contract::RebuildPhase::Failed,
+            progress: None,
+            snapshot_id: None,
+            started_at: "2026-11-30T10:00:00Z".into(),
+            finished_at: Some("2026-11-30T10:05:00Z".into()),
+            message: Some("the rebuild Job failed in phase Loading".into()),
+        };
+        for (plan, reason, how) in [
+            (
+                JobPlan {
+                    rebuild: Some(failed.clone()),
+                    workers_stopped: true,
+                    ..Default::default()
+                },
+                "RebuildFailed",
+                "spec.rebuild.trigger",
+            ),
+            (
+                JobPlan {
+                    restore: Some(failed.clone()),
+                    workers_stopped: true,
+                    ..Default::default()
+                },
+                "RestoreFailed",
+                "spec.restoreFrom",
+            ),
+        ] {
+            let s = compute(
+                &pms(1),
+                &[None],
+                &[None],
+                None,
+                None,
+                Some((&plan, &JobFacts::default())),
+                None,
+            );
+            assert_eq!(s.phase, Some(Phase::Degraded), "{reason}");
+            let degraded = s.conditions.iter().find(|c| c.type_ == "Degraded").unwrap();
+            assert_eq!(
+                (degraded.status.as_str(), degraded.reason.as_str()),
+                ("True", reason)
+            );
+            assert!(
+                degraded.message.contains(how) && degraded.message.contains("phase Loading"),
+                "{}",
+                degraded.message
+            );
+        }
     }
 
     #[test]
