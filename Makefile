@@ -5,7 +5,7 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 # debug build is only slightly slower without them.
 export CARGO_INCREMENTAL ?= 0
 
-.PHONY: demo test test-deps bench bench-scale bench-cut footprint soak unit fixtures k8s-tools s3-server images prometheus-tools manifests build release bench-bin crds check clean
+.PHONY: demo test test-deps bench bench-scale bench-cut footprint soak unit fixtures k8s-tools s3-server images prometheus-tools mysql8-server manifests build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker). Builds
 ## only pms-worker, unoptimised (the demo profile: minutes from a fresh clone, where the release build
@@ -24,11 +24,11 @@ test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	$(TIMED) smoke-bench scripts/with-mariadb.sh $(TEST_BIN)/bench --smoke --size quick
 	PMS_WORKER=$(TEST_BIN)/pms-worker $(TIMED) demo-script scripts/demo.sh >/dev/null
-	PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) $(TIMED) tests \
+	PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) PMS_MYSQL8_BIN=$$(scripts/mysql8-server.sh) $(TIMED) tests \
 	  scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh scripts/with-hdfs.sh \
 	  cargo test --workspace --no-fail-fast $(TEST_FEATURES)
 
-test-deps: build fixtures k8s-tools s3-server images prometheus-tools
+test-deps: build fixtures k8s-tools s3-server images prometheus-tools mysql8-server
 
 ## Memory and MySQL connections of 50 small tables: one process for all, or one per table.
 footprint: fixtures
@@ -100,6 +100,10 @@ images: build
 ## prometheus and promtool for the monitoring tests (Go module proxy, ~4 min cold, cached).
 prometheus-tools:
 	$(TIMED) prometheus-tools scripts/prometheus-tools.sh >/dev/null
+
+## The MySQL 8 dialect test server (go-mysql-server; tests/mysql8), built from the Go module proxy.
+mysql8-server:
+	$(TIMED) mysql8-server scripts/mysql8-server.sh >/dev/null
 
 ## The S3 server the S3 tests use (versitygw from the Go module proxy, ~2 min cold, cached).
 s3-server:

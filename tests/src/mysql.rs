@@ -34,7 +34,7 @@ fn opts(port: u16, db: Option<&str>, tls: bool) -> Opts {
     }
     let ssl = tls.then(|| SslOpts::default().with_danger_accept_invalid_certs(true));
     OptsBuilder::default()
-        .prefer_socket(!tls)
+        .prefer_socket(false)
         .ssl_opts(ssl)
         .ip_or_hostname("127.0.0.1")
         .tcp_port(port)
@@ -246,5 +246,50 @@ impl TestDb {
                     .collect()
             })
             .collect()
+    }
+}
+
+/// The MySQL 8 dialect server (`tests/mysql8`, go-mysql-server) of one test, on a free port;
+/// stopped when dropped. `PMS_MYSQL8_BIN` names the binary (`make test` builds it with
+/// `scripts/mysql8-server.sh`).
+pub struct Mysql8Server {
+    child: std::process::Child,
+    pub port: u16,
+}
+
+impl Mysql8Server {
+    pub fn start() -> Self {
+        let bin = std::env::var("PMS_MYSQL8_BIN").unwrap_or_else(|_| {
+            panic!(
+                "PMS_MYSQL8_BIN is not set: the MySQL 8 tests need the MySQL 8 dialect server. Run them with \
+                 `make test`, or `PMS_MYSQL8_BIN=$(scripts/mysql8-server.sh) cargo test`"
+            )
+        });
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = std::process::Command::new(&bin)
+            .arg(port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {bin}: {e}"));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{bin} did not listen on port {port} within 30 s"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Self { child, port }
+    }
+}
+
+impl Drop for Mysql8Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
