@@ -24,10 +24,20 @@ use pms_crds::contract::{
 use pms_crds::{CheckpointStorage, PaimonMysqlSync, SyncState};
 
 use super::jobs::{JobPlan, JOB_ID};
-use super::validate::Validated;
 use crate::context::Settings;
 use crate::error::{Error, Result};
 use pms_crds::contract::{Control, CONTROL_KEY};
+
+/// A resource that passed validation, with what building its objects needs.
+#[derive(Clone, Debug)]
+pub struct Validated<'a> {
+    pub pms: &'a PaimonMysqlSync,
+    pub name: String,
+    pub namespace: String,
+    /// Slots whose checkpoints the workers may read: the current parallelism, and any
+    /// previous, larger one (a rescale reads the old slots' checkpoints).
+    pub slots_known: u32,
+}
 
 const CONFIG_DIR: &str = "/etc/pms";
 /// The slot pods' annotation that rolls them when their config changes.

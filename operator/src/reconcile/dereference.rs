@@ -19,6 +19,7 @@ use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncSavepoint};
 use tracing::debug;
 
 use super::jobs::{JobFacts, JOB_ID};
+use super::secret::get_secret;
 use super::store::{checkpoint_secret_name, CheckpointStore};
 use crate::error::{Error, Result, Verb};
 use k8s_openapi::jiff::Timestamp;
@@ -125,18 +126,6 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
 /// its values dropped here).
 async fn secret_keys(secrets: &Api<Secret>, ns: &str, name: &str) -> Result<SecretKeys> {
     Ok(keys_of(name, get_secret(secrets, ns, name).await?.as_ref()))
-}
-
-/// Secret `name`, if it exists.
-pub(super) async fn get_secret(
-    secrets: &Api<Secret>,
-    ns: &str,
-    name: &str,
-) -> Result<Option<Secret>> {
-    secrets
-        .get_opt(name)
-        .await
-        .map_err(|e| Error::api::<Secret>(Verb::Get, ns, name, e))
 }
 
 /// The key names of Secret `name` (`None`: there is none).

@@ -13,6 +13,7 @@
 //! Job `pms-worker verify --live --publish` compares MySQL with Paimon and writes what it found
 //! into `<sync>-verify`.
 
+use super::time::seconds;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::runtime::events::EventType;
 use pms_crds::contract::{
@@ -406,13 +407,6 @@ pub fn verified_message(r: &VerifyReport) -> String {
             r.different
         )
     }
-}
-
-/// RFC 3339 to the second, as the workers write it.
-fn seconds(t: Timestamp) -> String {
-    Timestamp::from_second(t.as_second())
-        .map(|t| t.to_string())
-        .unwrap_or_else(|_| t.to_string())
 }
 
 fn parse(text: &str) -> Option<Timestamp> {

@@ -14,8 +14,10 @@ pub mod dereference;
 pub mod jobs;
 pub mod rescale;
 pub mod savepoints;
+mod secret;
 pub mod status;
 pub mod store;
+mod time;
 pub mod validate;
 
 use std::sync::Arc;
@@ -33,8 +35,9 @@ use tracing::{info, warn};
 
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
+use build::Validated;
 use dereference::Dereferenced;
-use validate::{Invalid, Validated};
+use validate::Invalid;
 
 pub const FINALIZER: &str = "paimonsync.io/cleanup";
 

@@ -12,7 +12,7 @@ use kube::runtime::events::EventType;
 use pms_crds::contract::{Checkpoint, Control, PauseRequest, Position, ReadPoint};
 use pms_crds::{PaimonMysqlSync, RescalePhase, RescaleStatus};
 
-use super::savepoints::seconds;
+use super::time::seconds;
 
 /// A rescale whose slots do not all reach the cut in this long goes on without it.
 pub const RESCALE_TIMEOUT: Duration = Duration::from_secs(300);

@@ -17,6 +17,7 @@ use kube::ResourceExt;
 use pms_crds::contract::{self, Checkpoint, Control, PauseRequest};
 
 use super::rescale::paused_at;
+use super::time::seconds;
 use pms_crds::{
     CheckpointStorage, PaimonMysqlSync, PaimonMysqlSyncSavepoint, SavepointState, SavepointStatus,
     SavepointsStatus, SyncPhase,
@@ -290,13 +291,6 @@ fn trim(
 /// Whether the sync counts as running for savepoints.
 pub fn sync_running(pms: &PaimonMysqlSync, workers_stopped: bool) -> bool {
     pms.status.as_ref().and_then(|s| s.phase) == Some(SyncPhase::Running) && !workers_stopped
-}
-
-/// RFC 3339 to the second.
-pub fn seconds(t: Timestamp) -> String {
-    Timestamp::from_second(t.as_second())
-        .map(|t| t.to_string())
-        .unwrap_or_else(|_| t.to_string())
 }
 
 #[cfg(test)]

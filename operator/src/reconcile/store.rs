@@ -48,7 +48,7 @@ impl CheckpointStore {
         let secret = match checkpoint_secret_name(pms) {
             Some(name) => {
                 let secrets: Api<Secret> = Api::namespaced(client.clone(), ns);
-                super::dereference::get_secret(&secrets, ns, name).await?
+                super::secret::get_secret(&secrets, ns, name).await?
             }
             None => None,
         };

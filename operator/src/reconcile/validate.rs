@@ -8,18 +8,8 @@ use pms_crds::contract::{
 use pms_crds::CheckpointStorage;
 use pms_crds::PaimonMysqlSync;
 
+use super::build::{worker_pod_clashes, Validated};
 use super::dereference::{Dereferenced, SecretKeys};
-
-/// A resource that passed validation, with what building its objects needs.
-#[derive(Clone, Debug)]
-pub struct Validated<'a> {
-    pub pms: &'a PaimonMysqlSync,
-    pub name: String,
-    pub namespace: String,
-    /// Slots whose checkpoints the workers may read: the current parallelism, and any
-    /// previous, larger one (a rescale reads the old slots' checkpoints).
-    pub slots_known: u32,
-}
 
 /// Everything wrong with a resource, for the status and a Warning event.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -66,7 +56,7 @@ pub fn validate<'a>(
             problems.extend(secret_problem(field, namespace, secret, &keys));
         }
     }
-    problems.extend(super::build::worker_pod_clashes(pms));
+    problems.extend(worker_pod_clashes(pms));
     if pms.spec.checkpoint.storage == Some(CheckpointStorage::File) {
         problems.push(
             "checkpoint.storage file: a pod's files go with the pod, and the operator reads the checkpoints for \
