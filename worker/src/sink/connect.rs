@@ -30,14 +30,13 @@ pub struct ServerInfo {
 /// - `time_zone`: values are computed in UTC and must be stored as such (a `TIMESTAMP` column
 ///   converts from the session zone).
 /// - `sql_mode`: strict, so a value that doesn't fit is an error, not a silently truncated row;
-///   and without `NO_BACKSLASH_ESCAPES`, which would change what the bulk path's file means.
+///   `NO_AUTO_VALUE_ON_ZERO` (what mysqldump sets for the same reason), so a Paimon key 0 into
+///   an AUTO_INCREMENT column stays 0 instead of becoming the next value; and without
+///   `NO_BACKSLASH_ESCAPES`, which would change what the bulk path's file means.
 /// - `NAMES utf8mb4`: the bytes we send are UTF-8, whatever the server's default charset.
 /// - `autocommit`: statements outside an explicit transaction commit on their own.
 /// - `READ COMMITTED`: upserts and deletes by key take no gap locks, so slots writing
 ///   neighbouring keys do not deadlock each other (REPEATABLE READ locks the gaps).
-/// Strict (a value that doesn't fit is an error, not a warning), and a 0 written into an
-/// AUTO_INCREMENT column stays 0 (`NO_AUTO_VALUE_ON_ZERO`, what mysqldump sets for the same
-/// reason): without it a Paimon key 0 would become the next AUTO_INCREMENT value.
 const SESSION_SETTINGS: [&str; 2] = [
     "SET NAMES utf8mb4 COLLATE utf8mb4_bin",
     "SET SESSION time_zone = '+00:00', \
