@@ -122,8 +122,8 @@ impl KeptKeys {
         if self.bytes > budget && !self.warned {
             self.warned = true;
             warn!(keys = self.keys.len(), bytes = self.bytes, max_buffer_bytes = budget,
-                  "the keys of one bucket of an OVERWRITE snapshot outgrow sink.maxBufferBytes: they are held \
-                   until the bucket is done (more buckets, or a rebuild, bound them)");
+                  "the keys of one bucket (or partition) of an OVERWRITE snapshot outgrow sink.maxBufferBytes: \
+                   they are held until it is done (more buckets, or a rebuild, bound them)");
         }
     }
 }
