@@ -9,10 +9,11 @@ use crate::PaimonMysqlSyncSpec;
 
 /// Every number of `spec` outside its range in the CRD, as the API server would report it.
 pub fn out_of_range(spec: &PaimonMysqlSyncSpec) -> Vec<String> {
-    let schema = sync_spec_schema();
+    // Generated once per process: a database sync resolves one config per table.
+    static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(sync_spec_schema);
     let value = serde_json::to_value(spec).unwrap_or(Value::Null);
     let mut problems = Vec::new();
-    walk(&schema, &value, "spec", &mut problems);
+    walk(&SCHEMA, &value, "spec", &mut problems);
     problems
 }
 

@@ -1038,12 +1038,7 @@ async fn operator_driven_rebuilds(table: &Table, db: &TestDb) {
     // An outage until someone acts: Degraded (the alert and the Argo CD health follow the
     // phase), saying how to go on, not Rebuilding forever.
     assert_eq!(s["phase"], "Degraded", "{s}");
-    let degraded = s["conditions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["type"] == "Degraded")
-        .unwrap();
+    let degraded = condition(&s, "Degraded");
     assert_eq!(
         (&degraded["status"], &degraded["reason"]),
         (&json!("True"), &json!("RebuildFailed")),

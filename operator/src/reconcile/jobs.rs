@@ -115,6 +115,27 @@ pub fn plan(
     }
 }
 
+impl JobPlan {
+    /// A rebuild or restore that failed (the workers stay stopped): the reason of its Event
+    /// and what to tell, how to go on included.
+    pub fn failure(&self) -> Option<(&'static str, String)> {
+        [(REBUILD, &self.rebuild), (RESTORE, &self.restore)]
+            .into_iter()
+            .find_map(|(kind, r)| {
+                let r = r.as_ref().filter(|r| r.phase == RebuildPhase::Failed)?;
+                Some((
+                    kind.events[2],
+                    format!(
+                        "the {} failed: {}; the workers stay stopped: {}",
+                        kind.what,
+                        r.message.clone().unwrap_or_default(),
+                        kind.retry
+                    ),
+                ))
+            })
+    }
+}
+
 /// A rebuild or a restore: what tells them apart.
 struct Kind {
     /// `rebuild` / `restore`, for messages.

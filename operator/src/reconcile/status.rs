@@ -11,33 +11,6 @@ use pms_crds::{
     SyncPhase as Phase, SyncState,
 };
 
-/// The reason and message of a rebuild or restore that failed, if one did.
-fn failed_job(plan: &JobPlan) -> Option<(&'static str, String)> {
-    let failed = |r: &Option<pms_crds::RebuildStatus>| {
-        r.as_ref()
-            .filter(|r| r.phase == pms_crds::contract::RebuildPhase::Failed)
-            .map(|r| r.message.clone().unwrap_or_default())
-    };
-    if let Some(why) = failed(&plan.rebuild) {
-        return Some((
-            "RebuildFailed",
-            format!(
-                "the rebuild failed, and the workers stay stopped until it is resumed (change \
-                 spec.rebuild.trigger): {why}"
-            ),
-        ));
-    }
-    failed(&plan.restore).map(|why| {
-        (
-            "RestoreFailed",
-            format!(
-                "the restore failed, and the workers stay stopped until it is finished (change or remove \
-                 spec.restoreFrom): {why}"
-            ),
-        )
-    })
-}
-
 /// `deployments[k]` and `checkpoints[k]` are slot k's (None when absent); `jobs`, the
 /// rebuild and verify as decided this reconcile (none for an invalid sync: they stay as they were);
 /// `rescale`, the restart at a cut as decided this reconcile.
@@ -104,7 +77,7 @@ pub fn compute(
     // A rebuild or restore that failed keeps the workers stopped (the old generation must not
     // write beside a half-built one): an outage until someone acts, so Degraded (the alert and
     // the Argo CD health follow the phase), with what failed and how to go on.
-    let job_failure = jobs.and_then(|(plan, _)| failed_job(plan));
+    let job_failure = jobs.and_then(|(plan, _)| plan.failure());
     let phase = if worker_failure.is_some() || job_failure.is_some() {
         Phase::Degraded
     } else {

@@ -315,24 +315,22 @@ mod tests {
     /// index with one is another unique key, never the Paimon key.
     #[test]
     fn a_functional_unique_key_is_another_unique_key() {
+        let expression = IndexPart {
+            column: None,
+            prefix: None,
+        };
         let mut t = good_target();
         t.indexes.push(TargetIndex {
             name: "uk_lower_note".into(),
             unique: true,
-            parts: vec![IndexPart {
-                column: None,
-                prefix: None,
-            }],
+            parts: vec![expression.clone()],
         });
         let problems = plan_layout(&src(), &ColumnMapping::default(), &t, false).unwrap_err();
         assert!(
             problems[0].contains("UNIQUE key uk_lower_note((an expression)) is not the Paimon key"),
             "{problems:?}"
         );
-        t.indexes[0].parts = vec![IndexPart {
-            column: None,
-            prefix: None,
-        }];
+        t.indexes[0].parts = vec![expression];
         let problems = plan_layout(&src(), &ColumnMapping::default(), &t, true).unwrap_err();
         assert!(
             problems[0].contains("its unique keys are PRIMARY((an expression))"),

@@ -2628,33 +2628,31 @@ async fn refuse_int96_outside_nanoseconds(
     use arrow_array::types::TimestampMicrosecondType;
     use arrow_schema::{DataType as ArrowType, Field, Schema, TimeUnit};
     let descr = file_metadata.file_metadata().schema_descr_ptr();
-    let int96: Vec<usize> = schema
-        .fields()
+    // The read's top-level INT96 columns: their leaves, and their names.
+    let (leaves, names): (Vec<usize>, Vec<&str>) = descr
+        .columns()
         .iter()
         .enumerate()
-        .filter(|(_, f)| read_fields.iter().any(|r| r.name() == f.name()))
-        .filter(|(i, _)| {
-            descr.columns().iter().any(|c| {
-                c.path().parts().first() == Some(schema.field(*i).name())
-                    && c.physical_type() == parquet::basic::Type::INT96
-                    && c.path().parts().len() == 1
-            })
+        .filter(|(_, c)| {
+            c.physical_type() == parquet::basic::Type::INT96 && c.path().parts().len() == 1
         })
-        .map(|(i, _)| i)
-        .collect();
-    if int96.is_empty() {
+        .filter(|(_, c)| read_fields.iter().any(|r| r.name() == c.name()))
+        .map(|(leaf, c)| (leaf, c.name()))
+        .unzip();
+    if leaves.is_empty() {
         return Ok(());
     }
     let hinted: Vec<Arc<Field>> = schema
         .fields()
         .iter()
-        .enumerate()
-        .map(|(i, f)| match f.data_type() {
-            ArrowType::Timestamp(TimeUnit::Nanosecond, tz) if int96.contains(&i) => Arc::new(
-                f.as_ref()
-                    .clone()
-                    .with_data_type(ArrowType::Timestamp(TimeUnit::Microsecond, tz.clone())),
-            ),
+        .map(|f| match f.data_type() {
+            ArrowType::Timestamp(TimeUnit::Nanosecond, tz) if names.contains(&f.name().as_str()) => {
+                Arc::new(
+                    f.as_ref()
+                        .clone()
+                        .with_data_type(ArrowType::Timestamp(TimeUnit::Microsecond, tz.clone())),
+                )
+            }
             _ => Arc::clone(f),
         })
         .collect();
@@ -2664,20 +2662,8 @@ async fn refuse_int96_outside_nanoseconds(
         ArrowReaderOptions::new().with_schema(hint),
     )?;
     let reader = ArrowFileReader::new(file_size, Arc::clone(shared_reader));
-    let roots: Vec<usize> = descr
-        .columns()
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| {
-            c.physical_type() == parquet::basic::Type::INT96
-                && int96
-                    .iter()
-                    .any(|i| c.path().parts().first() == Some(schema.field(*i).name()))
-        })
-        .map(|(leaf, _)| leaf)
-        .collect();
     let mut check = ParquetRecordBatchStreamBuilder::new_with_metadata(reader, metadata)
-        .with_projection(ProjectionMask::leaves(&descr, roots));
+        .with_projection(ProjectionMask::leaves(&descr, leaves));
     if let Some(ranges) = row_ranges {
         check = check.with_row_selection(build_row_ranges_selection(
             file_metadata.row_groups(),
