@@ -25,8 +25,9 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, ValidationRule,
 };
 
-/// The CRDs: the sync, its savepoints, the database sync. The sync's gets a rule on its name,
-/// which only the root of a schema can hold (`metadata.name`): none may end like a rebuild's.
+/// The CRDs: the sync, its savepoints, the database sync. The sync's gets rules on its name,
+/// which only the root of a schema can hold (`metadata.name`): none may end like a rebuild's,
+/// nor be longer than the names made from it allow ([`contract::MAX_SYNC_NAME`]).
 pub fn crds() -> Vec<CustomResourceDefinition> {
     use kube::CustomResourceExt;
     let mut sync = PaimonMysqlSync::crd();
@@ -36,12 +37,18 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
             .as_mut()
             .and_then(|s| s.open_api_v3_schema.as_mut())
         {
-            root.x_kubernetes_validations.get_or_insert_with(Vec::new).push(ValidationRule {
+            let rules = root.x_kubernetes_validations.get_or_insert_with(Vec::new);
+            rules.push(ValidationRule {
                 rule: format!("!self.metadata.name.endsWith('{}')", contract::REBUILD_SUFFIX),
                 message: Some(format!(
                     "a sync's name must not end with {:?}: that names a rebuild's new generation of another sync",
                     contract::REBUILD_SUFFIX
                 )),
+                ..Default::default()
+            });
+            rules.push(ValidationRule {
+                rule: format!("size(self.metadata.name) <= {}", contract::MAX_SYNC_NAME),
+                message: Some(contract::name_too_long_message()),
                 ..Default::default()
             });
         }

@@ -27,8 +27,12 @@ use serde::{Deserialize, Serialize};
 )]
 #[serde(rename_all = "camelCase")]
 pub struct PaimonMysqlSyncSavepointSpec {
-    /// The `PaimonMysqlSync` in the same namespace.
+    /// The `PaimonMysqlSync` in the same namespace. It can't change: a savepoint is a position
+    /// in that sync's tables.
     #[schemars(length(min = 1))]
+    #[schemars(extend("x-kubernetes-validations" = [
+        {"rule": "self == oldSelf", "message": "syncName can't change: a savepoint is a position in that sync's tables; create a new savepoint of the other sync"}
+    ]))]
     pub sync_name: String,
 }
 
@@ -53,6 +57,13 @@ pub struct SavepointStatus {
     pub took: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The `metadata.uid` of the sync it was taken of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_uid: Option<String>,
+    /// The tables it is a position in (`paimon <warehouse> <database>.<table> -> mysql
+    /// <database>.<table>`): a restore into a sync of other tables is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tables: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]

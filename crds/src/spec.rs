@@ -54,7 +54,10 @@ pub struct PaimonMysqlSyncSpec {
     /// Savepoints the operator takes (`PaimonMysqlSyncSavepoint` resources) and keeps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub savepoint: Option<SavepointSpec>,
-    /// Start every slot from this point (changing it restarts the sync from there).
+    /// Start every slot from this point: setting or changing it on a sync restarts the sync
+    /// from there, once. One present when the resource is created is taken as already served
+    /// (a re-created or restored resource does not rewind); the served one is recorded in the
+    /// annotation `paimonsync.io/served-triggers`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restore_from: Option<RestoreFrom>,
     /// How a spec change that restarts the workers of a running sync is carried out:
@@ -63,6 +66,11 @@ pub struct PaimonMysqlSyncSpec {
     /// `stateless` starts over with a rebuild (a new table swapped in, no orphans).
     #[serde(default)]
     pub upgrade_mode: UpgradeMode,
+    /// Any value; setting or changing it restarts every worker of the sync once (their pods
+    /// roll and each slot resumes from its checkpoint, whatever `upgradeMode` says). Kept out of
+    /// the worker config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restart_nonce: Option<String>,
     /// Settings of the pods the operator builds (volumes, resources, scheduling, pull
     /// Secrets, fsGroup, labels); ignored by a standalone worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -152,7 +160,9 @@ pub struct VerifySpec {
 pub struct RebuildSpec {
     /// Any string; setting or changing it starts a rebuild (the operator stops the workers,
     /// runs `pms-worker rebuild` as a Job, and starts them again from its result). A trigger
-    /// set when the resource is created is taken as already served.
+    /// set when the resource is created is taken as already served (its first run reads in
+    /// full anyway); the served one is recorded in the annotation
+    /// `paimonsync.io/served-triggers`, so a re-created or restored resource does not run it again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger: Option<String>,
     /// `manual` (default): a sync that only a rebuild can take on (an expired resume snapshot,
@@ -314,7 +324,9 @@ pub struct SecretRef {
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-validations" = [
     {"rule": "self.table == oldSelf.table",
-     "message": "a sync's MySQL table (sink.table) can't change: its checkpoints describe the old one. To write another table, create a new PaimonMysqlSync (its first run reads in full and removes the rows the table holds that Paimon doesn't) and delete this one"}
+     "message": "a sync's MySQL table (sink.table) can't change: its checkpoints describe the old one. To write another table, create a new PaimonMysqlSync (its first run reads in full and removes the rows the table holds that Paimon doesn't) and delete this one"},
+    {"rule": "!self.url.matches('^mysql://[^/@:]*:[^/@]+@')",
+     "message": "sink.url carries a password, which would be copied into the sync's ConfigMap for anyone who can read ConfigMaps: put it in the Secret of sink.credentialsSecretRef (key password) and leave only user@ (or nothing) in the URL"}
 ]))]
 pub struct SinkSpec {
     /// `mysql://host:port/database` (port default 3306). It may carry `user:password@`

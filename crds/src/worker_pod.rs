@@ -44,4 +44,8 @@ pub struct WorkerPodSpec {
     /// The pods' `securityContext.fsGroup` (group ownership of mounted volumes that support it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fs_group: Option<i64>,
+    /// How long a worker may make no progress (its loop not ticking, or a write to MySQL in
+    /// flight) before its liveness check fails and the kubelet restarts it (default 10m).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stall_after: Option<crate::HumanDuration>,
 }

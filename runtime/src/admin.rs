@@ -1,4 +1,5 @@
-//! The admin endpoint: Prometheus `/metrics`, liveness `/healthz`, readiness `/readyz`.
+//! The admin endpoint: Prometheus `/metrics`, liveness `/healthz` (tied to progress, see
+//! [`crate::liveness`]), readiness `/readyz`.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,7 +57,15 @@ pub async fn serve_admin(
     };
     let app = Router::new()
         .route("/metrics", get(move || async move { render(&registry) }))
-        .route("/healthz", get(|| async { "ok" }))
+        .route(
+            "/healthz",
+            get(|| async {
+                match crate::liveness::stalled() {
+                    None => (StatusCode::OK, "ok".to_string()),
+                    Some(why) => (StatusCode::SERVICE_UNAVAILABLE, why),
+                }
+            }),
+        )
         .route(
             "/readyz",
             get(move || async move {

@@ -3,6 +3,7 @@
 //! the S3 access both need ([`s3`]).
 
 mod admin;
+pub mod liveness;
 mod logging;
 pub mod s3;
 

@@ -170,6 +170,8 @@ struct Sink {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_transaction_rows: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    max_buffer_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     sequence_guard: Option<SequenceGuard>,
     /// `sink.tls` as written (its fields' combinations are what the TLS tests try).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -242,6 +244,7 @@ impl SyncConfigBuilder {
                     delivery: None,
                     visibility: None,
                     max_transaction_rows: None,
+                    max_buffer_bytes: None,
                     sequence_guard: None,
                     tls: None,
                 },
@@ -322,6 +325,11 @@ impl SyncConfigBuilder {
     /// `sink.maxRows`: flush after this many input records (0 = off).
     pub fn max_rows(mut self, rows: u32) -> Self {
         self.spec.sink.max_rows = Some(rows);
+        self
+    }
+
+    pub fn max_buffer_bytes(mut self, bytes: u64) -> Self {
+        self.spec.sink.max_buffer_bytes = Some(bytes);
         self
     }
 

@@ -175,6 +175,11 @@ impl TestDb {
         format!("mysql://pms:pms@127.0.0.1:{}/{}", self.port, self.name)
     }
 
+    /// A connection of its own (e.g. to hold `LOCK TABLES` while the test goes on).
+    pub async fn conn(&self) -> mysql_async::Conn {
+        self.pool.get_conn().await.expect("connect")
+    }
+
     pub async fn exec(&self, sql: &str) {
         let mut conn = self.pool.get_conn().await.expect("connect");
         conn.query_drop(sql)

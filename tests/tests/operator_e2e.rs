@@ -441,7 +441,8 @@ fn install_chart() {
 
 /// An invalid resource is rejected by the API server with a readable message: parallelism 0,
 /// `from-snapshot` without `startSnapshot` (a CEL rule), a sink URL that is not `mysql://`,
-/// TLS settings that contradict the mode (CEL rules).
+/// TLS settings that contradict the mode (CEL rules), a name too long for its Jobs, a password
+/// in the URL.
 fn invalid_resources_are_rejected(db: &TestDb) {
     let bad = SyncConfigBuilder::new(
         "/nowhere",
@@ -501,6 +502,29 @@ fn invalid_resources_are_rejected(db: &TestDb) {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         !out.status.success() && err.contains("names a rebuild's new generation of another sync"),
+        "{err}"
+    );
+    // A name its Jobs' names would outgrow (label values hold 63 characters).
+    let long = "o".repeat(56);
+    let named = sync_resource(&SyncConfigBuilder::new("/nowhere", "db", "t", &url))
+        .replace(&format!("name: {SYNC}\n"), &format!("name: {long}\n"));
+    let out = apply(&named);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success() && err.contains("a sync's name has at most 55 characters"),
+        "{err}"
+    );
+    // A password in the URL would land in the sync's ConfigMap.
+    let secret_url = format!("mysql://app:s3cret@127.0.0.1:{}/{}", db.port, db.name);
+    let out = apply(&sync_resource(&SyncConfigBuilder::new(
+        "/nowhere",
+        "db",
+        "t",
+        &secret_url,
+    )));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success() && err.contains("sink.url carries a password"),
         "{err}"
     );
 }
@@ -1180,7 +1204,8 @@ async fn wait_savepoint_completed(name: &str) -> Json {
 
 /// Savepoints of a running sync while Paimon keeps committing: one made by hand, one by
 /// `spec.savepoint.trigger`; every slot stops at the end of one snapshot, the cut is kept in
-/// `<savepoint>-data`, the slots go on, and the history keeps only `maxCount`.
+/// `<savepoint>-data`, the slots go on, and the history keeps only `maxCount` of those the
+/// operator made (the one made by hand stays).
 async fn savepoints_while_paimon_commits(table: &Table, db: &TestDb) {
     let (mut workers, logs) = spawn_workers(3);
     mark_ready(3, true);
@@ -1227,22 +1252,48 @@ async fn savepoints_while_paimon_commits(table: &Table, db: &TestDb) {
     let latest = table.latest();
     wait_status("the slots past the cut", |s| s["snapshotId"] == latest).await;
 
-    // spec.savepoint.trigger takes one; history keeps the newest.
-    merge_patch(json!({"spec": {"savepoint": {"trigger": "t1", "history": {"maxCount": 1}}}}));
-    let name = wait_for("a savepoint for the trigger", LONG, || {
-        list("pmssp", NS, SELECTOR)
-            .into_iter()
-            .find(|s| s["metadata"]["name"] != "by-hand")
-            .map(|s| s["metadata"]["name"].as_str().unwrap().to_string())
-    })
-    .await;
-    wait_savepoint_completed(&name).await;
+    // spec.savepoint.trigger takes one; history keeps the newest of those the operator made,
+    // and never one made by hand.
+    let mut made = Vec::new();
+    for trigger in ["t1", "t2"] {
+        merge_patch(
+            json!({"spec": {"savepoint": {"trigger": trigger, "history": {"maxCount": 1}}}}),
+        );
+        let name = wait_for("a savepoint for the trigger", LONG, || {
+            list("pmssp", NS, SELECTOR)
+                .into_iter()
+                .map(|s| s["metadata"]["name"].as_str().unwrap().to_string())
+                .find(|n| n != "by-hand" && !made.contains(n))
+        })
+        .await;
+        wait_savepoint_completed(&name).await;
+        made.push(name);
+    }
     wait_for("history trimmed to 1", LONG, || {
-        (savepoint("by-hand").is_none() && get("configmap", "by-hand-data", NS).is_none())
-            .then_some(())
+        (savepoint(&made[0]).is_none()
+            && get("configmap", &format!("{}-data", made[0]), NS).is_none())
+        .then_some(())
     })
     .await;
-    assert_eq!(status()["savepoints"]["lastTrigger"], "t1");
+    assert!(savepoint(&made[1]).is_some(), "the newest stays");
+    assert!(
+        savepoint("by-hand").is_some() && get("configmap", "by-hand-data", NS).is_some(),
+        "a savepoint made by hand is the user's to delete"
+    );
+    let taken = savepoint(&made[1]).unwrap();
+    assert_eq!(
+        taken["status"]["syncUid"],
+        get("pms", SYNC, NS).unwrap()["metadata"]["uid"]
+    );
+    assert!(
+        taken["status"]["tables"]
+            .as_str()
+            .unwrap()
+            .starts_with("paimon "),
+        "{taken}"
+    );
+    assert_eq!(status()["savepoints"]["lastTrigger"], "t2");
+    let name = made[1].clone();
     merge_patch(json!({"spec": {"savepoint": null}}));
     let log = std::fs::read_to_string(logs.path().join("slot-0.log")).unwrap();
     assert!(
@@ -1325,8 +1376,10 @@ async fn savepoints_while_paimon_commits(table: &Table, db: &TestDb) {
     merge_patch(json!({"spec": {"restoreFrom": null}}));
 
     // Savepoints (and their data) outlive the sync: deleted by hand.
-    kubectl(&["delete", "pmssp", &name, "-n", NS]);
-    kubectl(&["delete", "configmap", &format!("{name}-data"), "-n", NS]);
+    for name in [name.as_str(), "by-hand"] {
+        kubectl(&["delete", "pmssp", name, "-n", NS]);
+        kubectl(&["delete", "configmap", &format!("{name}-data"), "-n", NS]);
+    }
 }
 
 /// Secrets never reach status, events or the operator's log.
@@ -1358,7 +1411,16 @@ fn delete_sync() {
 
 /// Delete: the finalizer removes the workers, their config and their checkpoints.
 fn delete_cleans_up() {
+    // What an interrupted rebuild leaves: its new generation's checkpoint.
+    let shadow = format!("{SYNC}-rebuild-checkpoint-0");
+    apply_ok(&format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {shadow}\n  namespace: {NS}\n  labels: {{paimonsync.io/sync: {SYNC}-rebuild, paimonsync.io/component: checkpoint}}\ndata: {{checkpoint.json: '{{}}'}}\n"
+    ));
     delete_sync();
+    assert!(
+        get("configmap", &shadow, NS).is_none(),
+        "a rebuild's checkpoints go with the sync"
+    );
     assert!(get("pms", SYNC, NS).is_none());
     for kind in [
         "deployment",
@@ -1550,6 +1612,61 @@ async fn operator_end_to_end() {
     delete_cleans_up();
     with_checkpoints_on_s3(&table, &db).await;
     database_sync_makes_a_sync_per_table(&db).await;
+    a_warehouse_on_hdfs(&db).await;
+}
+
+/// A sync of a table on HDFS (`hdfs://namenode:port/…`, `scripts/with-hdfs.sh`), written by
+/// Paimon Java: the operator's slot Deployment, run as its pod would, reads it in full, then
+/// its next snapshot; `verify` as the pod finds MySQL equal.
+async fn a_warehouse_on_hdfs(db: &TestDb) {
+    let hdfs = std::env::var("PMS_TEST_HDFS").expect(
+        "PMS_TEST_HDFS is not set: run the tests under scripts/with-hdfs.sh (make test does), which starts an HDFS",
+    );
+    let table = Table::create_in(
+        &format!("{hdfs}/e2e-{}", std::process::id()),
+        orders_create(json!({"bucket": "2", "changelog-producer": "input"}), false),
+    );
+    table.commits(vec![generate(1, 200, "+I", 0)]);
+    db.exec(&ORDERS_DDL.replace("TABLE orders", "TABLE orders_hdfs"))
+        .await;
+    apply_ok(&format!(
+        "apiVersion: paimonsync.io/v1alpha1
+kind: PaimonMysqlSync
+metadata: {{name: orders-hdfs, namespace: {NS}}}
+spec:
+  source: {{warehouse: '{}', database: {}, table: {}}}
+  sink: {{url: 'mysql://127.0.0.1:{}/{}', credentialsSecretRef: {{name: mysql-writer}}, table: orders_hdfs}}
+",
+        table.warehouse_location(),
+        table.database,
+        table.name,
+        pms_tests::mysql::server_port(),
+        db.name
+    ));
+    wait_for("the HDFS sync's Deployment", LONG, || {
+        get("deployment", "orders-hdfs-slot-0", NS)
+    })
+    .await;
+    let run = || {
+        let out = run_as_pod_of("orders-hdfs", &["run", "--once"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    run();
+    assert_synced(&table, db, "orders_hdfs", None).await;
+    table.commits(vec![generate(1, 50, "+U", 7), generate(151, 50, "-D", 0)]);
+    run();
+    assert_synced(&table, db, "orders_hdfs", None).await;
+    let out = run_as_pod_of("orders-hdfs", &["verify"]);
+    assert!(out.status.success(), "verify: {}", stderr(&out));
+    kubectl(&[
+        "delete",
+        "pms",
+        "orders-hdfs",
+        "-n",
+        NS,
+        "--wait=true",
+        "--timeout=60s",
+    ]);
 }
 
 /// Runs `pms-worker ARGS` as the pod of `sync`'s slot-0 Deployment would, to the end.
@@ -1594,7 +1711,20 @@ async fn database_sync_makes_a_sync_per_table(db: &TestDb) {
         ("orders_b", orders("1"), commits(100)),
         ("broken", orders("1"), commits(1)),
         ("scratch_tmp", orders("1"), commits(1)),
+        ("taken", orders("1"), commits(1)),
+        ("zero_slots", orders("1"), commits(1)),
     ]);
+    // A sync named as the table `taken`'s would be, made by hand: never taken over.
+    apply_ok(&format!(
+        "apiVersion: paimonsync.io/v1alpha1
+kind: PaimonMysqlSync
+metadata: {{name: shop-taken, namespace: {NS}}}
+spec:
+  source: {{warehouse: /elsewhere, database: other, table: taken}}
+  sink: {{url: 'mysql://127.0.0.1:1/other', credentialsSecretRef: {{name: mysql-writer}}, table: mine}}
+  state: suspended
+"
+    ));
     db.exec("CREATE TABLE broken_rt (id BIGINT NOT NULL, status VARCHAR(64) NOT NULL, PRIMARY KEY (id, status))").await;
     let manifest = format!(
         "apiVersion: paimonsync.io/v1alpha1
@@ -1608,6 +1738,7 @@ spec:
     sink: {{url: 'mysql://127.0.0.1:{}/{}', credentialsSecretRef: {{name: mysql-writer}}, table: '{{table}}_rt', createTable: true}}
   overrides:
     orders_a: {{parallelism: 2}}
+    zero_slots: {{parallelism: 0}}
 ",
         wh.warehouse().display(),
         pms_tests::mysql::server_port(),
@@ -1630,7 +1761,14 @@ spec:
         get("deployment", "shop--tables-slot-0", NS)
     })
     .await;
-    listed(&["broken", "orders_a", "orders_b", "scratch_tmp"]);
+    listed(&[
+        "broken",
+        "orders_a",
+        "orders_b",
+        "scratch_tmp",
+        "taken",
+        "zero_slots",
+    ]);
     let syncs = ["shop-broken", "shop-orders-a", "shop-orders-b"];
     for sync in syncs {
         wait_for(&format!("PaimonMysqlSync {sync}"), LONG, || {
@@ -1678,14 +1816,34 @@ spec:
     }
     let s = wait_for("the database status", LONG, || {
         let s = database_status();
-        (s["tablesReady"] == "2/3").then_some(s)
+        (s["tablesReady"] == "2/5").then_some(s)
     })
     .await;
     let ready = condition(&s, "Ready");
     assert_eq!(ready["status"], "False");
+    let message = ready["message"].as_str().unwrap();
+    for needle in [
+        "broken:",
+        "a PaimonMysqlSync shop-taken exists that this database sync did not make",
+        "table zero_slots: the API server refused its PaimonMysqlSync",
+    ] {
+        assert!(message.contains(needle), "{needle}: {s}");
+    }
+    let taken = get("pms", "shop-taken", NS).unwrap();
+    assert_eq!(
+        taken["spec"]["sink"]["table"], "mine",
+        "left alone: {taken}"
+    );
     assert!(
-        ready["message"].as_str().unwrap().contains("broken:"),
-        "{s}"
+        taken["metadata"]["labels"]
+            .get("paimonsync.io/database-sync")
+            .is_none(),
+        "not adopted: {taken}"
+    );
+    assert!(get("pms", "shop-zero-slots", NS).is_none());
+    assert!(
+        event_reasons_of("shop").contains("TableRefused"),
+        "the refused table is told as an event"
     );
     let a = s["tables"]
         .as_array()
@@ -1716,14 +1874,21 @@ spec:
     );
     let printed = kubectl(&["get", "pmds", "shop", "-n", NS]);
     assert!(
-        printed.contains("2/3"),
+        printed.contains("2/5"),
         "kubectl get shows tables ready/total: {printed}"
     );
 
     // A table added and one dropped in Paimon, seen at the next listing.
     let added = wh.create_tables(vec![("orders_c", orders("1"), commits(500))]);
     wh.drop_table("orders_b");
-    listed(&["broken", "orders_a", "orders_c", "scratch_tmp"]);
+    listed(&[
+        "broken",
+        "orders_a",
+        "orders_c",
+        "scratch_tmp",
+        "taken",
+        "zero_slots",
+    ]);
     wait_for("the new table's sync", LONG, || {
         get("deployment", "shop-orders-c-slot-0", NS)
     })
@@ -1768,6 +1933,19 @@ spec:
     .await;
     assert!(get("deployment", "shop--tables-slot-0", NS).is_none());
     assert_eq!(db.count("orders_a_rt").await, 20);
+    assert!(
+        get("pms", "shop-taken", NS).is_some(),
+        "not the database sync's to delete"
+    );
+    kubectl(&[
+        "delete",
+        "pms",
+        "shop-taken",
+        "-n",
+        NS,
+        "--wait=true",
+        "--timeout=60s",
+    ]);
 }
 
 /// Savepoint latency and rescale time on a large table while Paimon keeps committing

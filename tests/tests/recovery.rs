@@ -159,6 +159,65 @@ async fn metrics_and_health_endpoint() {
     }
 }
 
+/// Liveness tied to progress: a worker whose write to MySQL hangs (another session holds
+/// `LOCK TABLES … WRITE`, so the write waits for the table's lock without end) answers `/healthz`
+/// with 503 once `PMS_STALL_AFTER` has passed, which makes the kubelet restart it; once the lock
+/// goes, the write goes through and it is healthy again.
+#[tokio::test]
+async fn a_write_that_hangs_fails_the_liveness_check() {
+    use mysql_async::prelude::Queryable;
+    let t = orders_table(json!({"bucket": "1"}), false);
+    t.commits(vec![generate(1, 20, "+I", 0)]);
+    let db = TestDb::new("stall").await;
+    db.exec(ORDERS_DDL).await;
+    let port = pms_tests::http::free_port();
+    let cfg = SyncConfig::builder(&t, &db)
+        .poll_interval(Duration::from_millis(200))
+        .build();
+    let mut child = cfg.start(
+        cfg.command(&["--admin-addr", &format!("127.0.0.1:{port}")])
+            .env("PMS_STALL_AFTER", "2"),
+    );
+    let health = || pms_tests::http::get(port, "/healthz").unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while db.count("orders").await < 20 || !health().contains("200 OK") {
+        assert!(
+            Instant::now() < deadline,
+            "the worker did not catch up: {}",
+            health()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Idle past the threshold: polling is progress.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(health().contains("200 OK"), "{}", health());
+    let mut lock = db.conn().await;
+    lock.query_drop("LOCK TABLES orders WRITE").await.unwrap();
+    t.commits(vec![generate(21, 10, "+I", 0)]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let answer = health();
+        if answer.contains("503") {
+            assert!(
+                answer.contains("a write to MySQL has been in flight for"),
+                "{answer}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "no stall seen: {answer}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    lock.query_drop("UNLOCK TABLES").await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while db.count("orders").await < 30 || !health().contains("200 OK") {
+        assert!(Instant::now() < deadline, "not healthy again: {}", health());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_synced(&t, &db, "orders", None).await;
+}
+
 /// A 2-bucket table of `rows` orders, its empty MySQL target, and a config that flushes every
 /// `max_rows` records and checkpoints after each flush (so a full read shows its position).
 async fn large_full_read(name: &str, rows: i64, max_rows: u32) -> (Table, TestDb, SyncConfig) {

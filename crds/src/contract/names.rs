@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 /// Field manager and `app.kubernetes.io/managed-by` of everything the operator writes.
 pub const MANAGER: &str = "pms-operator";
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 pub const SYNC_LABEL: &str = "paimonsync.io/sync";
 pub const COMPONENT_LABEL: &str = "paimonsync.io/component";
 pub const SLOT_LABEL: &str = "paimonsync.io/slot";
@@ -139,10 +140,7 @@ pub fn labels(sync: &str, component: Component, slot: Option<u32>) -> BTreeMap<S
             "paimon-mysql-sync".to_string(),
         ),
         ("app.kubernetes.io/instance".to_string(), sync.to_string()),
-        (
-            "app.kubernetes.io/managed-by".to_string(),
-            MANAGER.to_string(),
-        ),
+        (MANAGED_BY_LABEL.to_string(), MANAGER.to_string()),
         (SYNC_LABEL.to_string(), sync.to_string()),
         (COMPONENT_LABEL.to_string(), component.as_str().to_string()),
     ]);

@@ -28,8 +28,23 @@ pub fn rebuild_name(sync: &str) -> String {
 /// (by the CRD, the database sync's table list and the standalone config).
 pub const REBUILD_SUFFIX: &str = "-rebuild";
 
+/// The longest sync name: its Jobs (`<sync>-rebuild`, `-restore`, `-verify`) and a rebuild's
+/// new generation are label values too (`job-name`, `paimonsync.io/sync`), at most 63
+/// characters.
+pub const MAX_SYNC_NAME: usize = 63 - "-restore".len();
+
+pub fn name_too_long_message() -> String {
+    format!(
+        "a sync's name has at most {MAX_SYNC_NAME} characters: its rebuild, restore and verify Jobs \
+         add up to 8 and must stay label values (63)"
+    )
+}
+
 /// Why `sync` can't be a sync's name, if it can't.
 pub fn reserved_sync_name(sync: &str) -> Option<String> {
+    if sync.len() > MAX_SYNC_NAME {
+        return Some(format!("{sync:?}: {}", name_too_long_message()));
+    }
     sync.ends_with(REBUILD_SUFFIX).then(|| {
         format!(
             "the sync name {sync:?} ends with {REBUILD_SUFFIX:?}, which names a rebuild's new generation (of the \

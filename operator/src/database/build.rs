@@ -14,7 +14,9 @@ use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::ObjectMeta;
 use kube::{Resource, ResourceExt};
-use pms_crds::contract::{discovery_name, DATABASE_SYNC_LABEL, TABLE_ANNOTATION};
+use pms_crds::contract::{
+    discovery_name, DATABASE_SYNC_LABEL, MYSQL_SECRET_KEYS, TABLE_ANNOTATION,
+};
 use pms_crds::{table_sync_name, PaimonMysqlDatabaseSync, PaimonMysqlSync, PaimonMysqlSyncSpec};
 
 use crate::context::Settings;
@@ -54,6 +56,10 @@ pub fn discovery(pmds: &PaimonMysqlDatabaseSync, settings: &Settings) -> Result<
     {
         for c in &mut pod.containers {
             c.args = Some(vec!["discover".into(), "--every".into(), every.clone()]);
+            // It lists Paimon and never connects to MySQL: no MySQL credentials.
+            if let Some(env) = c.env.as_mut() {
+                env.retain(|e| !MYSQL_SECRET_KEYS.iter().any(|(_, name)| e.name == *name));
+            }
         }
     }
     let mut service_account = build::service_account(&lister);
@@ -136,9 +142,10 @@ template:
             .map(|e| e.name.as_str())
             .collect();
         assert!(
-            env.contains(&"MYSQL_PASSWORD") && env.contains(&"PMS_NAMESPACE"),
-            "{env:?}"
+            !env.contains(&"MYSQL_PASSWORD") && !env.contains(&"MYSQL_USER"),
+            "it never connects to MySQL: {env:?}"
         );
+        assert!(env.contains(&"PMS_NAMESPACE"), "{env:?}");
         let owner = &d.config.metadata.owner_references.unwrap()[0];
         assert_eq!(
             (owner.kind.as_str(), owner.name.as_str()),

@@ -29,8 +29,8 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use pms_crds::contract::{
-    discovery_name, Component, TableListing, COMPONENT_LABEL, DATABASE_SYNC_LABEL, MANAGER,
-    REPORT_KEY, TABLE_ANNOTATION,
+    discovery_name, reserved_sync_name, Component, TableListing, COMPONENT_LABEL,
+    DATABASE_SYNC_LABEL, MANAGER, REPORT_KEY, TABLE_ANNOTATION,
 };
 use pms_crds::{name_clashes, DatabaseSyncStatus, PaimonMysqlDatabaseSync, PaimonMysqlSync};
 use tracing::{info, warn};
@@ -151,7 +151,42 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
             }
         };
         let desired = build::table_sync(pmds, table, spec);
-        let applied = apply::apply_one(&ctx.client, ns, &desired).await?;
+        if let Some(why) = reserved_sync_name(&desired.name_any()) {
+            invalid.insert(table.clone(), format!("table {table}: {why}; exclude it (spec.tables.exclude) or shorten this resource's name"));
+            continue;
+        }
+        if !syncs.contains_key(table) {
+            // A sync of that name that this database sync didn't make is someone else's: never
+            // taken over (server-side apply with force would make it ours).
+            if let Some(other) = syncs_api
+                .get_opt(&desired.name_any())
+                .await
+                .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::Get, ns, &desired.name_any(), e))?
+            {
+                invalid.insert(
+                    table.clone(),
+                    format!(
+                        "table {table}: a PaimonMysqlSync {} exists that this database sync did not make: it is \
+                         left alone and the table is not synced; delete or rename it, or exclude the table (spec.tables.exclude)",
+                        other.name_any()
+                    ),
+                );
+                continue;
+            }
+        }
+        let applied = match apply::apply_one(&ctx.client, ns, &desired).await {
+            Ok(applied) => applied,
+            // The API server refused this table's sync (an override its schema rejects): the
+            // other tables go on, and the status and an event name this one.
+            Err(Error::Api { source, .. }) if rejected(&source) => {
+                let why =
+                    format!("table {table}: the API server refused its PaimonMysqlSync: {source}");
+                publish(ctx, pmds, EventType::Warning, "TableRefused", why.clone()).await;
+                invalid.insert(table.clone(), why);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         if !syncs.contains_key(table) {
             info!(database_sync = %name, %table, sync = %applied.name_any(), "a table matches: its sync is created");
             let note = format!(
@@ -203,6 +238,11 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
     };
     write_status(ctx, pmds, ns, status::status(&found)).await?;
     Ok(Action::requeue(RESYNC.min(pmds.spec.discovery_interval.0)))
+}
+
+/// Whether the API server refused an object as invalid (400, 422), not failed to take it.
+fn rejected(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 400 || s.code == 422)
 }
 
 /// The tables' syncs this database sync made, by table.

@@ -20,7 +20,7 @@ use serde::Serialize;
 use tracing::{info, warn};
 
 use super::build::Desired;
-use super::jobs::JOB_ID;
+use super::jobs::{ServedTriggers, JOB_ID, SERVED_ANNOTATION};
 use super::savepoints::{data_name, SavepointPlan, DATA_KEY};
 use super::store::CheckpointStore;
 use crate::error::{Error, Result, Verb};
@@ -146,6 +146,11 @@ pub async fn delete_all(
     delete_unwanted::<Role>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<ServiceAccount>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<ConfigMap>(client, ns, sync, &[], keep_checkpoints, bg()).await?;
+    // A rebuild's new generation keeps its checkpoints as the sync `<sync>-rebuild` (an
+    // interrupted rebuild leaves them): they go too, or a sync created again under this name
+    // would find them.
+    let rebuild = contract::rebuild_name(sync);
+    delete_unwanted::<ConfigMap>(client, ns, &rebuild, &[], keep_checkpoints, bg()).await?;
     Ok(())
 }
 
@@ -316,6 +321,23 @@ pub async fn apply_one<K: Namespaced>(client: &Client, ns: &str, obj: &K) -> Res
     api.patch(&name, &params, &Patch::Apply(obj))
         .await
         .map_err(|e| Error::api::<K>(Verb::Apply, ns, &name, e))
+}
+
+/// Records the one-shot triggers served in the sync's annotation ([`SERVED_ANNOTATION`]): a
+/// merge patch of that one key, the rest of the metadata left to its owners (GitOps).
+pub async fn record_served(
+    client: &Client,
+    ns: &str,
+    sync: &str,
+    served: &ServedTriggers,
+) -> Result<()> {
+    let api: Api<PaimonMysqlSync> = Api::namespaced(client.clone(), ns);
+    let value = serde_json::to_string(served).unwrap_or_default();
+    let patch = serde_json::json!({"metadata": {"annotations": {SERVED_ANNOTATION: value}}});
+    api.patch(sync, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::Apply, ns, sync, e))?;
+    Ok(())
 }
 
 /// Server-side applies `status` to `obj`, conditional on the version this reconcile read: a

@@ -42,6 +42,8 @@ pub struct Validated<'a> {
 const CONFIG_DIR: &str = "/etc/pms";
 /// The slot pods' annotation that rolls them when their config changes.
 const CONFIG_HASH_ANNOTATION: &str = "paimonsync.io/config-hash";
+/// On the slot pods' template: `spec.restartNonce`.
+const RESTART_NONCE_ANNOTATION: &str = "paimonsync.io/restart-nonce";
 
 /// Every object one sync should own, in the order they are applied.
 #[derive(Clone, Debug)]
@@ -223,6 +225,7 @@ pub fn worker_config(pms: &PaimonMysqlSync) -> Result<ConfigMap> {
     spec.upgrade_mode = Default::default();
     spec.rebuild.trigger = None;
     spec.rebuild.policy = Default::default();
+    spec.restart_nonce = None;
     // The workers read TLS files: the Secrets are mounted there (see `tls_volumes`).
     let tls = &mut spec.sink.tls;
     if tls.ca_secret_ref.take().is_some() {
@@ -250,22 +253,51 @@ pub fn worker_config(pms: &PaimonMysqlSync) -> Result<ConfigMap> {
     })
 }
 
-/// A short, stable hash of the config, so a changed spec restarts the workers.
-/// What the slot Deployments run, hashed: the worker config and the image. A change of it
-/// restarts the workers.
+/// What the slot Deployments run, hashed: the worker config and the pod template (image,
+/// resources, everything an operator upgrade may change) without the config's own hash. A
+/// change of it goes through `spec.upgradeMode`. SHA-256 of canonical JSON, so the key stays
+/// the same across operator builds and toolchains.
 pub fn restart_key(pms: &PaimonMysqlSync, settings: &Settings) -> Result<String> {
+    let config = worker_config(pms)?;
+    // A restart nonce is a plain restart, not a change of what the workers run.
+    let mut pms = pms.clone();
+    pms.spec.restart_nonce = None;
+    let template = deployment(&pms, 0, "", false, settings)
+        .spec
+        .map(|s| s.template);
     Ok(format!(
-        "{}/{}",
-        config_hash(&worker_config(pms)?),
-        settings.worker_image
+        "{RESTART_KEY_PREFIX}{}",
+        sha256_hex(&[&canonical(&config.data), &canonical(&template)])
     ))
 }
 
+/// Marks a [`restart_key`] of this form (earlier ones hashed with `DefaultHasher`).
+pub const RESTART_KEY_PREFIX: &str = "sha256:";
+
+/// The config's hash on the pod template: a changed config rolls the worker pods.
 pub fn config_hash(config: &ConfigMap) -> String {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    config.data.hash(&mut h);
-    format!("{:016x}", h.finish())
+    sha256_hex(&[&canonical(&config.data)])
+}
+
+/// JSON text with object keys in order (`serde_json::Value` keeps a sorted map).
+fn canonical(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .map(|v| v.to_string())
+        .unwrap_or_default()
+}
+
+/// The first 16 hex digits of the SHA-256 of the parts (each ended by a NUL).
+fn sha256_hex(parts: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in parts {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn env(name: &str, value: impl Into<String>) -> EnvVar {
@@ -325,11 +357,17 @@ pub fn deployment(
                 ..Default::default()
             },
             template: PodTemplateSpec {
-                metadata: Some(pod_metadata(
-                    pms,
-                    labels,
-                    BTreeMap::from([(CONFIG_HASH_ANNOTATION.to_string(), config_hash.to_string())]),
-                )),
+                metadata: Some(pod_metadata(pms, labels, {
+                    let mut a = BTreeMap::from([(
+                        CONFIG_HASH_ANNOTATION.to_string(),
+                        config_hash.to_string(),
+                    )]);
+                    // A new nonce changes the template: the pods roll (a plain restart).
+                    if let Some(nonce) = &pms.spec.restart_nonce {
+                        a.insert(RESTART_NONCE_ANNOTATION.to_string(), nonce.clone());
+                    }
+                    a
+                })),
                 spec: Some(pod_spec(pms, slot, settings)),
             },
             ..Default::default()
@@ -381,6 +419,13 @@ fn worker_env(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Vec<EnvV
                 env_vars.push(secret_env(var, &secret.name, key));
             }
         }
+    }
+    if let Some(after) = spec.worker_pod.as_ref().and_then(|p| p.stall_after) {
+        let secs = after.0.as_secs().max(1);
+        env_vars.push(env(
+            pms_runtime::liveness::ENV_STALL_AFTER,
+            secs.to_string(),
+        ));
     }
     env_vars
 }
@@ -486,7 +531,12 @@ fn own_mounts(pms: &PaimonMysqlSync) -> Vec<(String, &'static str)> {
 /// annotations (refused by validation: silently dropping either side would diverge).
 pub fn worker_pod_clashes(pms: &PaimonMysqlSync) -> Vec<String> {
     let labels = contract::labels(&pms.name_any(), Component::Worker, Some(0));
-    worker_pod::clashes(pms, &own_mounts(pms), &labels, &[CONFIG_HASH_ANNOTATION])
+    worker_pod::clashes(
+        pms,
+        &own_mounts(pms),
+        &labels,
+        &[CONFIG_HASH_ANNOTATION, RESTART_NONCE_ANNOTATION],
+    )
 }
 
 /// The Secrets of `sink.tls` as volumes, each with where it is mounted.
@@ -538,7 +588,7 @@ fn tls_volumes(pms: &PaimonMysqlSync) -> Vec<(Volume, &'static str)> {
 pub fn metrics_service(pms: &PaimonMysqlSync, settings: &Settings) -> Service {
     let sync = pms.name_any();
     let mut selector = contract::labels(&sync, Component::Worker, None);
-    selector.remove("app.kubernetes.io/managed-by");
+    selector.remove(contract::MANAGED_BY_LABEL);
     Service {
         metadata: meta(pms, contract::service_name(&sync), Component::Metrics, None),
         spec: Some(ServiceSpec {

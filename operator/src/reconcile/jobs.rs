@@ -16,12 +16,13 @@
 use super::time::seconds;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::runtime::events::EventType;
+use kube::ResourceExt;
 use pms_crds::contract::{
     RebuildPhase, RebuildReport, RebuildRequired, VerifyReport, WorkerFailure,
 };
 use pms_crds::{
     PaimonMysqlSync, PaimonMysqlSyncSavepoint, RebuildPolicy, RebuildStatus, RestoreFrom,
-    SavepointState, SyncPhase, VerifyStatus,
+    SavepointState, SavepointStatus, SyncPhase, VerifyStatus,
 };
 
 /// The annotation of a Job naming the rebuild or verify it runs (`status.rebuild.id`,
@@ -66,6 +67,53 @@ pub struct JobPlan {
     pub verify: Option<VerifyStatus>,
     pub verify_job: bool,
     pub events: Vec<(EventType, &'static str, String)>,
+    /// The one-shot triggers served once this plan is acted on: written to the resource's
+    /// [`SERVED_ANNOTATION`] before acting when it differs from what is there.
+    pub served: ServedTriggers,
+}
+
+/// The annotation on a `PaimonMysqlSync` recording the one-shot triggers served
+/// (`spec.rebuild.trigger`, `spec.restoreFrom`). Metadata, not status: a lost or dropped status
+/// (a failed status write, a Velero restore, `kubectl replace --force` keeps it too) can't make a
+/// trigger run twice. A resource created with a trigger gets it recorded as served, not run.
+pub const SERVED_ANNOTATION: &str = "paimonsync.io/served-triggers";
+
+#[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct ServedTriggers {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rebuild: Option<String>,
+    /// `spec.restoreFrom` as text (`savepoint <name>`, `snapshot <id>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore: Option<String>,
+}
+
+impl ServedTriggers {
+    /// What the resource's annotation records; `None` without one (or unreadable).
+    pub fn of(pms: &PaimonMysqlSync) -> Option<Self> {
+        pms.annotations()
+            .get(SERVED_ANNOTATION)
+            .and_then(|a| serde_json::from_str(a).ok())
+    }
+}
+
+/// The one-shot trigger last served: the status's, else the annotation's; at the first
+/// reconcile of a resource (no status, no annotation) the spec's own, so that a trigger present
+/// at creation is not run.
+fn last_served(
+    pms: &PaimonMysqlSync,
+    in_status: Option<String>,
+    annotated: impl Fn(&ServedTriggers) -> Option<String>,
+    in_spec: Option<String>,
+) -> Option<String> {
+    if in_status.is_some() {
+        return in_status;
+    }
+    match ServedTriggers::of(pms) {
+        Some(served) => annotated(&served),
+        None if pms.status.is_none() => in_spec,
+        None => None,
+    }
 }
 
 pub fn plan(
@@ -103,7 +151,22 @@ pub fn plan(
         }
     }
     let verify_job = verify.as_ref().is_some_and(|v| v.running);
+    let served = ServedTriggers {
+        rebuild: last_served(
+            pms,
+            rebuild.as_ref().and_then(|r| r.trigger.clone()),
+            |s| s.rebuild.clone(),
+            pms.spec.rebuild.trigger.clone(),
+        ),
+        restore: last_served(
+            pms,
+            restore.as_ref().and_then(|r| r.trigger.clone()),
+            |s| s.restore.clone(),
+            pms.spec.restore_from.as_ref().map(restore_from_text),
+        ),
+    };
     JobPlan {
+        served,
         rebuild,
         workers_stopped,
         rebuild_job,
@@ -256,10 +319,16 @@ fn next_rebuild(
         let failed = facts.rebuild_job_failed.as_ref();
         return Some(follow(&REBUILD, r, report, failed, &sync, now, events));
     }
+    let served = last_served(
+        pms,
+        previous.as_ref().and_then(|p| p.trigger.clone()),
+        |s| s.rebuild.clone(),
+        spec.trigger.clone(),
+    );
     let asked = spec
         .trigger
         .as_ref()
-        .filter(|t| previous.as_ref().and_then(|p| p.trigger.as_ref()) != Some(*t))
+        .filter(|t| served.as_ref() != Some(*t))
         .map(|t| format!("spec.rebuild.trigger changed to {t:?}"));
     let since_last = previous.as_ref().and_then(|p| parse(&p.started_at));
     let auto = (spec.policy == RebuildPolicy::Auto)
@@ -312,7 +381,13 @@ fn next_restore(
         return Some(follow(&RESTORE, r, report, failed, &sync, now, events));
     }
     let from = pms.spec.restore_from.as_ref().map(restore_from_text);
-    if from.is_none() || from == previous.as_ref().and_then(|p| p.trigger.clone()) {
+    let served = last_served(
+        pms,
+        previous.as_ref().and_then(|p| p.trigger.clone()),
+        |s| s.restore.clone(),
+        from.clone(),
+    );
+    if from.is_none() || from == served {
         return previous;
     }
     let rf = pms.spec.restore_from.as_ref()?;
@@ -322,10 +397,10 @@ fn next_restore(
             .find(|s| s.metadata.name.as_deref() == Some(name))
             .and_then(|s| s.status.as_ref())
             .filter(|s| s.state == SavepointState::Completed)
-            .and_then(|s| s.snapshot_id)
             .ok_or(format!(
                 "savepoint {name} of this sync is not there or not Completed"
-            )),
+            ))
+            .and_then(|s| savepoint_snapshot(pms, name, s)),
         (None, Some(s)) => Ok(s),
         (None, None) => Err("restoreFrom names neither a savepoint nor a snapshot".to_string()),
     };
@@ -345,6 +420,25 @@ fn next_restore(
         }
     }
     Some(r)
+}
+
+/// The snapshot of a Completed savepoint, if it is a position in this sync's tables (a
+/// savepoint of older releases records none and is taken as it is).
+fn savepoint_snapshot(
+    pms: &PaimonMysqlSync,
+    name: &str,
+    status: &SavepointStatus,
+) -> Result<i64, String> {
+    let ours = super::savepoints::tables_of(pms);
+    if let Some(theirs) = status.tables.as_ref().filter(|t| **t != ours) {
+        return Err(format!(
+            "savepoint {name} is a position in {theirs}, and this sync syncs {ours}: restoring it would start \
+             these tables at another table's snapshot; restore from a savepoint of this sync"
+        ));
+    }
+    status
+        .snapshot_id
+        .ok_or(format!("savepoint {name} records no snapshot"))
 }
 
 fn next_verify(

@@ -208,8 +208,11 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         .and_then(|s| s.parallelism)
         .unwrap_or(v.pms.spec.parallelism);
     let restart_key = build::restart_key(&at_applied, &ctx.settings)?;
+    // A key of an earlier operator (before `sha256:`) is taken over without a restart: it was
+    // hashed another way, so it can't tell whether anything changed.
     let restarts = status
         .and_then(|s| s.restart_key.as_ref())
+        .filter(|k| k.starts_with(build::RESTART_KEY_PREFIX))
         .is_some_and(|k| *k != restart_key);
     let mut facts = found.jobs.clone();
     facts.spec_changed = restarts && v.pms.spec.upgrade_mode == UpgradeMode::Stateless;
@@ -271,6 +274,11 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         false => Some(build::restart_key(v.pms, &ctx.settings)?),
     };
     update_status(ctx, v.pms, &v.namespace, status).await?;
+    // After the status that records them (a lost status write then repeats a start, never
+    // loses one): the one-shot triggers served, where a dropped status can't erase them.
+    if jobs::ServedTriggers::of(v.pms).as_ref() != Some(&plan.served) {
+        apply::record_served(&ctx.client, &v.namespace, &v.name, &plan.served).await?;
+    }
     // After the status: an event is published once, by the reconcile that saved the change.
     let events = plan
         .events

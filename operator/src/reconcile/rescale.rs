@@ -156,7 +156,25 @@ pub fn plan(
     let started = r.started_at.parse::<Timestamp>().ok();
     let elapsed = started.map(|s| now.duration_since(s));
     let timeout = SignedDuration::try_from(RESCALE_TIMEOUT).unwrap_or(SignedDuration::MAX);
-    if !running && r.phase == RescalePhase::Cutting || elapsed.is_some_and(|e| e > timeout) {
+    let late = elapsed.is_some_and(|e| e > timeout);
+    if r.phase == RescalePhase::Starting && late {
+        // The cut is taken: every new slot starts at its end whenever its pod comes (the
+        // rescale base), so the pause is lifted for those there; nothing falls back.
+        r.phase = RescalePhase::Done;
+        r.message = Some(format!(
+            "not every new worker was at the end of snapshot {} within {}s: the pause is lifted, and each \
+             slot still to come starts there",
+            r.snapshot_id.unwrap_or_default(),
+            RESCALE_TIMEOUT.as_secs()
+        ));
+        events.push((
+            EventType::Warning,
+            names[2],
+            r.message.clone().unwrap_or_default(),
+        ));
+        return RescalePlan::of(r.to, None, Some(r), events);
+    }
+    if r.phase == RescalePhase::Cutting && (!running || late) {
         let why = if running {
             format!(
                 "the slots did not all reach one snapshot's end within {}s",

@@ -80,6 +80,17 @@ pub fn data_location(pms: &PaimonMysqlSync, name: &str) -> String {
     }
 }
 
+/// The tables a savepoint of `pms` is a position in (see `SavepointStatus::tables`). The
+/// MySQL database is the URL's path; its host may change (a failover) and the savepoint holds.
+pub fn tables_of(pms: &PaimonMysqlSync) -> String {
+    let (source, sink) = (&pms.spec.source, &pms.spec.sink);
+    let mysql_database = sink.url.rsplit('/').next().unwrap_or_default();
+    format!(
+        "paimon {} {}.{} -> mysql {mysql_database}.{}",
+        source.warehouse, source.database, source.table, sink.table
+    )
+}
+
 /// `savepoints`: this sync's; `checkpoints[k]`: slot k's; `running`: the sync is `Running`
 /// and no rebuild holds its workers.
 pub fn plan(
@@ -154,6 +165,8 @@ fn serve(
         status.location = Some(data_location(pms, &name));
         status.completed_at = Some(seconds(now));
         status.took = Some(format!("{took:.1}s"));
+        status.sync_uid = pms.metadata.uid.clone();
+        status.tables = Some(tables_of(pms));
         plan.data = Some((
             name.clone(),
             SavepointData {
@@ -240,8 +253,12 @@ fn schedule(
     }
 }
 
-/// Finished savepoints beyond `history.maxCount` (newest kept) or older than `history.maxAge`
-/// go; the one `spec.restoreFrom` names stays.
+/// The savepoints this operator made (`spec.savepoint.trigger` / `interval`) go by
+/// `spec.savepoint.history`: Completed ones beyond `maxCount` (newest kept) or older than
+/// `maxAge`, but never the newest Completed one (the last point to restore from) nor the one
+/// `spec.restoreFrom` names; Failed ones likewise among themselves, so failures never push a
+/// Completed savepoint out. A savepoint made by hand (`kubectl create pmssp`) is the user's
+/// to delete.
 fn trim(
     pms: &PaimonMysqlSync,
     savepoints: &[PaimonMysqlSyncSavepoint],
@@ -256,36 +273,51 @@ fn trim(
         .restore_from
         .as_ref()
         .and_then(|r| r.savepoint.clone());
-    let finished_now: Vec<&String> = plan
-        .statuses
-        .iter()
-        .filter(|(_, s)| s.state.is_finished())
-        .map(|(n, _)| n)
-        .collect();
-    let mut finished: Vec<&PaimonMysqlSyncSavepoint> = savepoints
-        .iter()
-        .filter(|s| {
-            s.status.as_ref().is_some_and(|st| st.state.is_finished())
-                || finished_now.contains(&&s.name_any())
-        })
-        .collect();
-    // Newest first.
-    finished
-        .sort_by_key(|s| std::cmp::Reverse((s.creation_timestamp().map(|t| t.0), s.name_any())));
+    let state_now = |sp: &PaimonMysqlSyncSavepoint| {
+        let name = sp.name_any();
+        plan.statuses
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, s)| s.state)
+            .or_else(|| sp.status.as_ref().map(|s| s.state))
+    };
     let max_age = spec
         .history
         .max_age
         .map(|a| SignedDuration::try_from(a.0).unwrap_or(SignedDuration::MAX));
-    for (i, sp) in finished.iter().enumerate() {
-        let name = sp.name_any();
-        let created = sp.creation_timestamp().map(|t| t.0);
-        let too_old = max_age
-            .zip(created)
-            .is_some_and(|(a, c)| now.duration_since(c) > a);
-        if (i >= spec.history.max_count as usize || too_old) && keep.as_ref() != Some(&name) {
-            plan.delete.push(name);
+    let mut delete = Vec::new();
+    for state in [SavepointState::Completed, SavepointState::Failed] {
+        let mut made: Vec<&PaimonMysqlSyncSavepoint> = savepoints
+            .iter()
+            .filter(|s| made_by_operator(s) && state_now(s) == Some(state))
+            .collect();
+        // Newest first.
+        made.sort_by_key(|s| {
+            std::cmp::Reverse((s.creation_timestamp().map(|t| t.0), s.name_any()))
+        });
+        for (i, sp) in made.iter().enumerate() {
+            let name = sp.name_any();
+            let too_old = max_age
+                .zip(sp.creation_timestamp())
+                .is_some_and(|(a, c)| now.duration_since(c.0) > a);
+            let last_completed = state == SavepointState::Completed && i == 0;
+            if (i >= spec.history.max_count as usize || too_old)
+                && !last_completed
+                && keep.as_ref() != Some(&name)
+            {
+                delete.push(name);
+            }
         }
     }
+    plan.delete.extend(delete);
+}
+
+/// Whether the operator made this savepoint (from `spec.savepoint`), not a user by hand.
+fn made_by_operator(sp: &PaimonMysqlSyncSavepoint) -> bool {
+    sp.labels()
+        .get(contract::MANAGED_BY_LABEL)
+        .map(String::as_str)
+        == Some(contract::MANAGER)
 }
 
 /// Whether the sync counts as running for savepoints.

@@ -615,8 +615,9 @@ impl Pipeline {
         Ok(summary)
     }
 
-    /// Waits one poll interval, or less when asked to stop.
+    /// Waits one poll interval, or less when asked to stop. A tick of a live loop (liveness).
     async fn idle(&mut self) {
+        pms_runtime::liveness::beat();
         let wait = self
             .cfg
             .spec

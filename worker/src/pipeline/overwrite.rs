@@ -40,33 +40,57 @@ impl Pipeline {
             "applying an OVERWRITE snapshot as the difference of its partitions"
         );
         // One group (a bucket of a partition, or a whole partition when keys may change
-        // bucket) at a time: only its keys are held, not every key of the overwrite.
+        // bucket) at a time, and within it one hash partition of its keys at a time: only
+        // those keys are held, within sink.maxBufferBytes. A group whose keys outgrow it is
+        // done again in twice as many partitions (what was written is written again: the same
+        // rows of the same snapshot).
         for group in plan.groups() {
-            let mut kept = KeptKeys::default();
             let current = plan.splits_in(&plan.current, &group);
-            self.overwrite_pass(
-                plan.snapshot_id,
-                &plan.current,
-                &current,
-                Pass::Upsert(&mut kept),
-            )
-            .await?;
-            if self.stopping() {
-                return Ok(());
-            }
             let previous = plan.splits_in(&plan.previous, &group);
-            self.overwrite_pass(
-                plan.snapshot_id,
-                &plan.previous,
-                &previous,
-                Pass::DeleteAbsent(&kept),
-            )
-            .await?;
+            let mut parts = 1;
+            while let Some(more) = self
+                .overwrite_group(plan, (&current, &previous), parts)
+                .await?
+            {
+                parts = more;
+            }
             if self.stopping() {
                 return Ok(());
             }
         }
         Ok(())
+    }
+
+    /// One group in `parts` hash partitions of its keys; `Some(more)` when one partition's
+    /// keys outgrew sink.maxBufferBytes and the group is to be done again in `more`.
+    async fn overwrite_group(
+        &mut self,
+        plan: &OverwritePlan,
+        (current, previous): (&[usize], &[usize]),
+        parts: u64,
+    ) -> Result<Option<u64>> {
+        let (snapshot_id, budget) = (plan.snapshot_id, self.cfg.spec.sink.max_buffer_bytes);
+        for part in 0..parts {
+            let mut kept = KeptKeys::new(part, parts, budget);
+            let pass = Pass::Upsert(&mut kept);
+            self.overwrite_pass(snapshot_id, &plan.current, current, pass)
+                .await?;
+            if self.stopping() {
+                return Ok(None);
+            }
+            if kept.outgrown() {
+                info!(snapshot_id, parts = parts * 2, keys = kept.keys.len(),
+                      "the keys of an OVERWRITE group outgrow sink.maxBufferBytes: reading it again in more hash partitions");
+                return Ok(Some(parts * 2));
+            }
+            let pass = Pass::DeleteAbsent(&kept);
+            self.overwrite_pass(snapshot_id, &plan.previous, previous, pass)
+                .await?;
+            if self.stopping() {
+                return Ok(None);
+            }
+        }
+        Ok(None)
     }
 
     async fn overwrite_pass(
@@ -84,11 +108,18 @@ impl Pipeline {
                 for mut d in
                     decode_batch(&batch, &self.layout, snapshot_id, self.source.name(), true)?
                 {
+                    if !pass.kept().owns(&d.key) {
+                        continue;
+                    }
                     self.count_read(d.kind);
                     d.change.bucket = bucket;
                     match &mut pass {
                         Pass::Upsert(kept) => {
-                            kept.insert(&d.key, self.cfg.spec.sink.max_buffer_bytes)
+                            kept.insert(&d.key);
+                            if kept.outgrown() {
+                                // Read again in more partitions (see apply_overwrite).
+                                return Ok(());
+                            }
                         }
                         Pass::DeleteAbsent(kept) if kept.keys.contains(&d.key) => continue,
                         Pass::DeleteAbsent(_) => d.change.kind = ChangeKind::Delete,
@@ -105,26 +136,55 @@ impl Pipeline {
     }
 }
 
-/// The keys one group holds after the snapshot, and their size.
-#[derive(Default)]
+/// The keys one hash partition of one group holds after the snapshot, and their size.
 struct KeptKeys {
     keys: HashSet<Vec<u8>>,
     bytes: u64,
-    warned: bool,
+    /// This partition, of how many.
+    part: u64,
+    parts: u64,
+    budget: u64,
 }
 
+/// A partition this small is held whatever its size: the keys of one group can't be split
+/// further by hash (the sync warns, and goes on).
+const MAX_PARTS: u64 = 1 << 12;
+
 impl KeptKeys {
-    fn insert(&mut self, key: &[u8], budget: u64) {
-        if self.keys.insert(key.to_vec()) {
-            // The key, its Vec and the set's slot.
-            self.bytes += key.len() as u64 + 48;
+    fn new(part: u64, parts: u64, budget: u64) -> Self {
+        Self {
+            keys: HashSet::new(),
+            bytes: 0,
+            part,
+            parts,
+            budget,
         }
-        if self.bytes > budget && !self.warned {
-            self.warned = true;
-            warn!(keys = self.keys.len(), bytes = self.bytes, max_buffer_bytes = budget,
-                  "the keys of one bucket (or partition) of an OVERWRITE snapshot outgrow sink.maxBufferBytes: \
-                   they are held until it is done (more buckets, or a rebuild, bound them)");
+    }
+
+    /// Whether `key` falls in this partition (a hash fixed for the process).
+    fn owns(&self, key: &[u8]) -> bool {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        let hash = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .hash_one(key);
+        self.parts == 1 || hash % self.parts == self.part
+    }
+
+    fn insert(&mut self, key: &[u8]) {
+        if !self.keys.insert(key.to_vec()) {
+            return;
         }
+        // The key, its Vec and the set's slot.
+        let was = self.bytes;
+        self.bytes += key.len() as u64 + 48;
+        if was <= self.budget && self.bytes > self.budget && self.parts >= MAX_PARTS {
+            warn!(keys = self.keys.len(), bytes = self.bytes, max_buffer_bytes = self.budget, parts = self.parts,
+                  "one hash partition of an OVERWRITE group still outgrows sink.maxBufferBytes: held until it is done");
+        }
+    }
+
+    /// Past the budget, and more partitions would help.
+    fn outgrown(&self) -> bool {
+        self.bytes > self.budget && self.parts < MAX_PARTS
     }
 }
 
@@ -133,4 +193,13 @@ impl KeptKeys {
 enum Pass<'a> {
     Upsert(&'a mut KeptKeys),
     DeleteAbsent(&'a KeptKeys),
+}
+
+impl Pass<'_> {
+    fn kept(&self) -> &KeptKeys {
+        match self {
+            Pass::Upsert(kept) => kept,
+            Pass::DeleteAbsent(kept) => kept,
+        }
+    }
 }

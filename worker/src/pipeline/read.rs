@@ -102,6 +102,7 @@ impl Pipeline {
 
     /// After a record batch: the flush interval may flush.
     pub(super) async fn batch_consumed(&mut self) -> Result<()> {
+        pms_runtime::liveness::beat();
         if let Some(reason) = self.policy.after_batch() {
             self.flush(reason).await?;
         }

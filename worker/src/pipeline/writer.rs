@@ -74,7 +74,10 @@ impl Writer {
             self.wait_oldest().await?;
         }
         let sink = self.sink.clone();
+        let in_flight = pms_runtime::liveness::write_started();
         let task = tokio::spawn(async move {
+            // In flight for liveness until this task ends (done, failed or aborted).
+            let _in_flight = in_flight;
             sink.write(&request).await?;
             failpoint::hit("after-commit-before-checkpoint");
             Ok(())

@@ -23,7 +23,7 @@ use pms_crds::contract::{
 };
 
 use crate::error::{Result, WorkerError};
-use plan::{above_level_0, max_level_only, split_order, upper_levels_oldest_first, Splits};
+use plan::{split_order, upper_levels_oldest_first, Splits};
 
 pub use column::SourceColumn;
 pub use overwrite::OverwritePlan;
@@ -226,6 +226,15 @@ impl PaimonSource {
     /// Snapshot `id` as committed; `None` when it does not exist (not yet, expired, or rolled
     /// back).
     pub async fn snapshot_identity(&self, id: i64) -> Result<Option<SnapshotIdentity>> {
+        Ok(self.existing_snapshot(id).await?.map(|s| SnapshotIdentity {
+            id,
+            time_millis: s.time_millis() as i64,
+        }))
+    }
+
+    /// Snapshot `id`, read once; `None` when it does not exist (not yet, expired, or rolled
+    /// back).
+    async fn existing_snapshot(&self, id: i64) -> Result<Option<paimon::spec::Snapshot>> {
         let manager = self.table.snapshot_manager();
         let earliest = manager
             .earliest_snapshot_id()
@@ -238,10 +247,8 @@ impl PaimonSource {
         if !(earliest.is_some_and(|e| e <= id) && latest.is_some_and(|l| id <= l)) {
             return Ok(None);
         }
-        Ok(Some(SnapshotIdentity {
-            id,
-            time_millis: self.snapshot_time_millis(id).await?,
-        }))
+        let snapshot = manager.get_snapshot(id).await.map_err(|e| self.err(e))?;
+        Ok(Some(snapshot))
     }
 
     /// When the table's first schema was written (Unix ms): a table dropped and created again
@@ -301,10 +308,10 @@ impl PaimonSource {
             .filter(|s| self.slot.owns_bucket(s.bucket()))
             .cloned()
             .collect();
-        if let Some(max_level) = self.full_compaction_max_level() {
+        if let Some(max_level) = self.shape.full_compaction_max_level() {
             splits = splits
                 .iter()
-                .map(|s| max_level_only(s, max_level))
+                .map(|s| plan::files_where(s, |f| f.level == max_level))
                 .collect::<paimon::Result<_>>()
                 .map_err(|e| self.err(e))?;
         }
@@ -335,7 +342,7 @@ impl PaimonSource {
             }
             splits = splits
                 .iter()
-                .map(above_level_0)
+                .map(|s| plan::files_where(s, |f| f.level > 0))
                 .collect::<paimon::Result<_>>()
                 .map_err(|e| self.err(e))?;
         }
@@ -483,15 +490,9 @@ impl PaimonSource {
     /// The fields `(id, name)` of the schema snapshot `id` was committed with; `None` when the
     /// snapshot is gone.
     pub async fn fields_at(&self, id: i64) -> Result<Option<Vec<(i32, String)>>> {
-        let Some(snapshot) = self.snapshot_identity(id).await? else {
+        let Some(snapshot) = self.existing_snapshot(id).await? else {
             return Ok(None);
         };
-        let snapshot = self
-            .table
-            .snapshot_manager()
-            .get_snapshot(snapshot.id)
-            .await
-            .map_err(|e| self.err(e))?;
         let schema = self
             .table
             .schema_manager()
@@ -588,33 +589,6 @@ impl PaimonSource {
         Ok(Box::pin(futures::StreamExt::flatten(
             futures::stream::iter(streams),
         )))
-    }
-
-    /// With `changelog-producer=full-compaction`, each changelog is the difference between the
-    /// files of the highest level before and after a full compaction. Rows only in lower levels
-    /// (not yet compacted) are neither "before" nor visible as changes until that compaction,
-    /// so the full read must take the highest level alone, or a row inserted and deleted
-    /// between two compactions would never be deleted in MySQL. (Flink's latest-full reads all
-    /// levels and has exactly that gap.)
-    fn full_compaction_max_level(&self) -> Option<i32> {
-        let options = self.table.schema().options();
-        let producer = options
-            .get("changelog-producer")
-            .map(|s| s.to_ascii_lowercase());
-        if producer.as_deref() != Some("full-compaction") {
-            return None;
-        }
-        let num_levels = options
-            .get("num-levels")
-            .and_then(|v| v.parse::<i32>().ok())
-            .or_else(|| {
-                options
-                    .get("num-sorted-run.compaction-trigger")
-                    .and_then(|v| v.parse::<i32>().ok())
-                    .map(|t| t + 1)
-            })
-            .unwrap_or(6);
-        Some(num_levels - 1)
     }
 
     /// Removes the consumers of `base_id` (the sync's consumer id without a slot suffix) that

@@ -34,7 +34,7 @@ const OPTIONS: &[(&str, Handling)] = &[
     ("changelog.num-retained.max", Ignored("retention: an expired snapshot the sync needs stops it")),
     ("changelog.time-retained", Ignored("retention: an expired snapshot the sync needs stops it")),
     ("deletion-vectors.enabled", Exact("decides the shape (`source::shape`); read above level 0")),
-    ("deletion-vectors.bitmap64", RefusedUnlessDefault("false", "the 64-bit deletion vector format is not read by the `paimon` 0.4.0 crate; set it to false")),
+    ("deletion-vectors.bitmap64", Exact("the 64-bit deletion vector format is read by the `paimon` 0.4.0 crate as the 32-bit one is")),
     ("deletion-vectors.index-file.target-size", Ignored("index file layout")),
     ("deletion-vectors.merge-on-read", Exact("the full read skips level 0 whatever it says, as Paimon's streaming read does")),
     ("force-lookup", Exact("read above level 0, as every table Paimon reads by lookup")),
@@ -280,7 +280,7 @@ mod tests {
     #[test]
     fn options_that_change_reads_are_refused_unless_at_their_default() {
         let j = judge_of(&[
-            ("deletion-vectors.bitmap64", "true"),
+            ("data-file.thin-mode", "true"),
             ("record-level.expire-time", "1 d"),
             ("fields.a.sequence-group", "b,c"),
             ("sequence.field", "a,b"),
@@ -292,7 +292,7 @@ mod tests {
         ]);
         let text = j.refused.join("\n");
         for needle in [
-            "deletion-vectors.bitmap64 = \"true\"",
+            "data-file.thin-mode = \"true\"",
             "record-level.expire-time",
             "fields.a.sequence-group",
             "sequence.field with several fields",

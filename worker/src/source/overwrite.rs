@@ -57,7 +57,7 @@ impl PaimonSource {
             ),
         }
         };
-        if self.full_compaction_max_level().is_some() {
+        if self.shape.full_compaction_max_level().is_some() {
             return Err(refuse(
                 "with changelog-producer = full-compaction MySQL follows the last full compaction, which an \
                  overwrite bypasses"

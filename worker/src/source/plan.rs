@@ -1,5 +1,6 @@
 //! A snapshot's reading plan for one slot: its splits in a fixed order.
 
+use paimon::spec::DataFileMeta;
 use paimon::table::{DataSplit, IncrementalScanMode, IncrementalSplit};
 use pms_crds::contract::{Position, ReadPoint};
 
@@ -184,24 +185,17 @@ pub(super) fn split_order(split: &DataSplit) -> (i32, String) {
     )
 }
 
-/// The same split with only the files of `level` (and their deletion vectors).
-pub(super) fn max_level_only(split: &DataSplit, level: i32) -> paimon::Result<DataSplit> {
-    let keep: Vec<usize> = split
-        .data_files()
-        .iter()
-        .enumerate()
-        .filter(|(_, f)| f.level == level)
-        .map(|(i, _)| i)
+/// The same split with the files `keep` accepts (and their deletion vectors): the highest
+/// level of a full-compaction table, or the files above level 0 (see
+/// [`super::TableShape::reads_above_level_0`]).
+pub(super) fn files_where(
+    split: &DataSplit,
+    keep: impl Fn(&DataFileMeta) -> bool,
+) -> paimon::Result<DataSplit> {
+    let kept: Vec<usize> = (0..split.data_files().len())
+        .filter(|&i| keep(&split.data_files()[i]))
         .collect();
-    with_files(split, &keep)
-}
-
-/// The same split with its files above level 0 (see [`super::TableShape::reads_above_level_0`]).
-pub(super) fn above_level_0(split: &DataSplit) -> paimon::Result<DataSplit> {
-    let keep: Vec<usize> = (0..split.data_files().len())
-        .filter(|&i| split.data_files()[i].level > 0)
-        .collect();
-    with_files(split, &keep)
+    with_files(split, &kept)
 }
 
 /// The same split with the files above level 0 only, highest level first. Read as stored, the

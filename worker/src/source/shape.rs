@@ -15,6 +15,8 @@ pub struct TableShape {
     pub sequence_field: Option<String>,
     /// `force-lookup`: read by lookup whatever the producer.
     pub force_lookup: bool,
+    /// `num-levels`, else `num-sorted-run.compaction-trigger` + 1 (Paimon's default).
+    pub num_levels: i32,
 }
 
 impl TableShape {
@@ -25,6 +27,10 @@ impl TableShape {
                 .map_or(default.to_string(), |v| v.trim().to_ascii_lowercase())
         };
         let bucket = get("bucket", "-1");
+        let number = |k: &str| options.get(k).and_then(|v| v.trim().parse::<i32>().ok());
+        let num_levels = number("num-levels")
+            .or_else(|| number("num-sorted-run.compaction-trigger").map(|t| t + 1))
+            .unwrap_or(6);
         Ok(Self {
             bucket: bucket
                 .parse()
@@ -34,7 +40,18 @@ impl TableShape {
             deletion_vectors: get("deletion-vectors.enabled", "false") == "true",
             sequence_field: options.get("sequence.field").cloned(),
             force_lookup: get("force-lookup", "false") == "true",
+            num_levels,
         })
+    }
+
+    /// With `changelog-producer=full-compaction`, the level the full read takes alone. Each
+    /// changelog is the difference between the files of the highest level before and after a
+    /// full compaction; rows only in lower levels (not yet compacted) are neither "before" nor
+    /// visible as changes until that compaction, so a full read that took them would miss the
+    /// delete of a row inserted and deleted between two compactions. (Flink's latest-full reads
+    /// all levels and has exactly that gap.)
+    pub fn full_compaction_max_level(&self) -> Option<i32> {
+        (self.changelog_producer == "full-compaction").then_some(self.num_levels - 1)
     }
 
     /// The partition fields a key can move between: those outside the primary key of a

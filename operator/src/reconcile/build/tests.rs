@@ -341,3 +341,77 @@ fn a_rebuild_stops_the_slots_and_runs_one_job_with_the_workers_pod() {
         assert!(role.contains(&format!("\"{name}\"")), "{role}");
     }
 }
+
+#[test]
+fn the_restart_key_covers_the_pod_template_and_is_the_same_in_every_build() {
+    let pms = sample(2, "running");
+    let settings = Settings::default();
+    let key = restart_key(&pms, &settings).unwrap();
+    assert!(key.starts_with(RESTART_KEY_PREFIX), "{key}");
+    assert_eq!(key, restart_key(&pms, &settings).unwrap());
+    // An operator upgrade that only changes the pod template (here its image) is a restart.
+    let newer = Settings {
+        worker_image: "paimon-mysql-sync/pms-worker:0.2.0".into(),
+        ..Settings::default()
+    };
+    assert_ne!(key, restart_key(&pms, &newer).unwrap());
+    let mut resources = pms.clone();
+    resources.spec.worker_pod =
+        serde_yaml::from_str("{resources: {limits: {memory: 1Gi}}}").unwrap();
+    assert_ne!(key, restart_key(&resources, &settings).unwrap());
+    // SHA-256, not `DefaultHasher`: the same digits in every build and toolchain.
+    assert_eq!(sha256_hex(&["abc"]), "dc1114cd074914bd");
+}
+
+#[test]
+fn worker_pod_stall_after_sets_the_liveness_threshold() {
+    let mut pms = sample(1, "running");
+    let env_of = |pms: &PaimonMysqlSync| {
+        let d = deployment(pms, 0, "h", false, &Settings::default());
+        worker_container(&d)
+            .env
+            .clone()
+            .unwrap_or_default()
+            .into_iter()
+            .find(|e| e.name == "PMS_STALL_AFTER")
+            .and_then(|e| e.value)
+    };
+    assert_eq!(env_of(&pms), None, "the worker's default");
+    pms.spec.worker_pod = serde_yaml::from_str("{stallAfter: 30m}").unwrap();
+    assert_eq!(env_of(&pms).as_deref(), Some("1800"));
+}
+
+#[test]
+fn a_restart_nonce_rolls_the_pods_without_changing_what_they_run() {
+    let pms = sample(1, "running");
+    let mut again = pms.clone();
+    again.spec.restart_nonce = Some("2026-12-02".into());
+    let settings = Settings::default();
+    let annotations = |pms: &PaimonMysqlSync| {
+        deployment(pms, 0, "h", false, &settings)
+            .spec
+            .unwrap()
+            .template
+            .metadata
+            .unwrap()
+            .annotations
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        annotations(&again)
+            .get("paimonsync.io/restart-nonce")
+            .map(String::as_str),
+        Some("2026-12-02"),
+        "the pod template changes: the pods roll"
+    );
+    assert_eq!(
+        worker_config(&pms).unwrap().data,
+        worker_config(&again).unwrap().data,
+        "kept out of the worker config"
+    );
+    assert_eq!(
+        restart_key(&pms, &settings).unwrap(),
+        restart_key(&again, &settings).unwrap(),
+        "a plain restart, not an upgrade through upgradeMode"
+    );
+}

@@ -222,3 +222,85 @@ fn a_rebuild_job_killed_mid_phase_fails_the_rebuild() {
     assert_eq!(r.phase, RebuildPhase::Failed);
     assert!(r.message.unwrap().contains("failed in phase CuttingOver"));
 }
+
+#[test]
+fn a_restore_refuses_a_savepoint_of_other_tables() {
+    let savepoint = |tables: Option<&str>| {
+        let mut sp = PaimonMysqlSyncSavepoint::new(
+            "sp",
+            pms_crds::PaimonMysqlSyncSavepointSpec {
+                sync_name: "s".into(),
+            },
+        );
+        sp.status = Some(SavepointStatus {
+            state: SavepointState::Completed,
+            snapshot_id: Some(9),
+            tables: tables.map(String::from),
+            ..Default::default()
+        });
+        sp
+    };
+    let pms = sync("restoreFrom: {savepoint: sp}\n");
+    let now = at("2026-11-30T10:00:00Z");
+    let facts = JobFacts::default();
+    let ours = crate::reconcile::savepoints::tables_of(&pms);
+    assert_eq!(ours, "paimon /wh d.t -> mysql db.t");
+    for (tables, refused) in [
+        (Some(ours.as_str()), false),
+        (None, false),
+        (Some("paimon /wh d.other -> mysql db.t"), true),
+    ] {
+        let r = plan(&pms, &facts, &[savepoint(tables)], now)
+            .restore
+            .unwrap();
+        assert_eq!(
+            r.phase == RebuildPhase::Failed,
+            refused,
+            "{tables:?}: {r:?}"
+        );
+        if refused {
+            let message = r.message.unwrap();
+            assert!(
+                message.contains("is a position in paimon /wh d.other"),
+                "{message}"
+            );
+        } else {
+            assert_eq!(r.snapshot_id, Some(9));
+        }
+    }
+}
+
+#[test]
+fn one_shot_triggers_present_at_creation_or_recorded_as_served_do_not_run() {
+    let now = at("2026-11-30T10:00:00Z");
+    let facts = JobFacts::default();
+    // Created (or re-created) with a trigger and a restore point: recorded as served, not run.
+    let mut created = sync("rebuild: {trigger: one}\nrestoreFrom: {snapshotId: 4}\n");
+    created.status = None;
+    let p = plan(&created, &facts, &[], now);
+    assert!(p.rebuild.is_none() && p.restore.is_none(), "{p:?}");
+    assert_eq!(
+        p.served,
+        ServedTriggers {
+            rebuild: Some("one".into()),
+            restore: Some("snapshot 4".into()),
+        }
+    );
+    // Its status dropped later (a Velero restore): the annotation says what was served.
+    let mut restored = created.clone();
+    restored.annotations_mut().insert(
+        SERVED_ANNOTATION.into(),
+        serde_json::to_string(&p.served).unwrap(),
+    );
+    let p = plan(&restored, &facts, &[], now);
+    assert!(p.rebuild.is_none() && p.restore.is_none(), "{p:?}");
+    // A trigger changed since runs, once.
+    restored.spec.rebuild.trigger = Some("two".into());
+    let p = plan(&restored, &facts, &[], now);
+    assert_eq!(p.rebuild.unwrap().trigger.as_deref(), Some("two"));
+    assert_eq!(p.served.rebuild.as_deref(), Some("two"));
+    // A sync whose status exists but records no rebuild, without the annotation (made by an
+    // earlier operator): its trigger counts as new, as it did.
+    let older = sync("rebuild: {trigger: one}\n");
+    assert!(plan(&older, &facts, &[], now).rebuild.is_some());
+}

@@ -140,3 +140,29 @@ fn an_upgrade_in_savepoint_mode_holds_the_deployments_until_the_cut() {
     let p = plan(&pms, &[Some(&a2), Some(&b2)], true, true, t0);
     assert_eq!(p.events[0].1, "Upgraded");
 }
+
+#[test]
+fn a_new_slot_late_past_the_timeout_lifts_the_pause_without_falling_back() {
+    let mut pms = sync(3, 2);
+    let t0 = at("2026-11-30T10:00:00Z");
+    let p = plan(&pms, &[None, None], true, false, t0);
+    let id = p.status.clone().unwrap().id;
+    pms.status.as_mut().unwrap().rescale = p.status;
+    let (a, b) = (cp(0, 2, 7, Some(&id)), cp(1, 2, 7, Some(&id)));
+    let p = plan(&pms, &[Some(&a), Some(&b)], true, false, t0);
+    pms.status.as_mut().unwrap().rescale = p.status;
+    // Two of three new slots there, the third's pod not up within the timeout.
+    let (n0, n1) = (cp(0, 3, 7, Some(&id)), cp(1, 3, 7, Some(&id)));
+    let p = plan(
+        &pms,
+        &[Some(&n0), Some(&n1), None],
+        true,
+        false,
+        at("2026-11-30T10:06:00Z"),
+    );
+    let r = p.status.unwrap();
+    assert_eq!((r.phase, r.snapshot_id), (RescalePhase::Done, Some(7)));
+    assert!(r.message.unwrap().contains("starts there"));
+    assert_eq!((p.slots, p.control), (3, None), "3 slots, the pause lifted");
+    assert_eq!(p.events[0].0, EventType::Warning);
+}

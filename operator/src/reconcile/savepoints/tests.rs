@@ -172,7 +172,7 @@ fn trigger_interval_and_history() {
         1
     );
 
-    let done = |n: &str, t: &str| savepoint(n, t, Some(SavepointState::Completed));
+    let done = |n: &str, t: &str| made(savepoint(n, t, Some(SavepointState::Completed)));
     let all = [
         done("s-old", "2026-11-30T06:00:00Z"),
         done("s-1", "2026-11-30T07:00:00Z"),
@@ -185,4 +185,53 @@ fn trigger_interval_and_history() {
         ["s-1"],
         "the two newest stay, and the one restoreFrom names"
     );
+}
+
+/// A savepoint as `spec.savepoint` makes it (the operator's labels).
+fn made(mut sp: PaimonMysqlSyncSavepoint) -> PaimonMysqlSyncSavepoint {
+    sp.metadata.labels = Some(contract::labels("s", contract::Component::Savepoint, None));
+    sp
+}
+
+#[test]
+fn history_counts_completed_savepoints_and_keeps_the_last_one_and_those_made_by_hand() {
+    let pms = sync("savepoint: {interval: 1h, history: {maxCount: 2, maxAge: 1d}}\n");
+    let completed = |n: &str, t: &str| made(savepoint(n, t, Some(SavepointState::Completed)));
+    let failed = |n: &str, t: &str| made(savepoint(n, t, Some(SavepointState::Failed)));
+    // Five failed periodic savepoints after the last Completed one.
+    let mut all = vec![completed("s-c1", "2026-11-30T01:00:00Z")];
+    for h in 2..=6 {
+        all.push(failed(
+            &format!("s-f{h}"),
+            &format!("2026-11-30T0{h}:00:00Z"),
+        ));
+    }
+    let now = at("2026-11-30T07:00:00Z");
+    let mut deleted = plan(&pms, &all, &[None, None], true, now).delete;
+    deleted.sort();
+    assert_eq!(
+        deleted,
+        ["s-f2", "s-f3", "s-f4"],
+        "failures trim among themselves; the Completed one stays"
+    );
+
+    // Made by hand: never trimmed, and not counted.
+    let by_hand = savepoint(
+        "before-upgrade",
+        "2026-11-20T00:00:00Z",
+        Some(SavepointState::Completed),
+    );
+    let all = [
+        by_hand,
+        completed("s-c1", "2026-11-30T01:00:00Z"),
+        completed("s-c2", "2026-11-30T02:00:00Z"),
+    ];
+    assert!(plan(&pms, &all, &[None, None], true, now).delete.is_empty());
+
+    // Past maxAge, the newest Completed one still stays (the last point to restore from).
+    let old = [
+        completed("s-c1", "2026-11-20T01:00:00Z"),
+        completed("s-c2", "2026-11-20T02:00:00Z"),
+    ];
+    assert_eq!(plan(&pms, &old, &[None, None], true, now).delete, ["s-c1"]);
 }
