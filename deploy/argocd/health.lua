@@ -1,5 +1,8 @@
--- Argo CD health check for paimonsync.io/PaimonMysqlSync. In argocd-cm:
+-- Argo CD health check for paimonsync.io/PaimonMysqlSync and PaimonMysqlDatabaseSync (the
+-- same phases and conditions). In argocd-cm:
 --   resource.customizations.health.paimonsync.io_PaimonMysqlSync: |
+--     <this file>
+--   resource.customizations.health.paimonsync.io_PaimonMysqlDatabaseSync: |
 --     <this file>
 -- Healthy: Running with every slot ready. Progressing: not yet seen by the operator, Pending,
 -- Rebuilding, or slots not all ready. Suspended: spec.state suspended. Degraded: Failed (an

@@ -352,7 +352,12 @@ fn lua_literal(v: &Json) -> String {
 /// What the Argo CD health check (`deploy/argocd/health.lua`, run by a real Lua) says of the
 /// sync as it is now: (status, message).
 fn argocd_health() -> (String, String) {
-    let obj = get("pms", SYNC, NS).expect("the sync");
+    argocd_health_of("pms", SYNC)
+}
+
+/// The same of the resource `kind`/`name` (a sync or a database sync).
+fn argocd_health_of(kind: &str, name: &str) -> (String, String) {
+    let obj = get(kind, name, NS).expect("the resource");
     let script = repo_root().join("deploy/argocd/health.lua");
     let harness = format!(
         "obj = {}\nlocal hs = dofile([==[{}]==])\nio.write(hs.status, \"\\n\", hs.message)",
@@ -1845,6 +1850,25 @@ spec:
         event_reasons_of("shop").contains("TableRefused"),
         "the refused table is told as an event"
     );
+    // The database sync's own conditions, and the same Argo CD health check as a sync's.
+    wait_for(
+        "the database sync Degraded, naming its failing tables",
+        LONG,
+        || {
+            let d = condition(&database_status(), "Degraded");
+            (d["status"] == "True"
+                && d["message"].as_str().is_some_and(|m| {
+                    ["broken", "taken", "zero_slots"]
+                        .iter()
+                        .all(|t| m.contains(t))
+                }))
+            .then_some(())
+        },
+    )
+    .await;
+    let (health, message) = argocd_health_of("pmds", "shop");
+    assert_eq!(health, "Degraded", "{message}");
+    assert!(message.contains("broken"), "{message}");
     let a = s["tables"]
         .as_array()
         .unwrap()

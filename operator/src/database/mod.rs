@@ -235,6 +235,7 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
         chosen: &chosen,
         syncs: &syncs,
         invalid: &invalid,
+        now: k8s_openapi::jiff::Timestamp::now(),
     };
     write_status(ctx, pmds, ns, status::status(&found)).await?;
     Ok(Action::requeue(RESYNC.min(pmds.spec.discovery_interval.0)))

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use pms_crds::contract::TableListing;
 use pms_crds::{
@@ -22,7 +23,12 @@ pub struct Found<'a> {
     pub syncs: &'a BTreeMap<String, PaimonMysqlSync>,
     /// Tables whose spec did not render (an override that is not a sync's field).
     pub invalid: &'a BTreeMap<String, String>,
+    pub now: Timestamp,
 }
+
+/// A listing older than this many `discoveryInterval`s (and a minute) is stale: the discovery
+/// worker is not listing.
+const STALE_AFTER_INTERVALS: u32 = 3;
 
 /// The status of an invalid spec.
 pub fn invalid(pmds: &PaimonMysqlDatabaseSync, why: &str) -> DatabaseSyncStatus {
@@ -80,7 +86,7 @@ pub fn status(f: &Found) -> DatabaseSyncStatus {
             "waiting for the first listing of the Paimon database".into(),
         )
     } else if not_ready.is_empty() {
-        condition(pmds, "Ready", true, "AllTablesRunning", summary)
+        condition(pmds, "Ready", true, "AllTablesRunning", summary.clone())
     } else {
         // One table failing stops no other: this says which, and why.
         let shown: Vec<&str> = not_ready.iter().take(10).map(String::as_str).collect();
@@ -98,10 +104,54 @@ pub fn status(f: &Found) -> DatabaseSyncStatus {
             format!("{summary}; {}{tail}", shown.join("; ")),
         )
     };
-    let mut conditions = vec![ready];
+    let failing: Vec<&str> = tables
+        .iter()
+        .filter(|t| matches!(t.phase, Some(SyncPhase::Failed | SyncPhase::Degraded)))
+        .map(|t| t.table.as_str())
+        .collect();
+    let degraded = match failing.as_slice() {
+        [] => condition(pmds, "Degraded", false, "AsExpected", String::new()),
+        some => condition(
+            pmds,
+            "Degraded",
+            true,
+            "TablesFailing",
+            format!(
+                "{} of {} tables failing: {}",
+                some.len(),
+                tables.len(),
+                some.join(", ")
+            ),
+        ),
+    };
+    let progressing = if phase == SyncPhase::Pending {
+        condition(pmds, "Progressing", true, "TablesStarting", summary.clone())
+    } else {
+        condition(pmds, "Progressing", false, "Settled", summary.clone())
+    };
+    let mut conditions = vec![ready, progressing, degraded];
     if let Some(l) = f.listing {
-        conditions.push(match &l.error {
-            None => condition(
+        let limit = pmds.spec.discovery_interval.0 * STALE_AFTER_INTERVALS
+            + std::time::Duration::from_secs(60);
+        let age =
+            l.at.parse::<Timestamp>()
+                .ok()
+                .map(|at| f.now.duration_since(at))
+                .filter(|age| age.as_secs() > limit.as_secs() as i64);
+        conditions.push(match (&l.error, age) {
+            (None, Some(age)) => condition(
+                pmds,
+                "Discovered",
+                false,
+                "ListingStale",
+                format!(
+                    "the last listing is {} s old (more than {STALE_AFTER_INTERVALS} × discoveryInterval): is the discovery \
+                     worker (Deployment {}-slot-0) running?",
+                    age.as_secs(),
+                    pms_crds::contract::discovery_name(&pmds.name_any())
+                ),
+            ),
+            (None, None) => condition(
                 pmds,
                 "Discovered",
                 true,
@@ -112,7 +162,7 @@ pub fn status(f: &Found) -> DatabaseSyncStatus {
                     f.chosen.len()
                 ),
             ),
-            Some(e) => condition(
+            (Some(e), _) => condition(
                 pmds,
                 "Discovered",
                 false,
@@ -251,6 +301,7 @@ template:
             chosen: &chosen,
             syncs: &syncs,
             invalid: &invalid,
+            now: Timestamp::now(),
         });
         assert_eq!(s.phase, Some(SyncPhase::Degraded));
         assert_eq!(s.tables_ready.as_deref(), Some("1/3"));
@@ -258,7 +309,7 @@ template:
             (s.tables[0].snapshot_id, s.tables[0].target.as_str()),
             (Some(7), "a_rt")
         );
-        let ready = &s.conditions[0];
+        let ready = of_type(&s, "Ready");
         assert_eq!(
             (ready.status.as_str(), ready.reason.as_str()),
             ("False", "TablesNotRunning")
@@ -268,7 +319,13 @@ template:
             "{}",
             ready.message
         );
-        assert_eq!(s.conditions[1].reason, "Listed");
+        assert_eq!(of_type(&s, "Discovered").reason, "Listed");
+        let degraded = of_type(&s, "Degraded");
+        assert_eq!(
+            (degraded.status.as_str(), degraded.message.as_str()),
+            ("True", "2 of 3 tables failing: b, c")
+        );
+        assert_eq!(of_type(&s, "Progressing").status, "False");
     }
 
     #[test]
@@ -287,18 +344,59 @@ template:
             chosen: &chosen,
             syncs: &syncs,
             invalid: &BTreeMap::new(),
+            now: Timestamp::now(),
         });
         assert_eq!(
             s.phase,
             Some(SyncPhase::Running),
             "a failed listing stops no table"
         );
-        let discovered = &s.conditions[1];
+        let discovered = of_type(&s, "Discovered");
         assert_eq!(
             (discovered.status.as_str(), discovered.reason.as_str()),
             ("False", "ListingFailed")
         );
         assert!(discovered.message.contains("S3 down"));
+    }
+
+    fn of_type<'a>(s: &'a DatabaseSyncStatus, type_: &str) -> &'a Condition {
+        s.conditions.iter().find(|c| c.type_ == type_).unwrap()
+    }
+
+    #[test]
+    fn a_listing_older_than_three_intervals_is_stale() {
+        let p = pmds();
+        let now: Timestamp = "2026-12-02T10:00:00Z".parse().unwrap();
+        let listed = |at: &str| TableListing {
+            tables: vec!["a".into()],
+            at: at.into(),
+            error: None,
+        };
+        let chosen = vec!["a".to_string()];
+        let syncs = BTreeMap::from([("a".to_string(), sync(&p, "a", SyncPhase::Running))]);
+        let discovered = |at: &str| {
+            let listing = listed(at);
+            let s = status(&Found {
+                pmds: &p,
+                listing: Some(&listing),
+                chosen: &chosen,
+                syncs: &syncs,
+                invalid: &BTreeMap::new(),
+                now,
+            });
+            of_type(&s, "Discovered").clone()
+        };
+        assert_eq!(discovered("2026-12-02T09:59:00Z").reason, "Listed");
+        let stale = discovered("2026-12-02T09:00:00Z");
+        assert_eq!(
+            (stale.status.as_str(), stale.reason.as_str()),
+            ("False", "ListingStale")
+        );
+        assert!(
+            stale.message.contains("shop--tables-slot-0"),
+            "{}",
+            stale.message
+        );
     }
 
     #[test]
@@ -310,8 +408,10 @@ template:
             chosen: &[],
             syncs: &BTreeMap::new(),
             invalid: &BTreeMap::new(),
+            now: Timestamp::now(),
         });
         assert_eq!(s.phase, Some(SyncPhase::Pending));
-        assert_eq!(s.conditions[0].reason, "NotListedYet");
+        assert_eq!(of_type(&s, "Ready").reason, "NotListedYet");
+        assert_eq!(of_type(&s, "Progressing").status, "True");
     }
 }
