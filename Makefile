@@ -5,7 +5,7 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 # debug build is only slightly slower without them.
 export CARGO_INCREMENTAL ?= 0
 
-.PHONY: demo test test-deps bench bench-scale bench-cut footprint soak unit fixtures k8s-tools s3-server images prometheus-tools mysql8-server manifests build release bench-bin crds check clean
+.PHONY: demo test test-deps bench bench-scale bench-cut footprint api-load soak unit fixtures k8s-tools s3-server images prometheus-tools mysql8-server manifests build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker). Builds
 ## only pms-worker, unoptimised (the demo profile: minutes from a fresh clone, where the release build
@@ -34,6 +34,10 @@ test-deps: build fixtures k8s-tools s3-server images prometheus-tools mysql8-ser
 footprint: fixtures
 	cargo build --release -p pms-worker
 	scripts/with-mariadb.sh cargo test --release -p pms-tests --test database_sync -- --ignored --nocapture footprint_of_50_tables
+
+## The operator's API load: requests/s to the API server with 1, 50 and 200 idle syncs, by verb.
+api-load: build k8s-tools
+	scripts/with-kube-apiserver.sh cargo test -p pms-tests $(TEST_FEATURES) --test operator_e2e -- --ignored --nocapture operator_api_load
 
 ## Benchmarks against the raw MariaDB limits (BENCH_SIZE=quick|full|huge: 200k, 2M, 10M rows).
 BENCH_SIZE ?= full

@@ -52,6 +52,9 @@ pub struct Metrics {
     /// `pms_sync_phase{namespace,sync,phase}`: 1 for the sync's phase, 0 for the others (so an
     /// alert `== 1` for N minutes works, as kube-state-metrics does for pod phases).
     pub phase: IntGaugeVec,
+    /// `pms_operator_api_requests_total{verb}`: every request to the API server (`WATCH` for
+    /// a watch), what the operator's API load is measured by.
+    pub api_requests: IntCounterVec,
 }
 
 impl Metrics {
@@ -91,7 +94,16 @@ impl Metrics {
             &["namespace", "sync", "phase"],
         )?;
         registry.register(Box::new(phase.clone()))?;
+        let api_requests = IntCounterVec::new(
+            Opts::new(
+                "pms_operator_api_requests_total",
+                "Requests to the Kubernetes API server, by verb (WATCH for a watch)",
+            ),
+            &["verb"],
+        )?;
+        registry.register(Box::new(api_requests.clone()))?;
         Ok(Self {
+            api_requests,
             registry,
             reconciles,
             failures,

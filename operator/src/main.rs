@@ -98,10 +98,33 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
+/// The API client, counting each request in `pms_operator_api_requests_total{verb}`.
+async fn counted_client(metrics: &Metrics) -> Result<Client, Box<dyn std::error::Error>> {
+    let config = kube::Config::infer().await?;
+    let requests = metrics.api_requests.clone();
+    let count =
+        tower::util::MapRequestLayer::new(move |request: http::Request<kube::client::Body>| {
+            let watch = request
+                .uri()
+                .query()
+                .is_some_and(|q| q.split('&').any(|p| p == "watch=true" || p == "watch=1"));
+            let verb = if watch {
+                "WATCH"
+            } else {
+                request.method().as_str()
+            };
+            requests.with_label_values(&[verb]).inc();
+            request
+        });
+    Ok(kube::client::ClientBuilder::try_from(config)?
+        .with_layer(&count)
+        .build())
+}
+
 async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     // In cluster: the pod's service account; out of cluster: KUBECONFIG or ~/.kube/config.
-    let client = Client::try_default().await?;
     let metrics = Metrics::new()?;
+    let client = counted_client(&metrics).await?;
     // Ready from the start: the operator serves no traffic, /readyz only says it is up.
     pms_runtime::serve_admin(
         &cli.admin_addr,

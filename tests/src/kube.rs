@@ -85,6 +85,11 @@ pub async fn mysql_writer_secret(db: &crate::mysql::TestDb, ns: &str, user: &str
     .await;
     db.exec(&format!("GRANT ALL ON `{}`.* TO '{user}'@'%'", db.name))
         .await;
+    writer_secret(ns, user, password);
+}
+
+/// The Secret `mysql-writer` (keys `username`, `password`) in namespace `ns`.
+pub fn writer_secret(ns: &str, user: &str, password: &str) {
     kubectl(&[
         "create",
         "secret",

@@ -2070,3 +2070,101 @@ async fn cut_timing_on_a_large_table() {
     assert_synced(&table, &db, "orders", None).await;
     delete_sync();
 }
+
+/// The operator's API load (`make api-load`): requests per second it sends the API server with
+/// 1, 50 and 200 idle syncs (valid, reconciled, no worker running), counted by its own
+/// `pms_operator_api_requests_total`. A measurement: it prints the figures and fails only if
+/// the syncs are not all reconciled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run with `make api-load`"]
+async fn operator_api_load() {
+    const LOAD_NS: &str = "load";
+    kubectl(&[
+        "apply",
+        "--server-side",
+        "-f",
+        repo_root()
+            .join("crds/paimonmysqlsync.yaml")
+            .to_str()
+            .unwrap(),
+    ]);
+    kubectl(&["create", "namespace", LOAD_NS]);
+    pms_tests::kube::writer_secret(LOAD_NS, "u", "p");
+    let port = pms_tests::http::free_port();
+    let log = std::env::temp_dir().join("pms-api-load-operator.log");
+    let _operator = Operator(
+        Command::new(operator_bin())
+            .args([
+                "--namespace",
+                LOAD_NS,
+                "--lease-namespace",
+                LOAD_NS,
+                "--admin-addr",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .env("KUBECONFIG", kubeconfig())
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("start pms-operator"),
+    );
+    let requests = || -> (f64, BTreeMap<String, f64>) {
+        let answer = pms_tests::http::get(port, "/metrics").unwrap_or_default();
+        let mut by_verb = BTreeMap::new();
+        for line in answer
+            .lines()
+            .filter(|l| l.starts_with("pms_operator_api_requests_total{"))
+        {
+            let verb = line.split('"').nth(1).unwrap_or_default().to_string();
+            let n: f64 = line
+                .rsplit(' ')
+                .next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.0);
+            by_verb.insert(verb, n);
+        }
+        (by_verb.values().sum(), by_verb)
+    };
+    let mut made = 0;
+    println!("api-load: syncs | requests/s | per sync | by verb (requests in 60 s)");
+    for n in [1, 50, 200] {
+        let manifests: Vec<String> = (made..n)
+            .map(|i| {
+                format!(
+                    "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSync\nmetadata: {{name: load-{i}, namespace: {LOAD_NS}}}\n\
+                     spec:\n  source: {{warehouse: /nowhere, database: db, table: t{i}}}\n  \
+                     sink: {{url: 'mysql://127.0.0.1:1/db', credentialsSecretRef: {{name: mysql-writer}}, table: t{i}}}\n"
+                )
+            })
+            .collect();
+        apply_ok(&manifests.join("---\n"));
+        made = n;
+        wait_for(
+            &format!("{n} syncs reconciled"),
+            Duration::from_secs(600),
+            || {
+                let reconciled = list("pms", LOAD_NS, "!paimonsync.io/none")
+                    .iter()
+                    .filter(|s| s["status"]["observedGeneration"].is_number())
+                    .count();
+                (reconciled == n).then_some(())
+            },
+        )
+        .await;
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        let (before, verbs_before) = requests();
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        let (after, verbs_after) = requests();
+        let rate = (after - before) / 60.0;
+        let verbs: Vec<String> = verbs_after
+            .iter()
+            .map(|(v, a)| format!("{v} {}", a - verbs_before.get(v).copied().unwrap_or(0.0)))
+            .collect();
+        println!(
+            "api-load: {n} | {rate:.1} | {:.2} | {}",
+            rate / n as f64,
+            verbs.join(", ")
+        );
+    }
+}

@@ -336,16 +336,8 @@ template:
             at: "now".into(),
             error: Some("S3 down".into()),
         };
-        let chosen = listing.tables.clone();
         let syncs = BTreeMap::from([("a".to_string(), sync(&p, "a", SyncPhase::Running))]);
-        let s = status(&Found {
-            pmds: &p,
-            listing: Some(&listing),
-            chosen: &chosen,
-            syncs: &syncs,
-            invalid: &BTreeMap::new(),
-            now: Timestamp::now(),
-        });
+        let s = listed_status(&p, &listing, &syncs, Timestamp::now());
         assert_eq!(
             s.phase,
             Some(SyncPhase::Running),
@@ -357,6 +349,23 @@ template:
             ("False", "ListingFailed")
         );
         assert!(discovered.message.contains("S3 down"));
+    }
+
+    /// The status of `p` with one listing of `tables`, all chosen, their syncs `syncs`.
+    fn listed_status(
+        p: &PaimonMysqlDatabaseSync,
+        listing: &TableListing,
+        syncs: &BTreeMap<String, PaimonMysqlSync>,
+        now: Timestamp,
+    ) -> DatabaseSyncStatus {
+        status(&Found {
+            pmds: p,
+            listing: Some(listing),
+            chosen: &listing.tables,
+            syncs,
+            invalid: &BTreeMap::new(),
+            now,
+        })
     }
 
     fn of_type<'a>(s: &'a DatabaseSyncStatus, type_: &str) -> &'a Condition {
@@ -372,18 +381,9 @@ template:
             at: at.into(),
             error: None,
         };
-        let chosen = vec!["a".to_string()];
         let syncs = BTreeMap::from([("a".to_string(), sync(&p, "a", SyncPhase::Running))]);
         let discovered = |at: &str| {
-            let listing = listed(at);
-            let s = status(&Found {
-                pmds: &p,
-                listing: Some(&listing),
-                chosen: &chosen,
-                syncs: &syncs,
-                invalid: &BTreeMap::new(),
-                now,
-            });
+            let s = listed_status(&p, &listed(at), &syncs, now);
             of_type(&s, "Discovered").clone()
         };
         assert_eq!(discovered("2026-12-02T09:59:00Z").reason, "Listed");
