@@ -286,14 +286,27 @@ fn follow(
     r
 }
 
+/// The id of a rebuild or restore, from what asked for it rather than the clock: a reconcile
+/// repeated after its status write was lost mints the same id, so the Job it created is kept,
+/// not replaced by a second. The resource's uid tells a re-created sync's runs apart.
+fn run_id(pms: &PaimonMysqlSync, kind: &str, note_at: Option<&str>) -> String {
+    let uid = pms.metadata.uid.as_deref().unwrap_or_default();
+    let uid = uid.get(..8).unwrap_or(uid);
+    let generation = pms.metadata.generation.unwrap_or_default();
+    match note_at {
+        Some(at) => format!("{kind}-{uid}-g{generation}-{at}"),
+        None => format!("{kind}-{uid}-g{generation}"),
+    }
+}
+
 fn started(
-    id: String,
+    (id, started_at): (String, String),
     trigger: Option<String>,
     reason: String,
     snapshot_id: Option<i64>,
 ) -> RebuildStatus {
     RebuildStatus {
-        started_at: id.clone(),
+        started_at,
         id,
         trigger,
         reason,
@@ -329,7 +342,10 @@ fn next_rebuild(
         .trigger
         .as_ref()
         .filter(|t| served.as_ref() != Some(*t))
-        .map(|t| format!("spec.rebuild.trigger changed to {t:?}"));
+        .map(|t| {
+            let reason = format!("spec.rebuild.trigger changed to {t:?}");
+            (reason, run_id(pms, "trigger", None))
+        });
     let since_last = previous.as_ref().and_then(|p| parse(&p.started_at));
     let auto = (spec.policy == RebuildPolicy::Auto)
         .then(|| {
@@ -339,20 +355,27 @@ fn next_rebuild(
         })
         .flatten()
         .map(|(slot, note)| {
-            format!(
+            let reason = format!(
                 "spec.rebuild.policy is auto and slot {slot} stopped ({}): {}",
                 note.reason.as_str(),
                 note.message
-            )
+            );
+            (reason, run_id(pms, "auto", Some(&note.at)))
         });
     let stateless = facts.spec_changed.then(|| {
-        "the workers' spec changed and spec.upgradeMode is stateless: starting over".to_string()
+        let reason = "the workers' spec changed and spec.upgradeMode is stateless: starting over";
+        (reason.to_string(), run_id(pms, "upgrade", None))
     });
-    let Some(reason) = asked.or(auto).or(stateless) else {
+    let Some((reason, id)) = asked.or(auto).or(stateless) else {
         return previous;
     };
     events.push((EventType::Normal, "RebuildStarted", reason.clone()));
-    Some(started(seconds(now), spec.trigger.clone(), reason, None))
+    Some(started(
+        (id, seconds(now)),
+        spec.trigger.clone(),
+        reason,
+        None,
+    ))
 }
 
 /// `spec.restoreFrom`, as the text a restore keeps in `status.restore.trigger`.
@@ -405,7 +428,8 @@ fn next_restore(
         (None, None) => Err("restoreFrom names neither a savepoint nor a snapshot".to_string()),
     };
     let reason = format!("spec.restoreFrom is {}", from.clone().unwrap_or_default());
-    let mut r = started(seconds(now), from, reason.clone(), snapshot.clone().ok());
+    let id = (run_id(pms, "restore", None), seconds(now));
+    let mut r = started(id, from, reason.clone(), snapshot.clone().ok());
     match snapshot {
         Ok(s) => events.push((
             EventType::Normal,

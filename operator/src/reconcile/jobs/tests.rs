@@ -304,3 +304,22 @@ fn one_shot_triggers_present_at_creation_or_recorded_as_served_do_not_run() {
     let older = sync("rebuild: {trigger: one}\n");
     assert!(plan(&older, &facts, &[], now).rebuild.is_some());
 }
+
+#[test]
+fn a_reconcile_repeated_after_a_lost_status_write_mints_the_same_rebuild_id() {
+    let mut pms = sync("rebuild: {trigger: one}\n");
+    pms.metadata.uid = Some("0123456789abcdef".into());
+    pms.metadata.generation = Some(4);
+    let facts = JobFacts::default();
+    let first = plan(&pms, &facts, &[], at("2026-11-30T10:00:00Z"));
+    // The status write of the first is lost: the next reconcile, seconds later, decides again.
+    let again = plan(&pms, &facts, &[], at("2026-11-30T10:00:07Z"));
+    let (a, b) = (first.rebuild.unwrap(), again.rebuild.unwrap());
+    assert_eq!(a.id, "trigger-01234567-g4");
+    assert_eq!(a.id, b.id, "the same Job, not a second one");
+    assert_eq!(first.rebuild_job, again.rebuild_job);
+    assert_ne!(
+        a.started_at, b.started_at,
+        "the start time is still the clock's"
+    );
+}
