@@ -68,14 +68,14 @@ pub struct JobPlan {
     pub verify_job: bool,
     pub events: Vec<(EventType, &'static str, String)>,
     /// The one-shot triggers served once this plan is acted on: written to the resource's
-    /// [`SERVED_ANNOTATION`] before acting when it differs from what is there.
+    /// [`SERVED_ANNOTATION`], after the status that records them, when it differs.
     pub served: ServedTriggers,
 }
 
 /// The annotation on a `PaimonMysqlSync` recording the one-shot triggers served
-/// (`spec.rebuild.trigger`, `spec.restoreFrom`). Metadata, not status: a lost or dropped status
-/// (a failed status write, a Velero restore, `kubectl replace --force` keeps it too) can't make a
-/// trigger run twice. A resource created with a trigger gets it recorded as served, not run.
+/// (`spec.rebuild.trigger`, `spec.restoreFrom`). Metadata, not status: a dropped status (a Velero
+/// restore) can't make a trigger run twice. A resource created with a trigger (GitOps delete and
+/// create, `kubectl replace --force`) gets it recorded as served, not run.
 pub const SERVED_ANNOTATION: &str = "paimonsync.io/served-triggers";
 
 #[derive(serde::Serialize, serde::Deserialize, Clone, Debug, Default, PartialEq, Eq)]
