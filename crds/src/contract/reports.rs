@@ -40,11 +40,14 @@ pub fn name_too_long_message() -> String {
     )
 }
 
+/// Why `sync` is too long to name a `PaimonMysqlSync`, if it is. A Kubernetes limit only: a
+/// standalone sync (no Jobs, no labels) may have a longer name.
+pub fn too_long_for_kubernetes(sync: &str) -> Option<String> {
+    (sync.len() > MAX_SYNC_NAME).then(|| format!("{sync:?}: {}", name_too_long_message()))
+}
+
 /// Why `sync` can't be a sync's name, if it can't.
 pub fn reserved_sync_name(sync: &str) -> Option<String> {
-    if sync.len() > MAX_SYNC_NAME {
-        return Some(format!("{sync:?}: {}", name_too_long_message()));
-    }
     sync.ends_with(REBUILD_SUFFIX).then(|| {
         format!(
             "the sync name {sync:?} ends with {REBUILD_SUFFIX:?}, which names a rebuild's new generation (of the \

@@ -29,7 +29,7 @@ use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
 use kube::{Api, Client, ResourceExt};
 use pms_crds::contract::{
-    discovery_name, reserved_sync_name, Component, TableListing, COMPONENT_LABEL,
+    discovery_name, too_long_for_kubernetes, Component, TableListing, COMPONENT_LABEL,
     DATABASE_SYNC_LABEL, MANAGER, REPORT_KEY, TABLE_ANNOTATION,
 };
 use pms_crds::{name_clashes, DatabaseSyncStatus, PaimonMysqlDatabaseSync, PaimonMysqlSync};
@@ -151,7 +151,8 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
             }
         };
         let desired = build::table_sync(pmds, table, spec);
-        if let Some(why) = reserved_sync_name(&desired.name_any()) {
+        // (A name ending like a rebuild's is among `name_clashes`.)
+        if let Some(why) = too_long_for_kubernetes(&desired.name_any()) {
             invalid.insert(table.clone(), format!("table {table}: {why}; exclude it (spec.tables.exclude) or shorten this resource's name"));
             continue;
         }

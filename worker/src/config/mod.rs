@@ -422,6 +422,15 @@ sink: {url: 'mysql://app:s%40cret@127.0.0.1:3307/serving', table: orders_rt}
     }
 
     #[test]
+    fn a_long_standalone_sync_name_is_accepted() {
+        // The 55-character limit is Kubernetes' (Job names are label values), not a sync's.
+        let long = format!("shop.{}", "t".repeat(80));
+        let env = |k: &str| (k == ENV_SYNC_NAME).then(|| long.clone());
+        let cfg = WorkerConfig::from_yaml(MINIMAL, Slot::SINGLE, &env, None).unwrap();
+        assert_eq!(cfg.sync_name, long);
+    }
+
+    #[test]
     fn whole_resource_is_accepted() {
         let text = format!("apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSync\nmetadata: {{name: o2m}}\nspec:\n{}",
             MINIMAL.lines().map(|l| format!("  {l}\n")).collect::<String>());
