@@ -146,8 +146,8 @@ struct KeptKeys {
     budget: u64,
 }
 
-/// A partition this small is held whatever its size: the keys of one group can't be split
-/// further by hash (the sync warns, and goes on).
+/// At most this many hash partitions of one group: one still over the bound past it is held
+/// whatever its size (the sync warns, and goes on).
 const MAX_PARTS: u64 = 1 << 12;
 
 impl KeptKeys {
@@ -164,9 +164,8 @@ impl KeptKeys {
     /// Whether `key` falls in this partition (a hash fixed for the process).
     fn owns(&self, key: &[u8]) -> bool {
         use std::hash::{BuildHasher, BuildHasherDefault};
-        let hash = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
-            .hash_one(key);
-        self.parts == 1 || hash % self.parts == self.part
+        let hasher = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default;
+        self.parts == 1 || hasher().hash_one(key) % self.parts == self.part
     }
 
     fn insert(&mut self, key: &[u8]) {
