@@ -8,6 +8,7 @@ mod hdfs;
 mod options;
 mod overwrite;
 mod plan;
+mod postpone;
 mod schema_history;
 mod shape;
 
@@ -67,6 +68,9 @@ pub enum SnapshotChanges {
 enum SnapshotKind {
     Changes,
     Overwrite,
+    /// A compaction that gives a postpone-bucket table's rows their buckets, whose changes
+    /// are those rows (see `postpone.rs`).
+    PostponeAssigned,
     NewSchema(i64),
 }
 
@@ -113,6 +117,7 @@ impl PaimonSource {
         let shape = TableShape::from_options(schema.options())
             .and_then(|shape| {
                 let mut refused = shape::check_shape(&shape).err().unwrap_or_default();
+                refused.extend(shape::check_slots(&shape, slot.count));
                 refused.extend(judged.refused);
                 if refused.is_empty() {
                     Ok(shape)
@@ -395,6 +400,9 @@ impl PaimonSource {
             SnapshotKind::Changes => {
                 SnapshotChanges::Changes(self.plan_changes(snapshot_id).await?)
             }
+            SnapshotKind::PostponeAssigned => {
+                SnapshotChanges::Changes(self.plan_postpone_assigned(snapshot_id).await?)
+            }
             SnapshotKind::NewSchema(to) => SnapshotChanges::NewSchema {
                 from: self.table.schema().id(),
                 to,
@@ -450,6 +458,10 @@ impl PaimonSource {
             SnapshotKind::NewSchema(snapshot.schema_id())
         } else if *snapshot.commit_kind() == paimon::spec::CommitKind::OVERWRITE {
             SnapshotKind::Overwrite
+        } else if *snapshot.commit_kind() == paimon::spec::CommitKind::COMPACT
+            && self.shape.postpone_rows_arrive_by_compaction()
+        {
+            SnapshotKind::PostponeAssigned
         } else {
             SnapshotKind::Changes
         })

@@ -23,7 +23,8 @@ use Handling::{Exact, Ignored, RefusedUnlessDefault};
 /// Options by name, or by a prefix ending in `.` (`fields.` names a column's option: the suffix
 /// after the column decides, see [`FIELD_OPTIONS`]).
 const OPTIONS: &[(&str, Handling)] = &[
-    ("bucket", Exact("the bucket mode decides the shape (`source::shape`); postpone (`-2`) is refused")),
+    ("bucket", Exact("the bucket mode decides the shape (`source::shape`); postpone (`-2`): rows are read when a compaction gives them buckets, as Paimon's batch read sees them")),
+    ("postpone.default-bucket-num", Ignored("read by Paimon's (Flink) compaction only: the bucket count of a partition that has none yet; a reader takes each partition's count from its files")),
     ("bucket-key", Ignored("decides a row's bucket at write; a slot reads whole buckets")),
     ("bucket-function.type", Ignored("decides a row's bucket at write; a slot reads whole buckets")),
     ("merge-engine", Exact("decides the shape (`source::shape`)")),

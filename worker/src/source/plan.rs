@@ -1,7 +1,7 @@
 //! A snapshot's reading plan for one slot: its splits in a fixed order.
 
 use paimon::spec::DataFileMeta;
-use paimon::table::{DataSplit, IncrementalScanMode, IncrementalSplit};
+use paimon::table::{DataSplit, DataSplitBuilder, IncrementalScanMode, IncrementalSplit};
 use pms_crds::contract::{Position, ReadPoint};
 
 /// What one slot reads of one snapshot: its splits in a fixed order, read one after the other,
@@ -217,20 +217,21 @@ pub(super) fn upper_levels_oldest_first(split: &DataSplit) -> paimon::Result<Dat
 
 /// The same split with the files `keep` names, in that order (and their deletion vectors).
 pub(super) fn with_files(split: &DataSplit, keep: &[usize]) -> paimon::Result<DataSplit> {
-    let mut builder = DataSplit::builder()
+    let files = keep.iter().map(|&i| split.data_files()[i].clone());
+    let mut builder = like(split).with_data_files(files.collect());
+    if let Some(dv) = split.data_deletion_files() {
+        builder = builder.with_data_deletion_files(keep.iter().map(|&i| dv[i].clone()).collect());
+    }
+    builder.build()
+}
+
+/// A split of `split`'s partition and bucket, without files yet.
+pub(super) fn like(split: &DataSplit) -> DataSplitBuilder {
+    DataSplit::builder()
         .with_snapshot(split.snapshot_id())
         .with_partition(split.partition().clone())
         .with_bucket(split.bucket())
         .with_bucket_path(split.bucket_path().to_string())
         .with_total_buckets(split.total_buckets())
-        .with_data_files(
-            keep.iter()
-                .map(|&i| split.data_files()[i].clone())
-                .collect(),
-        )
-        .with_raw_convertible(split.raw_convertible());
-    if let Some(dv) = split.data_deletion_files() {
-        builder = builder.with_data_deletion_files(keep.iter().map(|&i| dv[i].clone()).collect());
-    }
-    builder.build()
+        .with_raw_convertible(split.raw_convertible())
 }

@@ -102,6 +102,13 @@ impl TableShape {
         self.reads_above_level_0() && !self.full_row_changelog()
     }
 
+    /// Whether this is a postpone-bucket table without a changelog producer, whose rows
+    /// become visible (and are read) when a compaction gives them buckets: that compaction's
+    /// snapshot writes no changes of its own (see `postpone.rs`).
+    pub fn postpone_rows_arrive_by_compaction(&self) -> bool {
+        self.bucket == super::postpone::POSTPONE_BUCKET && self.changelog_producer == "none"
+    }
+
     /// Whether the producer writes whole rows for every change (so partial or aggregated
     /// merges are already applied in what we read).
     fn full_row_changelog(&self) -> bool {
@@ -109,6 +116,21 @@ impl TableShape {
             self.changelog_producer.as_str(),
             "lookup" | "full-compaction"
         )
+    }
+}
+
+/// What `slots` slots can't reproduce of this table, each naming what to change: the rows a
+/// postpone table's compaction gives buckets, read from its postpone files, have no bucket yet,
+/// so they can't be split between slots (which own buckets).
+pub fn check_slots(shape: &TableShape, slots: u32) -> Vec<String> {
+    if slots > 1 && shape.postpone_rows_arrive_by_compaction() {
+        vec![format!(
+            "bucket = -2 (postpone) with changelog-producer = none is read by one slot only (its rows have no \
+             bucket until the compaction, and {slots} slots each own some buckets); set parallelism 1, or \
+             changelog-producer = input or lookup"
+        )]
+    } else {
+        Vec::new()
     }
 }
 
@@ -122,11 +144,27 @@ pub fn check_shape(shape: &TableShape) -> Result<(), Vec<String>> {
             "changelog-producer = {producer:?} is unknown to this worker"
         ));
     }
-    if shape.bucket <= -2 || shape.bucket == 0 {
+    if shape.bucket < -2 || shape.bucket == 0 {
         refused.push(format!(
-            "bucket = {} (postpone or invalid) is not supported: set a fixed bucket count or bucket = -1",
+            "bucket = {} is not a bucket mode Paimon knows: set a bucket count, -1 (dynamic) or -2 (postpone)",
             shape.bucket
         ));
+    }
+    if shape.bucket == super::postpone::POSTPONE_BUCKET {
+        if shape.deletion_vectors {
+            refused.push(
+                "bucket = -2 (postpone) with deletion-vectors.enabled = true is not supported yet (its compaction \
+                 is not verified against Paimon's read); disable deletion vectors or set a bucket count"
+                    .into(),
+            );
+        }
+        if producer == "full-compaction" {
+            refused.push(
+                "bucket = -2 (postpone) with changelog-producer = full-compaction is not supported yet (not \
+                 verified against Paimon's read); set changelog-producer = lookup, input or none"
+                    .into(),
+            );
+        }
     }
     match shape.merge_engine.as_str() {
         "deduplicate" => {}
@@ -197,6 +235,13 @@ mod tests {
         }
         assert!(check(&[("sequence.field", "ts"), ("changelog-producer", "lookup")]).is_ok());
         for producer in ["none", "input", "lookup"] {
+            let postpone = shape(&[("bucket", "-2"), ("changelog-producer", producer)]).unwrap();
+            assert!(check_shape(&postpone).is_ok(), "postpone, {producer}");
+            let one_slot_only = producer == "none";
+            assert_eq!(check_slots(&postpone, 3).is_empty(), !one_slot_only, "{producer}");
+            assert!(check_slots(&postpone, 1).is_empty());
+        }
+        for producer in ["none", "input", "lookup"] {
             assert!(check(&[
                 ("deletion-vectors.enabled", "true"),
                 ("changelog-producer", producer)
@@ -221,7 +266,15 @@ mod tests {
     #[test]
     fn inexact_shapes_are_refused_naming_the_option() {
         let cases: &[(&[(&str, &str)], &str)] = &[
-            (&[("bucket", "-2")], "bucket = -2"),
+            (&[("bucket", "-3")], "not a bucket mode Paimon knows"),
+            (
+                &[("bucket", "-2"), ("deletion-vectors.enabled", "true")],
+                "disable deletion vectors or set a bucket count",
+            ),
+            (
+                &[("bucket", "-2"), ("changelog-producer", "full-compaction")],
+                "set changelog-producer = lookup, input or none",
+            ),
             (
                 &[
                     ("merge-engine", "partial-update"),
