@@ -64,6 +64,27 @@ fn upserts() -> [Vec<Json>; 2] {
     phases("+U", &[])
 }
 
+/// Postpone-bucket writes, each phase ending with the compaction that gives them buckets
+/// (with a key written twice, and deleted, while pending).
+fn postponed() -> [Vec<Json>; 2] {
+    let deletes: Vec<Json> = [3, 4, 55]
+        .iter()
+        .map(|&id| json!({"kind": "-D", "values": order(id, "1.00", "NEW")}))
+        .collect();
+    let assign = || json!({"assignBuckets": 2});
+    [
+        vec![generate(1, 60, "+I", 0), generate(20, 20, "+U", 1), assign()],
+        vec![
+            generate(50, 30, "+U", 2),
+            json!({"rows": deletes}),
+            generate(100, 10, "+I", 3),
+            assign(),
+            generate(1, 5, "+U", 4),
+            assign(),
+        ],
+    ]
+}
+
 /// Only inserts (an aggregation sums them; first-row keeps the first).
 fn inserts() -> [Vec<Json>; 2] {
     phases("+I", &[])
@@ -204,6 +225,16 @@ fn shapes() -> Vec<Shape> {
                 )
             },
             churn(),
+        ),
+        shape(
+            "sequence_field_delta",
+            || orders(json!({"bucket": "2", "sequence.field": "updated_at"})),
+            churn(),
+        ),
+        shape(
+            "postpone_input",
+            || orders(json!({"bucket": "-2", "changelog-producer": "input"})),
+            postponed(),
         ),
         Shape {
             name: "cross_partition",

@@ -6,15 +6,12 @@
 //! commits part of it, and a restart applies it again from the start (idempotent, which is
 //! why exactly-once delivery refuses it).
 
-use std::collections::HashSet;
+use tracing::info;
 
-use futures::StreamExt;
-use tracing::{info, warn};
-
+use super::key_pass::{KeptKeys, Pass};
 use super::Pipeline;
 use crate::error::{Result, WorkerError};
-use crate::mapping::{decode_batch, ChangeKind};
-use crate::source::{OverwritePlan, SnapshotPlan};
+use crate::source::OverwritePlan;
 
 impl Pipeline {
     pub(super) async fn apply_overwrite(&mut self, plan: &OverwritePlan) -> Result<()> {
@@ -72,133 +69,24 @@ impl Pipeline {
         let (snapshot_id, budget) = (plan.snapshot_id, self.cfg.spec.sink.max_buffer_bytes);
         for part in 0..parts {
             let mut kept = KeptKeys::new(part, parts, budget);
-            let pass = Pass::Upsert(&mut kept);
-            self.overwrite_pass(snapshot_id, &plan.current, current, pass)
+            let pass = Pass::UpsertAndKeep(&mut kept);
+            self.key_pass(snapshot_id, &plan.current, current, pass)
                 .await?;
             if self.stopping() {
                 return Ok(None);
             }
             if kept.outgrown() {
-                info!(snapshot_id, parts = parts * 2, keys = kept.keys.len(),
+                info!(snapshot_id, parts = parts * 2, keys = kept.len(),
                       "the keys of an OVERWRITE group outgrow sink.maxBufferBytes: reading it again in more hash partitions");
                 return Ok(Some(parts * 2));
             }
             let pass = Pass::DeleteAbsent(&kept);
-            self.overwrite_pass(snapshot_id, &plan.previous, previous, pass)
+            self.key_pass(snapshot_id, &plan.previous, previous, pass)
                 .await?;
             if self.stopping() {
                 return Ok(None);
             }
         }
         Ok(None)
-    }
-
-    async fn overwrite_pass(
-        &mut self,
-        snapshot_id: i64,
-        plan: &SnapshotPlan,
-        splits: &[usize],
-        mut pass: Pass<'_>,
-    ) -> Result<()> {
-        for &split in splits {
-            let bucket = plan.bucket(split);
-            let mut batches = self.source.read_split(plan, split).await?;
-            while let Some(batch) = batches.next().await {
-                let batch = batch?;
-                for mut d in
-                    decode_batch(&batch, &self.layout, snapshot_id, self.source.name(), true)?
-                {
-                    if !pass.kept().owns(&d.key) {
-                        continue;
-                    }
-                    self.count_read(d.kind);
-                    d.change.bucket = bucket;
-                    match &mut pass {
-                        Pass::Upsert(kept) => {
-                            kept.insert(&d.key);
-                            if kept.outgrown() {
-                                // Read again in more partitions (see apply_overwrite).
-                                return Ok(());
-                            }
-                        }
-                        Pass::DeleteAbsent(kept) if kept.keys.contains(&d.key) => continue,
-                        Pass::DeleteAbsent(_) => d.change.kind = ChangeKind::Delete,
-                    }
-                    self.buffer_change(d.key, d.change).await?;
-                }
-                self.batch_consumed().await?;
-                if self.stopping() {
-                    return Ok(());
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The keys one hash partition of one group holds after the snapshot, and their size.
-struct KeptKeys {
-    keys: HashSet<Vec<u8>>,
-    bytes: u64,
-    /// This partition, of how many.
-    part: u64,
-    parts: u64,
-    budget: u64,
-}
-
-/// At most this many hash partitions of one group: one still over the bound past it is held
-/// whatever its size (the sync warns, and goes on).
-const MAX_PARTS: u64 = 1 << 12;
-
-impl KeptKeys {
-    fn new(part: u64, parts: u64, budget: u64) -> Self {
-        Self {
-            keys: HashSet::new(),
-            bytes: 0,
-            part,
-            parts,
-            budget,
-        }
-    }
-
-    /// Whether `key` falls in this partition (a hash fixed for the process).
-    fn owns(&self, key: &[u8]) -> bool {
-        use std::hash::{BuildHasher, BuildHasherDefault};
-        let hasher = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default;
-        self.parts == 1 || hasher().hash_one(key) % self.parts == self.part
-    }
-
-    fn insert(&mut self, key: &[u8]) {
-        if !self.keys.insert(key.to_vec()) {
-            return;
-        }
-        // The key, its Vec and the set's slot.
-        let was = self.bytes;
-        self.bytes += key.len() as u64 + 48;
-        if was <= self.budget && self.bytes > self.budget && self.parts >= MAX_PARTS {
-            warn!(keys = self.keys.len(), bytes = self.bytes, max_buffer_bytes = self.budget, parts = self.parts,
-                  "one hash partition of an OVERWRITE group still outgrows sink.maxBufferBytes: held until it is done");
-        }
-    }
-
-    /// Past the budget, and more partitions would help.
-    fn outgrown(&self) -> bool {
-        self.bytes > self.budget && self.parts < MAX_PARTS
-    }
-}
-
-/// The upsert pass collects the keys the partitions hold after the snapshot; the delete pass
-/// deletes the keys they held before it and no longer hold.
-enum Pass<'a> {
-    Upsert(&'a mut KeptKeys),
-    DeleteAbsent(&'a KeptKeys),
-}
-
-impl Pass<'_> {
-    fn kept(&self) -> &KeptKeys {
-        match self {
-            Pass::Upsert(kept) => kept,
-            Pass::DeleteAbsent(kept) => kept,
-        }
     }
 }

@@ -9,6 +9,7 @@ mod options;
 mod overwrite;
 mod plan;
 mod postpone;
+mod refresh;
 mod schema_history;
 mod shape;
 
@@ -29,6 +30,7 @@ use plan::{split_order, upper_levels_oldest_first, Splits};
 pub use column::SourceColumn;
 pub use overwrite::OverwritePlan;
 pub use plan::SnapshotPlan;
+pub use refresh::RefreshPlan;
 pub use schema_history::{readded, SchemaHistory};
 pub use shape::TableShape;
 
@@ -54,6 +56,8 @@ fn fields(schema: &paimon::spec::TableSchema) -> Vec<(i32, String)> {
 pub enum SnapshotChanges {
     Changes(SnapshotPlan),
     Overwrite(OverwritePlan),
+    /// Keys whose rows are read again from Paimon's merge (see `refresh.rs`).
+    Refresh(RefreshPlan),
     /// The snapshot was committed under a newer schema than this source was opened with: it
     /// must be read by a source (and checked against MySQL) opened anew. `columns_changed` is
     /// false when only options changed (e.g. the bucket count of a rescale).
@@ -397,9 +401,13 @@ impl PaimonSource {
             SnapshotKind::Overwrite => {
                 SnapshotChanges::Overwrite(self.plan_overwrite(snapshot_id).await?)
             }
-            SnapshotKind::Changes => {
-                SnapshotChanges::Changes(self.plan_changes(snapshot_id).await?)
+            SnapshotKind::Changes if self.shape.changes_name_keys_only() => {
+                SnapshotChanges::Refresh(self.plan_refresh(snapshot_id).await?)
             }
+            SnapshotKind::Changes => SnapshotChanges::Changes(
+                self.plan_changes(snapshot_id, IncrementalScanMode::Auto)
+                    .await?,
+            ),
             SnapshotKind::PostponeAssigned => {
                 SnapshotChanges::Changes(self.plan_postpone_assigned(snapshot_id).await?)
             }
@@ -411,11 +419,17 @@ impl PaimonSource {
         })
     }
 
-    async fn plan_changes(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
+    /// The changes of one snapshot: `Auto` reads the changelog when there is a producer,
+    /// `Delta` the delta files.
+    async fn plan_changes(
+        &self,
+        snapshot_id: i64,
+        mode: IncrementalScanMode,
+    ) -> Result<SnapshotPlan> {
         let plan = self
             .table
             .new_read_builder()
-            .new_incremental_scan(IncrementalScanMode::Auto, snapshot_id - 1, snapshot_id)
+            .new_incremental_scan(mode, snapshot_id - 1, snapshot_id)
             .plan()
             .await
             .map_err(|e| self.err(e))?;

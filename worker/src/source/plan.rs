@@ -135,6 +135,27 @@ impl SnapshotPlan {
         self.fingerprint = fingerprint(&self.splits);
     }
 
+    /// Keeps the splits of a full read whose partition and bucket are in `buckets`.
+    pub(super) fn retain_buckets(&mut self, buckets: &std::collections::HashSet<(Vec<u8>, i32)>) {
+        if let Splits::Full(splits) | Splits::FullAsStored(splits) = &mut self.splits {
+            splits.retain(|s| buckets.contains(&(s.partition().data().to_vec(), s.bucket())));
+            self.expected_rows = splits.iter().map(|s| s.row_count().max(0) as u64).sum();
+        }
+        self.fingerprint = fingerprint(&self.splits);
+    }
+
+    /// The partition (serialized) and bucket split `index` reads (`None` for a diff pair).
+    pub fn partition_bucket(&self, index: usize) -> Option<(Vec<u8>, i32)> {
+        let split = match &self.splits {
+            Splits::Full(s) | Splits::FullAsStored(s) => &s[index],
+            Splits::Changes(_, s) => match &s[index] {
+                IncrementalSplit::Data(d) => d,
+                IncrementalSplit::DiffPair { .. } => return None,
+            },
+        };
+        Some((split.partition().data().to_vec(), split.bucket()))
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

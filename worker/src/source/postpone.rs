@@ -13,7 +13,7 @@ use paimon::table::{DataSplit, IncrementalScanMode, IncrementalSplit};
 
 use super::plan::{self, SnapshotPlan, Splits};
 use super::PaimonSource;
-use crate::error::Result;
+use crate::error::{Result, WorkerError};
 
 /// The bucket id of the postpone files (`BucketMode.POSTPONE_BUCKET`).
 pub const POSTPONE_BUCKET: i32 = -2;
@@ -27,6 +27,17 @@ impl PaimonSource {
     /// of a key the later one wins).
     pub(super) async fn plan_postpone_assigned(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
         let after = self.postpone_files(snapshot_id).await?;
+        if self.existing_snapshot(snapshot_id - 1).await?.is_none() {
+            return Err(WorkerError::Source {
+                table: self.name.clone(),
+                message: format!(
+                    "snapshot {snapshot_id} is the compaction that gave pending rows their buckets, and the \
+                     snapshot before it, which says which rows, has expired; the sync stops before applying it. \
+                     Rebuild the target from a full read of the latest snapshot (`pms-worker rebuild`, or \
+                     spec.rebuild under the operator)"
+                ),
+            });
+        }
         let before = self.postpone_files(snapshot_id - 1).await?;
         let mut splits = Vec::new();
         for (partition, (template, mut files)) in before {
@@ -35,7 +46,9 @@ impl PaimonSource {
             if files.is_empty() {
                 continue;
             }
-            files.sort_by(|a, b| (a.creation_time, &a.file_name).cmp(&(b.creation_time, &b.file_name)));
+            files.sort_by(|a, b| {
+                (a.creation_time, &a.file_name).cmp(&(b.creation_time, &b.file_name))
+            });
             let split = plan::like(&template)
                 .with_data_files(files)
                 .build()
@@ -76,7 +89,11 @@ impl PaimonSource {
             .await
             .map_err(|e| self.err(e))?;
         let mut out = PostponeFiles::new();
-        for split in plan.splits().iter().filter(|s| s.bucket() == POSTPONE_BUCKET) {
+        for split in plan
+            .splits()
+            .iter()
+            .filter(|s| s.bucket() == POSTPONE_BUCKET)
+        {
             let entry = out
                 .entry(split.partition().data().to_vec())
                 .or_insert_with(|| (split.clone(), Vec::new()));

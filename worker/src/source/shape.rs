@@ -109,6 +109,12 @@ impl TableShape {
         self.bucket == super::postpone::POSTPONE_BUCKET && self.changelog_producer == "none"
     }
 
+    /// Whether a snapshot's changes only name the keys it touched, whose rows are read again
+    /// from Paimon's merge: `sequence.field` without a full-row changelog (see `refresh.rs`).
+    pub fn changes_name_keys_only(&self) -> bool {
+        self.sequence_field.is_some() && !self.full_row_changelog()
+    }
+
     /// Whether the producer writes whole rows for every change (so partial or aggregated
     /// merges are already applied in what we read).
     fn full_row_changelog(&self) -> bool {
@@ -188,13 +194,9 @@ pub fn check_shape(shape: &TableShape) -> Result<(), Vec<String>> {
     }
     if let Some(field) = &shape.sequence_field {
         // A full-row changelog is already ordered by the field: a late record with a smaller
-        // value changes no merged row, so it makes no change.
-        if !shape.full_row_changelog() {
-            refused.push(format!(
-                "sequence.field = {field:?} with changelog-producer = {producer}: the changes come in the order they \
-                 were written, not ordered by {field:?}; set changelog-producer = lookup (or full-compaction)"
-            ));
-        } else if shape.merge_engine == "aggregation" {
+        // value changes no merged row, so it makes no change. Without one, the keys a snapshot
+        // touched are read again from Paimon's merge (`changes_name_keys_only`).
+        if shape.merge_engine == "aggregation" {
             refused.push(format!(
                 "sequence.field = {field:?} with merge-engine = aggregation is not supported yet (not verified \
                  against Paimon's read); remove the option"
@@ -234,11 +236,25 @@ mod tests {
             assert!(check(&[("merge-engine", engine), ("changelog-producer", "lookup")]).is_ok());
         }
         assert!(check(&[("sequence.field", "ts"), ("changelog-producer", "lookup")]).is_ok());
+        for producer in ["none", "input"] {
+            let keyed =
+                shape(&[("sequence.field", "ts"), ("changelog-producer", producer)]).unwrap();
+            assert!(check_shape(&keyed).is_ok() && keyed.changes_name_keys_only());
+        }
+        assert!(
+            !shape(&[("sequence.field", "ts"), ("changelog-producer", "lookup")])
+                .unwrap()
+                .changes_name_keys_only()
+        );
         for producer in ["none", "input", "lookup"] {
             let postpone = shape(&[("bucket", "-2"), ("changelog-producer", producer)]).unwrap();
             assert!(check_shape(&postpone).is_ok(), "postpone, {producer}");
             let one_slot_only = producer == "none";
-            assert_eq!(check_slots(&postpone, 3).is_empty(), !one_slot_only, "{producer}");
+            assert_eq!(
+                check_slots(&postpone, 3).is_empty(),
+                !one_slot_only,
+                "{producer}"
+            );
             assert!(check_slots(&postpone, 1).is_empty());
         }
         for producer in ["none", "input", "lookup"] {
@@ -303,7 +319,6 @@ mod tests {
                 ],
                 "with merge-engine = aggregation",
             ),
-            (&[("sequence.field", "ts")], "not ordered by \"ts\""),
         ];
         for (options, needle) in cases {
             let refused = check(options).expect_err(needle).join("\n");
