@@ -73,7 +73,11 @@ fn postponed() -> [Vec<Json>; 2] {
         .collect();
     let assign = || json!({"assignBuckets": 2});
     [
-        vec![generate(1, 60, "+I", 0), generate(20, 20, "+U", 1), assign()],
+        vec![
+            generate(1, 60, "+I", 0),
+            generate(20, 20, "+U", 1),
+            assign(),
+        ],
         vec![
             generate(50, 30, "+U", 2),
             json!({"rows": deletes}),
