@@ -86,8 +86,9 @@ pub struct Differences {
     pub count: u64,
     /// `(key, detail)`: the key as `col=value, …`; for a different row, its differing columns.
     pub first: Vec<(String, String)>,
-    /// Live verify: every differing key in canonical form (with `first`'s at its front).
-    keys: Vec<Vec<u8>>,
+    /// Live verify: a 128-bit fingerprint of every differing key in canonical form (with
+    /// `first`'s at its front): 16 bytes a key, so 5 million differing keys hold 80 MB.
+    keys: Vec<u128>,
 }
 
 impl Differences {
@@ -103,13 +104,17 @@ impl Differences {
             self.first.push((key(), detail()));
         }
         if let Some(k) = canonical_key {
-            self.keys.push(k.to_vec());
+            self.keys.push(fingerprint(k));
         }
     }
 
-    /// Keeps only the keys that also differed in an earlier round.
-    fn retain(&mut self, earlier: &HashSet<Vec<u8>>) {
-        let keep: Vec<bool> = self.keys.iter().map(|k| earlier.contains(k)).collect();
+    /// Keeps only the keys that also differed in an earlier round (`earlier`: sorted).
+    fn retain(&mut self, earlier: &[u128]) {
+        let keep: Vec<bool> = self
+            .keys
+            .iter()
+            .map(|k| earlier.binary_search(k).is_ok())
+            .collect();
         let mut i = 0;
         self.first.retain(|_| {
             i += 1;
@@ -307,10 +312,17 @@ async fn recheck(
             info!(snapshot_id = compared, "verify: the sync did not apply the compared snapshot in time; reporting what differs now");
             return Ok(());
         }
-        let earlier: HashSet<Vec<u8>> = [&report.missing, &report.extra, &report.different]
-            .into_iter()
-            .flat_map(|d| d.keys.iter().cloned())
-            .collect();
+        // Taken, not copied: the report is replaced by the next round's.
+        let mut earlier: Vec<u128> = [
+            &mut report.missing,
+            &mut report.extra,
+            &mut report.different,
+        ]
+        .into_iter()
+        .flat_map(|d| std::mem::take(&mut d.keys))
+        .collect();
+        earlier.sort_unstable();
+        earlier.dedup();
         let (mut again, _) = compare(source, mysql, layout, cfg, opts, None).await?;
         for d in [&mut again.missing, &mut again.extra, &mut again.different] {
             d.retain(&earlier);
@@ -405,7 +417,8 @@ async fn compare(
         format!("verify: reading snapshot {}", plan.snapshot_id),
         plan.expected_rows,
     );
-    report.paimon_rows = paimon_rows(source, &plan, layout, Some(&mut eta), |row| {
+    let held = opts.rows_per_pass;
+    report.paimon_rows = paimon_rows(source, &plan, layout, Some(&mut eta), held, |row| {
         let r = rows.canonical(&row);
         in_paimon[r.chunk(chunks)].add(&r);
         Ok(())
@@ -456,7 +469,7 @@ async fn compare(
                 Ok(())
             })
             .await?;
-        paimon_rows(source, &plan, layout, None, |row| {
+        paimon_rows(source, &plan, layout, None, held, |row| {
             let r = rows.canonical(&row);
             if !group.contains(&r.chunk(chunks)) {
                 return Ok(());
@@ -521,40 +534,83 @@ fn groups(chunks: &[usize], size: impl Fn(&usize) -> u64, limit: u64) -> Vec<Has
 }
 
 /// Every row of the snapshot's plan, in the layout's column order. A plan read as stored holds
-/// several versions of a key: each split (one bucket) is reduced to the newest first.
+/// several versions of a key: each split (one bucket) is reduced to the newest first, holding
+/// at most `max_held` keys at once: a hash partition of the split's keys that holds more is
+/// read again as two (up to [`MAX_PARTS`]).
 async fn paimon_rows(
     source: &PaimonSource,
     plan: &SnapshotPlan,
     layout: &Layout,
     mut eta: Option<&mut EtaLine>,
+    max_held: u64,
     mut each: impl FnMut(Vec<Value>) -> Result<()>,
 ) -> Result<u64> {
     let mut count = 0;
     for split in 0..plan.len() {
-        let mut newest: HashMap<Vec<u8>, Change> = HashMap::new();
-        let mut batches = source.read_split(plan, split).await?;
-        while let Some(batch) = batches.next().await {
-            let batch = batch?;
-            if let Some(eta) = eta.as_deref_mut() {
-                eta.add(batch.num_rows() as u64);
-            }
-            for d in decode_batch(&batch, layout, plan.snapshot_id, source.name(), true)? {
-                if !plan.holds_versions() {
-                    count += 1;
-                    each(d.change.row)?;
-                } else if newest.get(&d.key).is_none_or(|c| c.order <= d.change.order) {
-                    newest.insert(d.key, d.change);
+        // Hash partitions `(part, parts)` of the split's keys still to read.
+        let mut todo = vec![(0u64, 1u64)];
+        while let Some((part, parts)) = todo.pop() {
+            let mut newest: HashMap<Vec<u8>, Change> = HashMap::new();
+            let mut outgrown = false;
+            let mut batches = source.read_split(plan, split).await?;
+            while let Some(batch) = batches.next().await {
+                let batch = batch?;
+                if let Some(eta) = eta.as_deref_mut().filter(|_| parts == 1) {
+                    eta.add(batch.num_rows() as u64);
+                }
+                for d in decode_batch(&batch, layout, plan.snapshot_id, source.name(), true)? {
+                    if !plan.holds_versions() {
+                        count += 1;
+                        each(d.change.row)?;
+                    } else if parts > 1 && key_part(&d.key, parts) != part {
+                        continue;
+                    } else if newest.get(&d.key).is_none_or(|c| c.order <= d.change.order) {
+                        newest.insert(d.key, d.change);
+                        outgrown = newest.len() as u64 > max_held && parts < MAX_PARTS;
+                    }
+                }
+                if outgrown {
+                    break;
                 }
             }
-        }
-        for change in newest.into_values() {
-            if change.kind == ChangeKind::Upsert {
-                count += 1;
-                each(change.row)?;
+            if outgrown {
+                info!(split, parts = parts * 2, max_held,
+                      "verify: a bucket read as stored holds more keys than --rows-per-pass: read again in hash partitions");
+                todo.extend([(part, parts * 2), (part + parts, parts * 2)]);
+                continue;
+            }
+            for change in newest.into_values() {
+                if change.kind == ChangeKind::Upsert {
+                    count += 1;
+                    each(change.row)?;
+                }
             }
         }
     }
     Ok(count)
+}
+
+/// At most this many hash partitions of one split read as stored.
+const MAX_PARTS: u64 = 1 << 12;
+
+/// The hash partition of `parts` that `key` falls in: part `p` of `n` is parts `p` and `p + n`
+/// of `2n`.
+fn key_part(key: &[u8], parts: u64) -> u64 {
+    let mut h = DefaultHasher::new();
+    h.write(key);
+    h.finish() % parts
+}
+
+/// A 128-bit fingerprint of a canonical key (two 64-bit hashes): a live verify's memory of the
+/// keys that differed, where two keys sharing one by chance is far rarer than a flipped bit.
+fn fingerprint(key: &[u8]) -> u128 {
+    let hash = |salt: u8| {
+        let mut h = DefaultHasher::new();
+        h.write_u8(salt);
+        h.write(key);
+        h.finish()
+    };
+    (u128::from(hash(0)) << 64) | u128::from(hash(1))
 }
 
 /// Canonical forms of rows of one layout.
