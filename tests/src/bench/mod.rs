@@ -5,6 +5,7 @@ pub mod expected;
 pub mod flink;
 pub mod freshness;
 pub mod isolation;
+pub mod memory;
 pub mod raw;
 pub mod report;
 pub mod run;

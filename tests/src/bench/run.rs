@@ -70,15 +70,25 @@ pub fn verify(config: &Path) -> ProcessCost {
     measure("verify", config, &[])
 }
 
+/// Runs `pms-worker verify --config … --live`, on a table that differs (exit 3).
+pub fn verify_live_divergent(config: &Path) -> ProcessCost {
+    measure_exit("verify", config, &["--live"], 3)
+}
+
 /// Runs `pms-worker rebuild --config …` to completion.
 pub fn rebuild(config: &Path) -> ProcessCost {
     measure("rebuild", config, &[])
 }
 
 /// Runs `pms-worker COMMAND --config … ARGS`, which must exit 0.
+fn measure(command: &str, config: &Path, args: &[&str]) -> ProcessCost {
+    measure_exit(command, config, args, 0)
+}
+
+/// Runs `pms-worker COMMAND --config … ARGS`, which must exit `expected`.
 // The child is reaped by `wait4` (for its resource usage), not by `Child::wait`.
 #[allow(clippy::zombie_processes)]
-fn measure(command: &str, config: &Path, args: &[&str]) -> ProcessCost {
+fn measure_exit(command: &str, config: &Path, args: &[&str], expected: i32) -> ProcessCost {
     let stderr_path = config.with_extension(format!("{command}.stderr.log"));
     let started = Instant::now();
     let child = Command::new(worker())
@@ -94,8 +104,8 @@ fn measure(command: &str, config: &Path, args: &[&str]) -> ProcessCost {
     let elapsed = started.elapsed();
     let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
     assert!(
-        status == 0,
-        "pms-worker {command} failed (status {status}):\n{stderr}"
+        status == expected,
+        "pms-worker {command} exited {status}, not {expected}:\n{stderr}"
     );
     ProcessCost::of(elapsed, usage, stderr)
 }

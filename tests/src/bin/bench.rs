@@ -4,6 +4,7 @@
 //!   bench --smoke                    the CI subset: fails only on a gross regression
 //!   bench --isolation                deadlocks between two slots, REPEATABLE READ vs READ COMMITTED
 //!   bench --recovery --size S        verify and rebuild only (with LOAD DATA for comparison)
+//!   bench --memory [--keys N]        peak memory of a 5M-key overwrite and verify --live
 //!   bench --scale --size S           the full read by size, buckets, slots and row width
 //!   bench --only full-read,changes   some groups only (quicker, while tuning)
 //!   bench --prepare [--scale]        only write the tables those runs read into the cache
@@ -15,7 +16,9 @@
 use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
-use pms_tests::bench::{freshness, isolation, orders, raw, report, scale, scenarios, Measurement};
+use pms_tests::bench::{
+    freshness, isolation, memory, orders, raw, report, scale, scenarios, Measurement,
+};
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Size {
@@ -65,6 +68,13 @@ struct Args {
     /// Only the recovery paths (verify, rebuild) and the raw limits they compare with.
     #[arg(long)]
     recovery: bool,
+    /// Only the memory runs: an INSERT OVERWRITE of a `--keys`-key partition and `verify
+    /// --live` of as many differing rows, each process's peak RSS.
+    #[arg(long)]
+    memory: bool,
+    /// The keys of the memory runs.
+    #[arg(long, default_value_t = 5_000_000)]
+    keys: i64,
     /// Only the scale grid: the full read by table size (every size up to --size), buckets
     /// (1, 4, 16), slots (1, 2, 4) and row width (4 or 30 columns), into `<date>-scale.{md,csv}`.
     #[arg(long)]
@@ -98,6 +108,23 @@ async fn main() {
                 o.elapsed.as_secs_f64()
             );
         }
+        return;
+    }
+    if args.memory {
+        let work = tempfile::tempdir().unwrap();
+        let mut results = Vec::new();
+        memory::measure(args.keys, work.path(), &mut results).await;
+        let md = report::markdown(
+            "pms-worker memory benchmark",
+            &[format!("{} keys", args.keys)],
+            &results,
+        );
+        print!("{md}");
+        std::fs::create_dir_all(&args.out).unwrap();
+        let stem = args.out.join(format!("{}-memory", report::date()));
+        std::fs::write(stem.with_extension("md"), &md).unwrap();
+        std::fs::write(stem.with_extension("csv"), report::csv(&results)).unwrap();
+        eprintln!("bench: wrote {}.md and .csv", stem.display());
         return;
     }
     let rows = args.size.rows();
