@@ -44,6 +44,7 @@ BENCH_SIZE ?= full
 bench: bench-bin fixtures
 	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --size $(BENCH_SIZE)
 	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --isolation
+	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --memory
 	python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q matplotlib
 	python3 bench/plot.py $$(ls -t bench/results/*.csv | head -1)
 

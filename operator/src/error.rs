@@ -46,6 +46,11 @@ pub enum Error {
     #[error("PaimonMysqlSync {0} changed during the reconcile; reconciling it again")]
     Changed(String),
 
+    /// Not done yet, and nothing failed: come back shortly (a deletion whose workers are
+    /// still stopping).
+    #[error("{0}")]
+    Waiting(String),
+
     #[error("PaimonMysqlSync {0} is not namespaced")]
     NotNamespaced(String),
 
@@ -86,7 +91,10 @@ impl Error {
 
     /// Whether users should see it as a Warning event (not a benign race of two writers).
     pub fn worth_an_event(&self) -> bool {
-        !matches!(self, Error::Changed(_) | Error::NotLeader { .. })
+        !matches!(
+            self,
+            Error::Changed(_) | Error::NotLeader { .. } | Error::Waiting(_)
+        )
     }
 
     /// A short, bounded label for metrics (`pms_operator_reconcile_errors_total{reason}`).
@@ -101,6 +109,7 @@ impl Error {
             },
             Error::NotLeader { .. } => "not_leader",
             Error::Changed(_) => "changed",
+            Error::Waiting(_) => "waiting",
             Error::NotNamespaced(_) => "not_namespaced",
             Error::Yaml { .. } => "serialize",
             Error::Finalizer { .. } => "finalizer",

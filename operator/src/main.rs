@@ -265,8 +265,9 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
         .shutdown_on_signal()
         .run(reconcile::reconcile, reconcile::error_policy, ctx)
         .for_each(|result| async move {
-            if let Err(e) = result {
-                warn!(error = %e, "reconcile error");
+            match result {
+                Err(e) if !reconcile::waiting(&e) => warn!(error = %e, "reconcile error"),
+                _ => {}
             }
         })
         .await

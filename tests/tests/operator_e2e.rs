@@ -1421,6 +1421,38 @@ fn delete_cleans_up() {
     apply_ok(&format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {shadow}\n  namespace: {NS}\n  labels: {{paimonsync.io/sync: {SYNC}-rebuild, paimonsync.io/component: checkpoint}}\ndata: {{checkpoint.json: '{{}}'}}\n"
     ));
+    // A worker pod still stopping (a finalizer holds it here): the deletion comes back for it
+    // rather than waiting inside a reconcile, and keeps what a stopping worker needs (its
+    // config) until it is gone.
+    let stopping = format!("{SYNC}-worker-stopping");
+    apply_ok(&format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {stopping}\n  namespace: {NS}\n  \
+         labels: {{paimonsync.io/sync: {SYNC}, paimonsync.io/component: worker}}\n  \
+         finalizers: [paimonsync.io/test-grace-period]\nspec:\n  containers: [{{name: worker, image: pms-worker}}]\n"
+    ));
+    kubectl(&["delete", "pod", &stopping, "-n", NS, "--wait=false"]);
+    kubectl(&["delete", "pms", SYNC, "-n", NS, "--wait=false"]);
+    std::thread::sleep(Duration::from_secs(6));
+    let held = get("pms", SYNC, NS).expect("the sync waits for its worker pod");
+    assert!(held["metadata"]["deletionTimestamp"].is_string());
+    assert!(
+        get("configmap", &format!("{SYNC}-config"), NS).is_some(),
+        "a stopping worker keeps its config"
+    );
+    assert!(
+        list("deployment", NS, SELECTOR).is_empty(),
+        "the workers were asked to stop first"
+    );
+    kubectl(&[
+        "patch",
+        "pod",
+        &stopping,
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
     delete_sync();
     assert!(
         get("configmap", &shadow, NS).is_none(),

@@ -37,7 +37,7 @@ use tracing::{info, warn};
 
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
-use crate::reconcile::{apply, finalizer_outcome, publish, FINALIZER};
+use crate::reconcile::{apply, deleting_for, finalizer_outcome, publish, waiting, FINALIZER};
 
 /// A database sync is looked at again at least this often (its tables' statuses move).
 const RESYNC: Duration = Duration::from_secs(15);
@@ -80,8 +80,9 @@ pub async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Co
         .shutdown_on_signal()
         .run(reconcile, error_policy, ctx)
         .for_each(|result| async move {
-            if let Err(e) = result {
-                warn!(error = %e, "reconcile error (database sync)");
+            match result {
+                Err(e) if !waiting(&e) => warn!(error = %e, "reconcile error (database sync)"),
+                _ => {}
             }
         })
         .await
@@ -111,6 +112,9 @@ pub fn error_policy(
     error: &Error,
     _ctx: Arc<Context>,
 ) -> Action {
+    if let Error::Waiting(_) = error {
+        return crate::reconcile::requeue_after(&pmds.name_any(), error);
+    }
     warn!(database_sync = %pmds.name_any(), %error, "reconcile failed");
     Action::requeue(Duration::from_secs(5))
 }
@@ -315,7 +319,14 @@ async fn cleanup(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str) -> Res
                 )),
             })?;
     }
-    apply::delete_all(&ctx.client, ns, &discovery_name(&name), false).await?;
+    let discovery = discovery_name(&name);
+    if let Some(left) =
+        apply::delete_all(&ctx.client, ns, &discovery, false, deleting_for(pmds)).await?
+    {
+        return Err(Error::Waiting(format!(
+            "{left} pod(s) of {ns}/{discovery} still stopping"
+        )));
+    }
     publish(
         ctx,
         pmds,

@@ -127,20 +127,34 @@ pub async fn apply(
     })
 }
 
+/// How long a deletion waits for the workers to stop (their grace period is 60 s) before it
+/// removes what they need to stop cleanly.
+pub const WORKERS_STOP_WITHIN: std::time::Duration = std::time::Duration::from_secs(90);
+
 /// Everything labelled as this sync's (what ownerReferences would collect, without relying on
-/// a garbage collector), plus the checkpoint ConfigMaps unless they are to be kept.
+/// a garbage collector), plus the checkpoint ConfigMaps unless they are to be kept. The
+/// workers go first: a stopping worker flushes and writes its last checkpoint, which needs its
+/// Role, config and checkpoint ConfigMap still there. While its pods are still stopping and
+/// the deletion (`deleting_for`) is younger than [`WORKERS_STOP_WITHIN`], nothing else is
+/// deleted and `Some(pods left)` says to come back (the reconcile requeues; it does not wait).
 pub async fn delete_all(
     client: &Client,
     ns: &str,
     sync: &str,
     keep_checkpoints: bool,
-) -> Result<()> {
+    deleting_for: std::time::Duration,
+) -> Result<Option<usize>> {
     let bg = DeleteParams::background;
-    // The workers first: a stopping worker flushes and writes its last checkpoint, which needs
-    // its Role, config and checkpoint ConfigMap still there.
     delete_unwanted::<Deployment>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<Job>(client, ns, sync, &[], false, bg()).await?;
-    wait_for_no_worker_pods(client, ns, sync).await?;
+    let left = worker_pods(client, ns, sync).await?;
+    if left > 0 {
+        if deleting_for < WORKERS_STOP_WITHIN {
+            return Ok(Some(left));
+        }
+        warn!(%sync, pods = left, "worker pods still there after {} s; removing the rest anyway",
+              WORKERS_STOP_WITHIN.as_secs());
+    }
     delete_unwanted::<Service>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<RoleBinding>(client, ns, sync, &[], false, bg()).await?;
     delete_unwanted::<Role>(client, ns, sync, &[], false, bg()).await?;
@@ -151,29 +165,19 @@ pub async fn delete_all(
     // would find them.
     let rebuild = contract::rebuild_name(sync);
     delete_unwanted::<ConfigMap>(client, ns, &rebuild, &[], keep_checkpoints, bg()).await?;
-    Ok(())
+    Ok(None)
 }
 
-/// Waits until the sync's worker pods are gone (their grace period is 60 s), at most 90 s.
-async fn wait_for_no_worker_pods(client: &Client, ns: &str, sync: &str) -> Result<()> {
+/// How many of the sync's worker pods are still there.
+async fn worker_pods(client: &Client, ns: &str, sync: &str) -> Result<usize> {
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let selector = contract::sync_selector(sync);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
-    loop {
-        let left = pods
-            .list(&ListParams::default().labels(&selector))
-            .await
-            .map_err(|e| Error::api::<Pod>(Verb::List, ns, &selector, e))?
-            .items
-            .len();
-        if left == 0 || std::time::Instant::now() >= deadline {
-            if left > 0 {
-                warn!(%sync, pods = left, "worker pods still there after 90 s; removing the rest anyway");
-            }
-            return Ok(());
-        }
-        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-    }
+    Ok(pods
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(|e| Error::api::<Pod>(Verb::List, ns, &selector, e))?
+        .items
+        .len())
 }
 
 /// Deletes the unwanted objects of kind `K` (checkpoints kept), adding `Kind name` to

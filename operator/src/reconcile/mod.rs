@@ -97,12 +97,38 @@ pub(crate) fn finalizer_outcome(
 }
 
 pub fn error_policy(pms: Arc<PaimonMysqlSync>, error: &Error, _ctx: Arc<Context>) -> Action {
-    warn!(sync = %pms.name_any(), %error, "reconcile failed");
+    requeue_after(&pms.name_any(), error)
+}
+
+/// When a reconcile that ended in `error` runs again (and the log line it gets).
+pub(crate) fn requeue_after(name: &str, error: &Error) -> Action {
     match error {
         // Read again at once: nothing failed, the resource moved on.
         Error::Changed(_) => Action::requeue(Duration::from_millis(200)),
-        _ => Action::requeue(RETRY),
+        Error::Waiting(why) => {
+            info!(%name, %why, "waiting");
+            Action::requeue(Duration::from_secs(2))
+        }
+        _ => {
+            warn!(%name, %error, "reconcile failed");
+            Action::requeue(RETRY)
+        }
     }
+}
+
+/// Whether a controller's reconcile ended in [`Error::Waiting`] (not worth a warning).
+pub fn waiting(e: &kube::runtime::controller::Error<Error, kube::runtime::watcher::Error>) -> bool {
+    matches!(e, kube::runtime::controller::Error::ReconcilerFailed(Error::Waiting(_), _))
+}
+
+/// How long ago `object` was asked to be deleted (zero when it is not being deleted).
+pub(crate) fn deleting_for<K: Resource>(object: &K) -> Duration {
+    let since = object.meta().deletion_timestamp.as_ref().map(|t| t.0);
+    since
+        .and_then(|t| {
+            Duration::try_from(k8s_openapi::jiff::Timestamp::now().duration_since(t)).ok()
+        })
+        .unwrap_or_default()
 }
 
 /// What follows step 1, decided without side effects.
@@ -374,11 +400,29 @@ async fn update_status(
 
 async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Action> {
     let keep = pms.spec.checkpoint.retain_on_delete;
-    apply::delete_all(&ctx.client, ns, &pms.name_any(), keep).await?;
+    let sync = pms.name_any();
+    if let Some(left) = apply::delete_all(&ctx.client, ns, &sync, keep, deleting_for(pms)).await? {
+        return Err(Error::Waiting(format!(
+            "{left} worker pod(s) of {ns}/{sync} still stopping; the rest is deleted once they are gone"
+        )));
+    }
     if !keep {
         // Checkpoints on S3 too (savepoints outlive the sync, with their data).
-        if let Some(store) = store::CheckpointStore::of(&ctx.client, ns, pms).await? {
-            store.delete_checkpoints(ns, &pms.name_any()).await?;
+        match store::CheckpointStore::of(&ctx.client, ns, pms).await? {
+            Some(store) => store.delete_checkpoints(ns, &sync).await?,
+            None => {
+                let note = format!(
+                    "the checkpoints on S3 ({}) were not removed: the credentials Secret of \
+                     checkpoint.s3.credentialsSecretRef is gone or incomplete; remove them by hand",
+                    pms.spec
+                        .checkpoint
+                        .s3
+                        .as_ref()
+                        .map(|s3| format!("s3://{}/{}", s3.bucket, s3.prefix.as_deref().unwrap_or_default()))
+                        .unwrap_or_default()
+                );
+                publish(ctx, pms, EventType::Warning, "CheckpointsLeft", note).await;
+            }
         }
     }
     ctx.metrics.forget_sync(ns, &pms.name_any());

@@ -110,6 +110,10 @@ async fn main() {
         }
         return;
     }
+    if args.memory && args.prepare {
+        orders(args.keys, 1);
+        return;
+    }
     if args.memory {
         let work = tempfile::tempdir().unwrap();
         let mut results = Vec::new();
