@@ -9,4 +9,5 @@ pub mod crds;
 pub mod database;
 pub mod error;
 pub mod leadership;
+pub mod orphan_savepoints;
 pub mod reconcile;

@@ -192,7 +192,12 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let controller = async {
         tokio::join!(
             run_controller(client.clone(), cli.namespace.as_deref(), ctx.clone()),
-            pms_operator::database::run_controller(client, cli.namespace.as_deref(), ctx),
+            pms_operator::database::run_controller(
+                client.clone(),
+                cli.namespace.as_deref(),
+                ctx.clone()
+            ),
+            pms_operator::orphan_savepoints::run_controller(client, cli.namespace.as_deref(), ctx),
         )
     };
     // Losing the lease stops reconciling at once: another replica takes over. A reconcile

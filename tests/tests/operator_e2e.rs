@@ -1635,6 +1635,7 @@ async fn operator_end_to_end() {
     let _operator = start_operator(&operator_log());
     the_operator_brings_its_crds_up_to_date().await;
     create_sync(&table, &db);
+    a_savepoint_of_a_missing_sync_is_taken();
     a_sync_cannot_be_moved_to_another_table(&table, &db);
     operator_builds_the_objects().await;
     only_the_leader_reconciles().await;
@@ -1647,9 +1648,42 @@ async fn operator_end_to_end() {
     savepoints_while_paimon_commits(&table, &db).await;
     no_secret_in_status_events_or_logs();
     delete_cleans_up();
+    a_savepoint_of_a_missing_sync_fails().await;
     with_checkpoints_on_s3(&table, &db).await;
     database_sync_makes_a_sync_per_table(&db).await;
     a_warehouse_on_hdfs(&db).await;
+}
+
+const ORPHAN_SAVEPOINT: &str = "of-no-sync";
+
+/// A savepoint naming a sync that does not exist (a typo, or one deleted meanwhile).
+fn a_savepoint_of_a_missing_sync_is_taken() {
+    apply_ok(&format!(
+        "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSyncSavepoint\nmetadata: {{name: {ORPHAN_SAVEPOINT}, namespace: {NS}}}\nspec: {{syncName: no-such-sync}}\n"
+    ));
+}
+
+/// ... fails after the grace period (30 s; taken at the start of the run), naming the sync,
+/// rather than staying Pending forever.
+async fn a_savepoint_of_a_missing_sync_fails() {
+    let deadline = std::time::Instant::now() + LONG;
+    loop {
+        let sp = get("pmssp", ORPHAN_SAVEPOINT, NS).expect("the savepoint");
+        if sp["status"]["state"] == "Failed" {
+            let error = sp["status"]["error"].as_str().unwrap_or_default();
+            assert!(
+                error.contains("no PaimonMysqlSync \"no-such-sync\""),
+                "{sp}"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still not failed: {sp}"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    kubectl(&["delete", "pmssp", ORPHAN_SAVEPOINT, "-n", NS]);
 }
 
 /// A sync of a table on HDFS (`hdfs://namenode:port/…`, `scripts/with-hdfs.sh`), written by

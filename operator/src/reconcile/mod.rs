@@ -118,7 +118,10 @@ pub(crate) fn requeue_after(name: &str, error: &Error) -> Action {
 
 /// Whether a controller's reconcile ended in [`Error::Waiting`] (not worth a warning).
 pub fn waiting(e: &kube::runtime::controller::Error<Error, kube::runtime::watcher::Error>) -> bool {
-    matches!(e, kube::runtime::controller::Error::ReconcilerFailed(Error::Waiting(_), _))
+    matches!(
+        e,
+        kube::runtime::controller::Error::ReconcilerFailed(Error::Waiting(_), _)
+    )
 }
 
 /// How long ago `object` was asked to be deleted (zero when it is not being deleted).
@@ -418,7 +421,11 @@ async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Actio
                         .checkpoint
                         .s3
                         .as_ref()
-                        .map(|s3| format!("s3://{}/{}", s3.bucket, s3.prefix.as_deref().unwrap_or_default()))
+                        .map(|s3| format!(
+                            "s3://{}/{}",
+                            s3.bucket,
+                            s3.prefix.as_deref().unwrap_or_default()
+                        ))
                         .unwrap_or_default()
                 );
                 publish(ctx, pms, EventType::Warning, "CheckpointsLeft", note).await;
