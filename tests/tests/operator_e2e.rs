@@ -398,6 +398,29 @@ fn install_chart() {
             "helm template lacks {expected:?}"
         );
     }
+    // The optional PodDisruptionBudget and NetworkPolicy render when asked for.
+    let hardened = helm(&[
+        "template",
+        "pms",
+        chart_dir,
+        "--set",
+        "podDisruptionBudget.enabled=true,networkPolicy.enabled=true,replicaCount=2",
+    ]);
+    for expected in [
+        "kind: PodDisruptionBudget",
+        "minAvailable: 1",
+        "kind: NetworkPolicy",
+        "policyTypes: [Ingress]",
+    ] {
+        assert!(
+            hardened.contains(expected),
+            "helm template lacks {expected:?}"
+        );
+    }
+    assert!(
+        !rendered.contains("kind: NetworkPolicy")
+            && !rendered.contains("kind: PodDisruptionBudget")
+    );
     // The plain-kubectl install is the chart rendered with its defaults, and the server takes it.
     let manifests = repo_root().join("deploy");
     let rendered_defaults = helm(&[
