@@ -1115,12 +1115,7 @@ async fn operator_driven_rebuilds(table: &Table, db: &TestDb) {
     // A worker pod still in its grace period (terminating; here a finalizer holds it) may still
     // hold its slot lock and write: the rebuild Job waits until it is gone.
     let terminating = format!("{SYNC}-worker-terminating");
-    apply_ok(&format!(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {terminating}\n  namespace: {NS}\n  \
-         labels: {{paimonsync.io/sync: {SYNC}, paimonsync.io/component: worker}}\n  \
-         finalizers: [paimonsync.io/test-grace-period]\nspec:\n  containers: [{{name: worker, image: pms-worker}}]\n"
-    ));
-    kubectl(&["delete", "pod", &terminating, "-n", NS, "--wait=false"]);
+    worker_pod_in_its_grace_period(&terminating);
     // A new trigger resumes it: only the cutover was left.
     merge_patch(json!({"spec": {"rebuild": {"trigger": "first-again"}}}));
     let s = wait_status("the resumed rebuild stopping the workers", |s| {
@@ -1135,16 +1130,7 @@ async fn operator_driven_rebuilds(table: &Table, db: &TestDb) {
             .is_none_or(|j| j["metadata"]["annotations"]["paimonsync.io/job-id"] != id),
         "no rebuild Job while a worker pod terminates"
     );
-    kubectl(&[
-        "patch",
-        "pod",
-        &terminating,
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
-        r#"{"metadata":{"finalizers":null}}"#,
-    ]);
+    end_grace_period(&terminating);
     let (job, _) = rebuild_job_after_the_workers_stopped(3).await;
     let s = rebuild_job_runs_to_done(&job, &["CuttingOver", "Done"]).await;
     assert_eq!(s["rebuild"]["trigger"], "first-again");
@@ -1424,6 +1410,31 @@ fn no_secret_in_status_events_or_logs() {
     );
 }
 
+/// A worker pod of the sync that is being deleted and stays (a finalizer holds it), as one in
+/// its grace period does.
+fn worker_pod_in_its_grace_period(name: &str) {
+    apply_ok(&format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: {NS}\n  \
+         labels: {{paimonsync.io/sync: {SYNC}, paimonsync.io/component: worker}}\n  \
+         finalizers: [paimonsync.io/test-grace-period]\nspec:\n  containers: [{{name: worker, image: pms-worker}}]\n"
+    ));
+    kubectl(&["delete", "pod", name, "-n", NS, "--wait=false"]);
+}
+
+/// ... and goes.
+fn end_grace_period(name: &str) {
+    kubectl(&[
+        "patch",
+        "pod",
+        name,
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"finalizers":null}}"#,
+    ]);
+}
+
 /// `kubectl delete` of the sync, waiting for the finalizer.
 fn delete_sync() {
     kubectl(&[
@@ -1448,12 +1459,7 @@ fn delete_cleans_up() {
     // rather than waiting inside a reconcile, and keeps what a stopping worker needs (its
     // config) until it is gone.
     let stopping = format!("{SYNC}-worker-stopping");
-    apply_ok(&format!(
-        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {stopping}\n  namespace: {NS}\n  \
-         labels: {{paimonsync.io/sync: {SYNC}, paimonsync.io/component: worker}}\n  \
-         finalizers: [paimonsync.io/test-grace-period]\nspec:\n  containers: [{{name: worker, image: pms-worker}}]\n"
-    ));
-    kubectl(&["delete", "pod", &stopping, "-n", NS, "--wait=false"]);
+    worker_pod_in_its_grace_period(&stopping);
     kubectl(&["delete", "pms", SYNC, "-n", NS, "--wait=false"]);
     std::thread::sleep(Duration::from_secs(6));
     let held = get("pms", SYNC, NS).expect("the sync waits for its worker pod");
@@ -1466,16 +1472,7 @@ fn delete_cleans_up() {
         list("deployment", NS, SELECTOR).is_empty(),
         "the workers were asked to stop first"
     );
-    kubectl(&[
-        "patch",
-        "pod",
-        &stopping,
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
-        r#"{"metadata":{"finalizers":null}}"#,
-    ]);
+    end_grace_period(&stopping);
     delete_sync();
     assert!(
         get("configmap", &shadow, NS).is_none(),

@@ -175,6 +175,13 @@ async fn a_cross_partition_update_table_is_exact_as_keys_move() {
     assert_synced(&t, &db, "orders", None).await;
 }
 
+/// `--once` for each of `slots` slots, one after the other.
+fn sync_each_slot(cfg: &SyncConfig, slots: u32) {
+    for slot in 0..slots {
+        cfg.sync_once(&["--slot", &slot.to_string()]);
+    }
+}
+
 fn rows(kind: &str, ids: impl IntoIterator<Item = i64>) -> Vec<Json> {
     ids.into_iter()
         .map(|id| json!({"kind": kind, "values": order(id, "1.00", "NEW")}))
@@ -214,11 +221,7 @@ async fn level_0_files_a_compaction_job_has_not_merged_yet_are_read_as_paimon_re
             let db = TestDb::new(&format!("level_0_{name}_{slots}")).await;
             db.exec(ORDERS_DDL).await;
             let cfg = SyncConfig::builder(&t, &db).parallelism(slots).build();
-            let sync_slots = || {
-                for slot in 0..slots {
-                    cfg.sync_once(&["--slot", &slot.to_string()]);
-                }
-            };
+            let sync_slots = || sync_each_slot(&cfg, slots);
             sync_slots();
             // What Paimon's streaming read sees: the snapshot as compacted, level 0 not yet.
             assert_synced(&t, &db, "orders", Some(compacted)).await;
@@ -932,11 +935,7 @@ async fn sequence_field_with_delta_changes_reads_touched_keys_from_paimons_merge
             let db = TestDb::new(&name).await;
             db.exec(ORDERS_DDL).await;
             let cfg = SyncConfig::builder(&t, &db).parallelism(slots).build();
-            let sync_slots = || {
-                for slot in 0..slots {
-                    cfg.sync_once(&["--slot", &slot.to_string()]);
-                }
-            };
+            let sync_slots = || sync_each_slot(&cfg, slots);
             sync_slots();
             assert_synced(&t, &db, "orders", None).await;
             let steps = vec![
@@ -1054,11 +1053,7 @@ async fn postpone_bucket_tables_are_read_when_a_compaction_gives_rows_buckets() 
             let db = TestDb::new(&name).await;
             db.exec(ORDERS_PARTITIONED_DDL).await;
             let cfg = SyncConfig::builder(&t, &db).parallelism(slots).build();
-            let sync_slots = || {
-                for slot in 0..slots {
-                    cfg.sync_once(&["--slot", &slot.to_string()]);
-                }
-            };
+            let sync_slots = || sync_each_slot(&cfg, slots);
             sync_slots();
             assert_eq!(
                 db.count("orders").await,

@@ -223,12 +223,7 @@ impl PaimonSource {
 
     /// When snapshot `id` was committed (Unix ms).
     pub async fn snapshot_time_millis(&self, id: i64) -> Result<i64> {
-        let snapshot = self
-            .table
-            .snapshot_manager()
-            .get_snapshot(id)
-            .await
-            .map_err(|e| self.err(e))?;
+        let snapshot = self.snapshot(id).await?;
         Ok(snapshot.time_millis() as i64)
     }
 
@@ -278,18 +273,37 @@ impl PaimonSource {
         Ok(snapshot.map(|s| s.id()))
     }
 
+    /// Snapshot `id` (an error when it does not exist).
+    async fn snapshot(&self, id: i64) -> Result<paimon::spec::Snapshot> {
+        self.table
+            .snapshot_manager()
+            .get_snapshot(id)
+            .await
+            .map_err(|e| self.err(e))
+    }
+
+    /// The table as of snapshot `id`.
+    async fn pinned(&self, id: i64) -> Result<Table> {
+        let snapshot = self.snapshot(id).await?;
+        Ok(self.table.copy_with_pinned_snapshot(&snapshot))
+    }
+
+    /// Every file of `table`'s snapshot, level 0 and postpone buckets included (splits as the
+    /// crate packs them, every bucket).
+    async fn plan_all_files(&self, table: &Table) -> Result<paimon::table::Plan> {
+        table
+            .new_read_builder()
+            .new_scan()
+            .with_scan_all_files()
+            .plan()
+            .await
+            .map_err(|e| self.err(e))
+    }
+
     /// Merge-on-read of one snapshot (default: the latest), this slot's buckets only.
     pub async fn plan_full(&self, snapshot: Option<i64>) -> Result<SnapshotPlan> {
         let table = match snapshot {
-            Some(id) => {
-                let snap = self
-                    .table
-                    .snapshot_manager()
-                    .get_snapshot(id)
-                    .await
-                    .map_err(|e| self.err(e))?;
-                self.table.copy_with_pinned_snapshot(&snap)
-            }
+            Some(id) => self.pinned(id).await?,
             None => self.table.clone(),
         };
         let plan = table
@@ -334,13 +348,7 @@ impl PaimonSource {
         } else if self.shape.reads_above_level_0() {
             if self.shape.full_read_needs_level_0_compacted() {
                 // The crate's scan leaves level 0 out of a deletion-vector table: look again.
-                let all = table
-                    .new_read_builder()
-                    .new_scan()
-                    .with_scan_all_files()
-                    .plan()
-                    .await
-                    .map_err(|e| self.err(e))?;
+                let all = self.plan_all_files(&table).await?;
                 let owned: Vec<DataSplit> = all
                     .splits()
                     .iter()
@@ -446,13 +454,7 @@ impl PaimonSource {
             IncrementalSplit::Data(d) => split_order(d),
             IncrementalSplit::DiffPair { .. } => (i32::MAX, String::new()),
         });
-        let expected_rows = splits
-            .iter()
-            .map(|s| match s {
-                IncrementalSplit::Data(d) => d.row_count().max(0) as u64,
-                IncrementalSplit::DiffPair { .. } => 0,
-            })
-            .sum();
+        let expected_rows = plan::rows_of(&splits);
         debug!(table = %self.name, snapshot_id, mode = ?plan.mode(), splits = splits.len(), "planned snapshot changes");
         Ok(SnapshotPlan::new(
             snapshot_id,
@@ -462,12 +464,7 @@ impl PaimonSource {
     }
 
     async fn snapshot_kind(&self, snapshot_id: i64) -> Result<SnapshotKind> {
-        let snapshot = self
-            .table
-            .snapshot_manager()
-            .get_snapshot(snapshot_id)
-            .await
-            .map_err(|e| self.err(e))?;
+        let snapshot = self.snapshot(snapshot_id).await?;
         Ok(if snapshot.schema_id() > self.table.schema().id() {
             SnapshotKind::NewSchema(snapshot.schema_id())
         } else if *snapshot.commit_kind() == paimon::spec::CommitKind::OVERWRITE {

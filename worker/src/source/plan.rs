@@ -256,3 +256,14 @@ pub(super) fn like(split: &DataSplit) -> DataSplitBuilder {
         .with_total_buckets(split.total_buckets())
         .with_raw_convertible(split.raw_convertible())
 }
+
+/// The rows changes splits hold (for progress).
+pub(super) fn rows_of(splits: &[IncrementalSplit]) -> u64 {
+    splits
+        .iter()
+        .map(|s| match s {
+            IncrementalSplit::Data(d) => d.row_count().max(0) as u64,
+            IncrementalSplit::DiffPair { .. } => 0,
+        })
+        .sum()
+}

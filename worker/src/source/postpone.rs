@@ -55,13 +55,7 @@ impl PaimonSource {
                 .map_err(|e| self.err(e))?;
             splits.push(IncrementalSplit::Data(split));
         }
-        let expected_rows = splits
-            .iter()
-            .map(|s| match s {
-                IncrementalSplit::Data(d) => d.row_count().max(0) as u64,
-                IncrementalSplit::DiffPair { .. } => 0,
-            })
-            .sum();
+        let expected_rows = plan::rows_of(&splits);
         tracing::debug!(table = %self.name, snapshot_id, splits = splits.len(), expected_rows,
                         "planned the rows a compaction gave buckets");
         Ok(SnapshotPlan::new(
@@ -73,21 +67,9 @@ impl PaimonSource {
 
     /// The postpone files snapshot `snapshot_id` holds, per partition.
     async fn postpone_files(&self, snapshot_id: i64) -> Result<PostponeFiles> {
-        let snapshot = self
-            .table
-            .snapshot_manager()
-            .get_snapshot(snapshot_id)
-            .await
-            .map_err(|e| self.err(e))?;
         let plan = self
-            .table
-            .copy_with_pinned_snapshot(&snapshot)
-            .new_read_builder()
-            .new_scan()
-            .with_scan_all_files()
-            .plan()
-            .await
-            .map_err(|e| self.err(e))?;
+            .plan_all_files(&self.pinned(snapshot_id).await?)
+            .await?;
         let mut out = PostponeFiles::new();
         for split in plan
             .splits()
