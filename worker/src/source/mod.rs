@@ -122,6 +122,11 @@ impl PaimonSource {
             .and_then(|shape| {
                 let mut refused = shape::check_shape(&shape).err().unwrap_or_default();
                 refused.extend(shape::check_slots(&shape, slot.count));
+                refused.extend(shape::check_moving_keys(
+                    &shape,
+                    &keys,
+                    schema.partition_keys(),
+                ));
                 refused.extend(judged.refused);
                 if refused.is_empty() {
                     Ok(shape)
