@@ -69,8 +69,8 @@ async fn reconcile(sp: Arc<PaimonMysqlSyncSavepoint>, ctx: Arc<Context>) -> Resu
         .await
         .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::Get, &ns, sync, e))?;
     if found.is_some() {
-        // Its sync serves it.
-        return Ok(Action::await_change());
+        // Its sync serves it; looked at again now and then, in case the sync goes first.
+        return Ok(Action::requeue(GRACE * 10));
     }
     let created = sp.creation_timestamp().map(|t| t.0);
     let age = created

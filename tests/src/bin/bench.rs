@@ -123,12 +123,7 @@ async fn main() {
             &[format!("{} keys", args.keys)],
             &results,
         );
-        print!("{md}");
-        std::fs::create_dir_all(&args.out).unwrap();
-        let stem = args.out.join(format!("{}-memory", report::date()));
-        std::fs::write(stem.with_extension("md"), &md).unwrap();
-        std::fs::write(stem.with_extension("csv"), report::csv(&results)).unwrap();
-        eprintln!("bench: wrote {}.md and .csv", stem.display());
+        write_report(&args.out, "memory", &md, &report::csv(&results));
         return;
     }
     let rows = args.size.rows();
@@ -146,12 +141,7 @@ async fn main() {
         }
         let points = scale::measure(&grid, work.path()).await;
         let md = scale::markdown(&points);
-        print!("{md}");
-        std::fs::create_dir_all(&args.out).unwrap();
-        let stem = args.out.join(format!("{}-scale", report::date()));
-        std::fs::write(stem.with_extension("md"), &md).unwrap();
-        std::fs::write(stem.with_extension("csv"), scale::csv(&points)).unwrap();
-        eprintln!("bench: wrote {}.md and .csv", stem.display());
+        write_report(&args.out, "scale", &md, &scale::csv(&points));
         return;
     }
     if args.prepare {
@@ -252,12 +242,15 @@ async fn main() {
     }
     context.extend(flink_skipped);
     let md = report::markdown("pms-worker benchmark", &context, &results);
+    write_report(&args.out, args.size.name(), &md, &report::csv(&results));
+}
+
+/// Prints the markdown report and writes it and its CSV as `<out>/<date>-<name>.{md,csv}`.
+fn write_report(out: &std::path::Path, name: &str, md: &str, csv: &str) {
     print!("{md}");
-    std::fs::create_dir_all(&args.out).unwrap();
-    let stem = args
-        .out
-        .join(format!("{}-{}", report::date(), args.size.name()));
-    std::fs::write(stem.with_extension("md"), &md).unwrap();
-    std::fs::write(stem.with_extension("csv"), report::csv(&results)).unwrap();
+    std::fs::create_dir_all(out).unwrap();
+    let stem = out.join(format!("{}-{name}", report::date()));
+    std::fs::write(stem.with_extension("md"), md).unwrap();
+    std::fs::write(stem.with_extension("csv"), csv).unwrap();
     eprintln!("bench: wrote {}.md and .csv", stem.display());
 }

@@ -64,18 +64,14 @@ impl Pipeline {
                     self.count_read(d.kind);
                     d.change.bucket = bucket;
                     match &mut pass {
-                        Pass::UpsertAndKeep(kept) => {
+                        Pass::UpsertAndKeep(kept) | Pass::Keep(kept) => {
                             kept.insert(&d.key);
                             if kept.outgrown() {
                                 return Ok(());
                             }
-                        }
-                        Pass::Keep(kept) => {
-                            kept.insert(&d.key);
-                            if kept.outgrown() {
-                                return Ok(());
+                            if matches!(pass, Pass::Keep(_)) {
+                                continue;
                             }
-                            continue;
                         }
                         Pass::DeleteAbsent(kept) if kept.keys.contains(&d.key) => continue,
                         Pass::DeleteAbsent(_) => d.change.kind = ChangeKind::Delete,

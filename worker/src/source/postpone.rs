@@ -26,7 +26,6 @@ impl PaimonSource {
     /// per partition in creation order (the order it replayed them, so that of two versions
     /// of a key the later one wins).
     pub(super) async fn plan_postpone_assigned(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
-        let after = self.postpone_files(snapshot_id).await?;
         if self.existing_snapshot(snapshot_id - 1).await?.is_none() {
             return Err(WorkerError::Source {
                 table: self.name.clone(),
@@ -39,6 +38,7 @@ impl PaimonSource {
             });
         }
         let before = self.postpone_files(snapshot_id - 1).await?;
+        let after = self.postpone_files(snapshot_id).await?;
         let mut splits = Vec::new();
         for (partition, (template, mut files)) in before {
             let kept = after.get(&partition).map(|(_, f)| f);
