@@ -7,18 +7,19 @@ use clap::Parser;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Controller;
 use kube::runtime::events::{Recorder, Reporter};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{watcher, WatchStreamExt};
 use kube::ResourceExt;
 use kube::{Api, Client};
 use kube_lease_manager::LeaseManagerBuilder;
 use pms_crds::contract::{Component, COMPONENT_LABEL, MANAGER, SYNC_LABEL};
 use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncSavepoint};
 use pms_operator::context::{Context, Metrics, Settings};
-use pms_operator::leadership::Leadership;
+use pms_operator::leadership::{FenceLayer, Leadership};
 use pms_operator::reconcile;
 use pms_runtime::Readiness;
 use tracing::{error, info, warn};
@@ -98,8 +99,12 @@ async fn main() -> std::process::ExitCode {
     }
 }
 
-/// The API client, counting each request in `pms_operator_api_requests_total{verb}`.
-async fn counted_client(metrics: &Metrics) -> Result<Client, Box<dyn std::error::Error>> {
+/// The API client, counting each request in `pms_operator_api_requests_total{verb}`, and with
+/// `fence`, letting a write through only while this replica holds the Lease.
+async fn counted_client(
+    metrics: &Metrics,
+    fence: Option<FenceLayer>,
+) -> Result<Client, Box<dyn std::error::Error>> {
     let config = kube::Config::infer().await?;
     let requests = metrics.api_requests.clone();
     let count =
@@ -116,15 +121,18 @@ async fn counted_client(metrics: &Metrics) -> Result<Client, Box<dyn std::error:
             requests.with_label_values(&[verb]).inc();
             request
         });
-    Ok(kube::client::ClientBuilder::try_from(config)?
-        .with_layer(&count)
-        .build())
+    let counted = kube::client::ClientBuilder::try_from(config)?.with_layer(&count);
+    Ok(match fence {
+        Some(fence) => counted.with_layer(&fence).build(),
+        None => counted.build(),
+    })
 }
 
 async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     // In cluster: the pod's service account; out of cluster: KUBECONFIG or ~/.kube/config.
     let metrics = Metrics::new()?;
-    let client = counted_client(&metrics).await?;
+    // Unfenced: for the Lease (kept and read) and for waiting to lead.
+    let client = counted_client(&metrics, None).await?;
     // Ready from the start: the operator serves no traffic, /readyz only says it is up.
     pms_runtime::serve_admin(
         &cli.admin_addr,
@@ -166,12 +174,14 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     info!("leader: reconciling");
+    let leadership = Leadership::new(client.clone(), &lease_ns, &cli.lease_name, &identity);
+    let fenced = leadership.lost.clone();
+    // Every write from here on is fenced by the Lease.
+    let client = counted_client(&metrics, Some(FenceLayer(leadership.clone()))).await?;
     if cli.manage_crds {
         pms_operator::crds::apply_own_crds(&client).await?;
     }
 
-    let leadership = Leadership::new(client.clone(), &lease_ns, &cli.lease_name, &identity);
-    let fenced = leadership.lost.clone();
     let ctx = Arc::new(Context {
         client: client.clone(),
         settings: Settings {
@@ -229,15 +239,17 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 /// Reconciles the syncs on every change of them or of what they own: the Deployments, Jobs
 /// (rebuild, verify) and ConfigMaps (config, the jobs' reports) labelled as the operator's (the workers' checkpoints too, which move the status).
 async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Context>) {
-    let (syncs, deployments, config_maps, jobs, savepoints) = match namespace {
+    let (syncs, deployments, config_maps, jobs, savepoints, secrets) = match namespace {
         Some(ns) => (
             Api::<PaimonMysqlSync>::namespaced(client.clone(), ns),
             Api::<Deployment>::namespaced(client.clone(), ns),
             Api::<ConfigMap>::namespaced(client.clone(), ns),
             Api::<Job>::namespaced(client.clone(), ns),
             Api::<PaimonMysqlSyncSavepoint>::namespaced(client.clone(), ns),
+            Api::<PartialObjectMeta<Secret>>::namespaced(client.clone(), ns),
         ),
         None => (
+            Api::all(client.clone()),
             Api::all(client.clone()),
             Api::all(client.clone()),
             Api::all(client.clone()),
@@ -261,7 +273,34 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
     let config_maps_of_checkpoints = config_maps.clone();
     let owned =
         watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGER}"));
-    Controller::new(syncs, watcher::Config::default())
+    // A sync is reconciled when its spec changes (its generation) or its deletion starts, not
+    // on each write of its status or annotations (which a reconcile makes itself).
+    let (store, writer) = reflector::store();
+    let spec_changes = watcher(syncs, watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(spec_or_deletion, Default::default());
+    // A Secret a sync refers to, created or changed (a rotation, one missing at first): its
+    // metadata only, its values never reach this watch.
+    let secret_changes = watcher(secrets, watcher::Config::default())
+        .default_backoff()
+        .touched_objects();
+    let syncs_of_secret = {
+        let store = store.clone();
+        move |secret: PartialObjectMeta<Secret>| {
+            let (name, ns) = (secret.name_any(), secret.namespace());
+            store
+                .state()
+                .into_iter()
+                .filter(|pms| pms.namespace() == ns)
+                .filter(|pms| reconcile::secret::referenced(pms).contains(&name.as_str()))
+                .map(|pms| ObjectRef::from_obj(&*pms))
+                .collect::<Vec<_>>()
+        }
+    };
+    Controller::for_stream(spec_changes, store)
+        .watches_stream(secret_changes, syncs_of_secret)
         .owns(deployments, owned.clone())
         .owns(config_maps.clone(), owned.clone())
         .owns(jobs, owned)
@@ -276,4 +315,16 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
             }
         })
         .await
+}
+
+/// What of a sync starts a reconcile: its generation (the spec), whether it is being deleted
+/// (setting `deletionTimestamp` need not change the generation), and its finalizers (the
+/// finalizer added by the first reconcile is what starts the second).
+fn spec_or_deletion(pms: &PaimonMysqlSync) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    pms.metadata.generation.hash(&mut h);
+    pms.metadata.deletion_timestamp.is_some().hash(&mut h);
+    pms.metadata.finalizers.hash(&mut h);
+    Some(h.finish())
 }

@@ -78,11 +78,16 @@ fn sync_spec(table: &Table, db: &TestDb) -> SyncConfigBuilder {
 
 /// The `PaimonMysqlSync` resource named `SYNC` with this spec, as YAML for `kubectl apply`.
 fn sync_resource(spec: &SyncConfigBuilder) -> String {
+    named_sync_resource(SYNC, spec)
+}
+
+/// The same, named `name`.
+fn named_sync_resource(name: &str, spec: &SyncConfigBuilder) -> String {
     // serde_yaml all the way: a serde_json::Value in between would turn numbers into maps
     // (serde_json's arbitrary_precision is on in the dependency graph).
     let mut resource = serde_yaml::Mapping::new();
     let mut metadata = serde_yaml::Mapping::new();
-    metadata.insert("name".into(), SYNC.into());
+    metadata.insert("name".into(), name.into());
     metadata.insert("namespace".into(), NS.into());
     resource.insert("apiVersion".into(), "paimonsync.io/v1alpha1".into());
     resource.insert("kind".into(), "PaimonMysqlSync".into());
@@ -674,6 +679,68 @@ async fn operator_builds_the_objects() {
     assert!(pms["metadata"]["finalizers"]
         .to_string()
         .contains("paimonsync.io/cleanup"));
+    // Each slot's checkpoint ConfigMap is made by the operator, so no other sync's worker can
+    // take its name first.
+    for slot in 0..2 {
+        let name = format!("{SYNC}-checkpoint-{slot}");
+        let cm = wait_for(&format!("configmap {name}"), LONG, || {
+            get("configmap", &name, NS)
+        })
+        .await;
+        assert_eq!(
+            cm["metadata"]["labels"]["paimonsync.io/slot"],
+            slot.to_string(),
+            "{cm}"
+        );
+    }
+}
+
+/// A sync created before its Secret fails validation; creating the Secret reconciles it at
+/// once (Secrets are watched, their metadata only), not at the next resync of an invalid sync
+/// (30 s).
+async fn a_secret_created_late_reconciles_its_sync(table: &Table, db: &TestDb) {
+    let name = "late-secret";
+    let spec = sync_spec(table, db)
+        .credentials_secret("late-writer")
+        .state(SyncState::Suspended);
+    apply_ok(&named_sync_resource(name, &spec));
+    let missing = format!("Secret {NS}/late-writer does not exist");
+    wait_for("the sync failed for its missing Secret", LONG, || {
+        let status = get("pms", name, NS)?["status"].clone();
+        (status["phase"] == "Failed" && status.to_string().contains(&missing)).then_some(())
+    })
+    .await;
+    let created = std::time::Instant::now();
+    kubectl(&[
+        "create",
+        "secret",
+        "generic",
+        "late-writer",
+        "-n",
+        NS,
+        "--from-literal=username=u",
+        "--from-literal=password=p",
+    ]);
+    wait_for("the sync reconciled once its Secret exists", LONG, || {
+        let status = get("pms", name, NS)?["status"].clone();
+        (status["phase"] != "Failed").then_some(())
+    })
+    .await;
+    let waited = created.elapsed();
+    assert!(
+        waited < Duration::from_secs(15),
+        "reconciled {waited:?} after the Secret was created: not by its watch"
+    );
+    kubectl(&[
+        "delete",
+        "pms",
+        name,
+        "-n",
+        NS,
+        "--wait=true",
+        "--timeout=60s",
+    ]);
+    kubectl(&["delete", "secret", "late-writer", "-n", NS]);
 }
 
 /// Leader election: the running operator holds the Lease; a second replica waits and does nothing.
@@ -1658,6 +1725,7 @@ async fn operator_end_to_end() {
     a_savepoint_of_a_missing_sync_is_taken();
     a_sync_cannot_be_moved_to_another_table(&table, &db);
     operator_builds_the_objects().await;
+    a_secret_created_late_reconciles_its_sync(&table, &db).await;
     only_the_leader_reconciles().await;
     workers_sync_the_table(&table, &db).await;
     a_failing_worker_says_why().await;

@@ -28,6 +28,20 @@ async fn verify_finds_missing_extra_and_different_rows_and_nothing_on_an_equal_t
         text.contains("100 missing from MySQL, 0 extra in MySQL, 500 different"),
         "{text}"
     );
+    // The same within the smallest `maxBufferBytes`: what the second pass holds of 3,000 rows
+    // doesn't fit in 64 KiB, so their chunks are read again in several groups.
+    let small = SyncConfig::builder(&t, &db).max_buffer_bytes(65536).build();
+    let out = small.verify_with(&["--snapshot", "1"]);
+    let (text, log) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert_eq!(out.status.code(), Some(3), "{log}");
+    assert!(
+        text.contains("100 missing from MySQL, 0 extra in MySQL, 500 different"),
+        "{text}"
+    );
+    assert!(
+        log.contains("read again in groups that fit in memory"),
+        "{log}"
+    );
 
     db.exec("DELETE FROM orders WHERE id = 17").await;
     db.exec("UPDATE orders SET amount = amount + 1 WHERE id = 2500")

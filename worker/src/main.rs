@@ -197,7 +197,7 @@ struct VerifyArgs {
     #[arg(long, conflicts_with = "snapshot")]
     repair: bool,
     /// Rows held in memory at most while the keys of differing chunks are looked for (more
-    /// reads of both sides when more differ; about 200 bytes a narrow row).
+    /// reads of both sides when more differ), within `maxBufferBytes` too.
     #[arg(long, default_value_t = pms_worker::verify::DEFAULT_ROWS_PER_PASS)]
     rows_per_pass: u64,
     /// The sync is running: compare keys that differ again (up to 3 rounds, each once every

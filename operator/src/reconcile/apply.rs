@@ -127,6 +127,19 @@ pub async fn apply(
     })
 }
 
+/// Creates each of `config_maps` that is still missing (one made meanwhile is left as it is).
+pub async fn create_missing(client: &Client, ns: &str, config_maps: &[ConfigMap]) -> Result<()> {
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    for cm in config_maps {
+        match api.create(&PostParams::default(), cm).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => return Err(Error::api::<ConfigMap>(Verb::Apply, ns, &cm.name_any(), e)),
+        }
+    }
+    Ok(())
+}
+
 /// How long a deletion waits for the workers to stop (their grace period is 60 s) before it
 /// removes what they need to stop cleanly.
 pub const WORKERS_STOP_WITHIN: std::time::Duration = std::time::Duration::from_secs(90);

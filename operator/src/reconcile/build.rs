@@ -1,7 +1,7 @@
 //! Step 3 (pure): the objects a `PaimonMysqlSync` should own. No API calls here, so every
 //! rule is unit-tested without a cluster.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy};
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
@@ -120,6 +120,39 @@ pub fn all(
         jobs,
         control: control_config_map(pms, control),
     })
+}
+
+/// The checkpoint ConfigMaps of the current slots not in `present`, empty: made by the operator
+/// before the workers start, so that no other sync's worker (which may create ConfigMaps of
+/// any name) can take a slot's name first. Not owned by the sync: checkpoints outlive it when
+/// `retainOnDelete` asks (the finalizer deletes them otherwise). With checkpoints on S3 the
+/// ConfigMaps hold only notes, and none are made.
+pub fn missing_slot_config_maps(pms: &PaimonMysqlSync, present: &BTreeSet<u32>) -> Vec<ConfigMap> {
+    let sync = pms.name_any();
+    let in_config_maps = matches!(
+        pms.spec.checkpoint.storage,
+        None | Some(CheckpointStorage::Configmap)
+    );
+    let slots = if in_config_maps {
+        pms.spec.parallelism
+    } else {
+        0
+    };
+    (0..slots)
+        .filter(|slot| !present.contains(slot))
+        .map(|slot| ConfigMap {
+            metadata: ObjectMeta {
+                owner_references: None,
+                ..meta(
+                    pms,
+                    contract::checkpoint_name(&sync, slot),
+                    Component::Checkpoint,
+                    Some(slot),
+                )
+            },
+            ..Default::default()
+        })
+        .collect()
 }
 
 /// The control ConfigMap, holding `control` (or nothing to do).

@@ -49,6 +49,9 @@ pub struct Dereferenced {
     /// The workers' checkpoints of this sync (any parallelism), by ConfigMap name (on S3: the
     /// name their ConfigMap would have). One without a readable checkpoint is left out.
     pub checkpoints: BTreeMap<String, Checkpoint>,
+    /// The slots whose checkpoint ConfigMap exists (the operator makes the missing ones of
+    /// the current slots, so no other sync's worker can take their names first).
+    pub slot_config_maps: BTreeSet<u32>,
     /// Rebuild and verify: reports, notes, Jobs, worker pods.
     pub jobs: JobFacts,
     /// The `PaimonMysqlSyncSavepoint`s of this sync (`spec.syncName`).
@@ -91,8 +94,11 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
         None => (None, None),
     };
     let sync = pms.name_any();
-    let (mut checkpoints, mut notes) = checkpoints(client, ns, &sync).await?;
-    // Without its Secret there is no store to read: validation says why.
+    let SlotConfigMaps {
+        mut checkpoints,
+        mut notes,
+        slots,
+    } = checkpoints(client, ns, &sync).await?;
     // Without its Secret there is no store to read: validation says why.
     let store = CheckpointStore::with_secret(pms, checkpoint_secret.as_ref())?.unwrap_or_default();
     if let Some(on_s3) = store.s3_checkpoints(ns, &sync).await? {
@@ -118,6 +124,7 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
         tls_client_secret,
         store,
         checkpoints,
+        slot_config_maps: slots,
         jobs,
     })
 }
@@ -144,34 +151,40 @@ fn keys_of(name: &str, secret: Option<&Secret>) -> SecretKeys {
 /// The checkpoint ConfigMaps of one sync, by label: also those of slots a previous, larger
 /// parallelism had (the Role must still name them, a rescale reads them); and the workers'
 /// notes that only a rebuild can go on, by slot.
-async fn checkpoints(
-    client: &Client,
-    ns: &str,
-    sync: &str,
-) -> Result<(BTreeMap<String, Checkpoint>, WorkerNotes)> {
+async fn checkpoints(client: &Client, ns: &str, sync: &str) -> Result<SlotConfigMaps> {
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
     let selector = contract::component_selector(sync, Component::Checkpoint);
     let list = cms
         .list(&ListParams::default().labels(&selector))
         .await
         .map_err(|e| Error::api::<ConfigMap>(Verb::List, ns, &selector, e))?;
-    let slot = |cm: &ConfigMap| cm.labels().get(contract::SLOT_LABEL)?.parse::<u32>().ok();
+    Ok(slot_config_maps(sync, list.items))
+}
+
+/// What the ConfigMaps labelled as `sync`'s checkpoints hold. Only a slot's own ConfigMap
+/// counts: any worker may create ConfigMaps (RBAC can't limit `create` by name), so labels
+/// alone could forge another sync's note or checkpoint.
+fn slot_config_maps(sync: &str, labelled: Vec<ConfigMap>) -> SlotConfigMaps {
+    let own: Vec<(u32, ConfigMap)> = labelled
+        .into_iter()
+        .filter_map(|cm| {
+            let slot = cm.labels().get(contract::SLOT_LABEL)?.parse::<u32>().ok()?;
+            (cm.name_any() == contract::checkpoint_name(sync, slot)).then_some((slot, cm))
+        })
+        .collect();
     let notes = WorkerNotes {
-        rebuild_required: list
-            .items
+        rebuild_required: own
             .iter()
-            .filter_map(|cm| Some((slot(cm)?, parse_data(cm, REBUILD_REQUIRED_KEY)?)))
+            .filter_map(|(slot, cm)| Some((*slot, parse_data(cm, REBUILD_REQUIRED_KEY)?)))
             .collect(),
-        failures: list
-            .items
+        failures: own
             .iter()
-            .filter_map(|cm| Some((slot(cm)?, parse_data(cm, LAST_ERROR_KEY)?)))
+            .filter_map(|(slot, cm)| Some((*slot, parse_data(cm, LAST_ERROR_KEY)?)))
             .collect(),
     };
-    let checkpoints = list
-        .items
+    let checkpoints = own
         .iter()
-        .filter_map(|cm| {
+        .filter_map(|(_, cm)| {
             let parsed = parse_checkpoint(cm);
             if parsed.is_none() {
                 debug!(configmap = %cm.name_any(), "no readable checkpoint in it (yet)");
@@ -179,7 +192,19 @@ async fn checkpoints(
             Some((cm.name_any(), parsed?))
         })
         .collect();
-    Ok((checkpoints, notes))
+    SlotConfigMaps {
+        checkpoints,
+        notes,
+        slots: own.iter().map(|(slot, _)| *slot).collect(),
+    }
+}
+
+/// A sync's slot ConfigMaps, as [`checkpoints`] read them.
+struct SlotConfigMaps {
+    checkpoints: BTreeMap<String, Checkpoint>,
+    notes: WorkerNotes,
+    /// The slots whose ConfigMap exists (with a checkpoint or not).
+    slots: BTreeSet<u32>,
 }
 
 /// What workers that stopped on an error left in their checkpoint ConfigMaps, by slot.
@@ -286,6 +311,7 @@ pub fn parse_checkpoint(cm: &ConfigMap) -> Option<Checkpoint> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kube::api::ObjectMeta;
 
     #[test]
     fn a_checkpoint_configmap_parses_into_the_contract_type() {
@@ -298,6 +324,35 @@ mod tests {
         assert_eq!((cp.slot.index, cp.slot.count), (1, 2));
         assert_eq!(cp.point.done_through(), Some(7));
         assert!(parse_checkpoint(&ConfigMap::default()).is_none());
+    }
+
+    /// A worker of another sync (which may create ConfigMaps of any name) labels one as this
+    /// sync's slot 0 with a failure note and a checkpoint: neither counts, only what is in the
+    /// slot's own ConfigMap does.
+    #[test]
+    fn only_a_slots_own_configmap_is_read_for_its_notes_and_checkpoint() {
+        let json = r#"{"sync":"s","slot":0,"slots":1,"snapshotId":7,"phase":"incremental","epoch":1,"updated":"2026-11-30T10:00:00Z"}"#;
+        let failure = r#"{"message":"forged","at":"2026-11-30T11:00:00Z"}"#;
+        let cm = |name: &str, data: &[(&str, &str)]| ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                labels: Some(contract::labels("s", Component::Checkpoint, Some(0))),
+                ..Default::default()
+            },
+            data: Some(
+                data.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
+            ..Default::default()
+        };
+        let forged = cm("evil", &[(CHECKPOINT_KEY, json), (LAST_ERROR_KEY, failure)]);
+        let read = slot_config_maps("s", vec![forged.clone(), cm("s-checkpoint-0", &[])]);
+        assert!(read.checkpoints.is_empty() && read.notes.failures.is_empty());
+        assert_eq!(read.slots, BTreeSet::from([0]), "the empty one is there");
+        let own = cm("s-checkpoint-0", &[(LAST_ERROR_KEY, failure)]);
+        let read = slot_config_maps("s", vec![forged, own]);
+        assert_eq!(read.notes.failures.len(), 1);
     }
 
     #[test]

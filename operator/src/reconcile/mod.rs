@@ -14,7 +14,7 @@ pub mod dereference;
 pub mod jobs;
 pub mod rescale;
 pub mod savepoints;
-mod secret;
+pub mod secret;
 pub mod status;
 pub mod store;
 mod time;
@@ -279,6 +279,8 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         .clone()
         .unwrap_or_else(|| saves.control.clone());
     let desired = build::all(v, &plan, &control, &ctx.settings)?;
+    let missing = build::missing_slot_config_maps(v.pms, &found.slot_config_maps);
+    apply::create_missing(&ctx.client, &v.namespace, &missing).await?;
     let applied =
         apply::apply(&ctx.client, &v.namespace, &v.name, &desired, rescale.hold()).await?;
     apply::savepoints(&ctx.client, v.pms, &found.savepoints, &saves, &found.store).await?;

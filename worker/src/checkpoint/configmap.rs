@@ -69,8 +69,9 @@ impl ConfigMapCheckpointStore {
         let rv = cm.metadata.resource_version.clone();
         let data = cm.data.unwrap_or_default();
         let Some(body) = data.get(CHECKPOINT_KEY) else {
-            if data.contains_key(LAST_ERROR_KEY) {
-                // Only a worker's notes: it failed before its first checkpoint.
+            if data.is_empty() || data.contains_key(LAST_ERROR_KEY) {
+                // Made empty by the operator before the slot's first run, or only a worker's
+                // notes (it failed before its first checkpoint).
                 return Ok((None, rv));
             }
             return Err(self.err(format!(

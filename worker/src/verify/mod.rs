@@ -6,7 +6,8 @@
 //!    and each chunk keeps a row count and an order-independent sum of row hashes.
 //! 2. Only when chunks differ: both sides are read again, keeping just the rows of those
 //!    chunks, to name the keys missing from MySQL, extra in MySQL, and different (with the
-//!    columns that differ).
+//!    columns that differ). Of MySQL's rows only keys, delete values and column hashes are
+//!    held, in groups of chunks within `--rows-per-pass` and `maxBufferBytes`.
 //!
 //! Rows are hashed in their canonical form (`canonical.rs`), so a value MySQL holds in another
 //! form than it was written in (a DECIMAL's trailing zeros, a FLOAT) is not a difference.
@@ -54,7 +55,7 @@ pub const LIVE_ROUNDS: u32 = 3;
 /// How long a live verify waits for the sync to apply a round's snapshot.
 const LIVE_WAIT: Duration = Duration::from_secs(600);
 
-/// About 100 MB of narrow rows.
+/// Pass 2 holds at most this many rows (and `maxBufferBytes` of them).
 pub const DEFAULT_ROWS_PER_PASS: u64 = 500_000;
 
 /// What `verify` found.
@@ -426,11 +427,14 @@ async fn compare(
     .await?;
     eta.finish();
     let mut in_mysql = vec![ChunkSum::default(); chunks];
+    // What pass 2 would hold of each chunk's MySQL rows, in bytes.
+    let mut held_bytes = vec![0u64; chunks];
     let names: Vec<&str> = layout.columns.iter().map(|c| c.mysql.as_str()).collect();
     report.mysql_rows = mysql
         .scan(&names, |row| {
             let r = rows.canonical(&row);
             in_mysql[r.chunk(chunks)].add(&r);
+            held_bytes[r.chunk(chunks)] += rows.held_bytes(&r, &row);
             Ok(())
         })
         .await?;
@@ -440,11 +444,28 @@ async fn compare(
         .collect();
     report.chunks_differing = differing.len();
 
-    // Pass 2, in groups of differing chunks small enough to hold in memory, each group one
-    // more read of both sides: the rows of its chunks, by key.
+    // Pass 2, in groups of differing chunks small enough to hold in memory (at most
+    // `--rows-per-pass` rows and `maxBufferBytes` of what is held of MySQL's rows), each
+    // group one more read of both sides: the rows of its chunks, by key.
     let mut written = 0;
-    let size = |c: &usize| in_paimon[*c].rows.max(in_mysql[*c].rows);
-    for group in groups(&differing, size, opts.rows_per_pass) {
+    let size = |c: &usize| Size {
+        rows: in_paimon[*c].rows.max(in_mysql[*c].rows),
+        bytes: held_bytes[*c],
+    };
+    let limit = Size {
+        rows: opts.rows_per_pass,
+        bytes: cfg.spec.sink.max_buffer_bytes,
+    };
+    let groups = groups(&differing, size, limit);
+    if groups.len() > 1 {
+        info!(
+            groups = groups.len(),
+            rows_per_pass = limit.rows,
+            max_buffer_bytes = limit.bytes,
+            "verify: the differing chunks are read again in groups that fit in memory"
+        );
+    }
+    for group in groups {
         let show = opts.show;
         let mut fixes = Batch::default();
         let mut fix = |row: &[Value], delete: bool| {
@@ -458,13 +479,14 @@ async fn compare(
                 snapshots.push(plan.snapshot_id);
             }
         };
-        // MySQL's rows of these chunks: canonical key → (row, canonical columns).
-        let mut stored: HashMap<Vec<u8>, (Vec<Value>, CanonicalColumns)> = HashMap::new();
+        // MySQL's rows of these chunks, by canonical key.
+        let mut stored: HashMap<Vec<u8>, Held> = HashMap::new();
         report.mysql_rows_scanned += mysql
             .scan(&names, |row| {
                 let r = rows.canonical(&row);
                 if group.contains(&r.chunk(chunks)) {
-                    stored.insert(r.key, (row, r.columns));
+                    let held = rows.held(&r, &row);
+                    stored.insert(r.key, held);
                 }
                 Ok(())
             })
@@ -482,29 +504,31 @@ async fn compare(
                         .add(show, key, || rows.key_text(&row), String::new);
                     fix(&row, false);
                 }
-                Some((_, theirs)) if theirs != r.columns => {
-                    report.different.add(
-                        show,
-                        keep_keys.then_some(r.key.as_slice()),
-                        || rows.key_text(&row),
-                        || rows.differing_columns(&r.columns, &theirs),
-                    );
-                    fix(&row, false);
+                Some(theirs) => {
+                    let ours = column_hashes(&r.columns);
+                    if ours != theirs.column_hashes {
+                        report.different.add(
+                            show,
+                            keep_keys.then_some(r.key.as_slice()),
+                            || rows.key_text(&row),
+                            || rows.differing_columns(&ours, &theirs.column_hashes),
+                        );
+                        fix(&row, false);
+                    }
                 }
-                Some(_) => {}
             }
             Ok(())
         })
         .await?;
         // Sorted, so the report names the same keys on every run.
-        let extra: BTreeMap<Vec<u8>, Vec<Value>> =
-            stored.into_iter().map(|(k, (row, _))| (k, row)).collect();
-        for (key, row) in &extra {
+        let extra: BTreeMap<Vec<u8>, Held> = stored.into_iter().collect();
+        for (key, held) in &extra {
             let key = keep_keys.then_some(key.as_slice());
+            let row = rows.delete_row(&held.delete_values);
             report
                 .extra
-                .add(show, key, || rows.key_text(row), String::new);
-            fix(row, true);
+                .add(show, key, || rows.key_text(&row), String::new);
+            fix(&row, true);
         }
         if let Some(sink) = repair {
             written += repair::write(sink, cfg, fixes).await?;
@@ -514,18 +538,32 @@ async fn compare(
     Ok((report, written))
 }
 
-/// `chunks` (sorted) in consecutive groups whose sizes add up to at most `limit` (a chunk
-/// larger than that is a group of its own).
-fn groups(chunks: &[usize], size: impl Fn(&usize) -> u64, limit: u64) -> Vec<HashSet<usize>> {
+/// What a group of chunks holds in pass 2.
+#[derive(Clone, Copy, Debug, Default)]
+struct Size {
+    rows: u64,
+    bytes: u64,
+}
+
+/// `chunks` (sorted) in consecutive groups whose sizes add up to at most `limit`, in rows and
+/// in bytes (a chunk larger than that is a group of its own).
+fn groups(chunks: &[usize], size: impl Fn(&usize) -> Size, limit: Size) -> Vec<HashSet<usize>> {
     let mut out: Vec<HashSet<usize>> = Vec::new();
-    let mut filled = u64::MAX;
+    let mut filled: Option<Size> = None;
     for c in chunks {
         let n = size(c);
-        if filled.saturating_add(n) > limit {
+        let fits = filled.is_some_and(|f| {
+            f.rows.saturating_add(n.rows) <= limit.rows
+                && f.bytes.saturating_add(n.bytes) <= limit.bytes
+        });
+        if !fits {
             out.push(HashSet::new());
-            filled = 0;
+            filled = Some(Size::default());
         }
-        filled += n;
+        if let Some(f) = filled.as_mut() {
+            f.rows += n.rows;
+            f.bytes += n.bytes;
+        }
         if let Some(group) = out.last_mut() {
             group.insert(*c);
         }
@@ -620,12 +658,10 @@ struct Rows<'a> {
     columns: &'a [TargetColumn],
 }
 
-type CanonicalColumns = Vec<Vec<u8>>;
-
 /// A row in canonical form: its key, its columns, and its hashes.
 struct Canonical {
     key: Vec<u8>,
-    columns: CanonicalColumns,
+    columns: Vec<Vec<u8>>,
     key_hash: u64,
     row_hash: u64,
 }
@@ -676,7 +712,45 @@ impl Rows<'_> {
             .join(", ")
     }
 
-    fn differing_columns(&self, ours: &[Vec<u8>], theirs: &[Vec<u8>]) -> String {
+    /// What pass 2 holds of a MySQL row: not the row, only what names and deletes it and a
+    /// hash of each column (a 64-bit hash a column, as pass 1 sums 64-bit row hashes).
+    fn held(&self, r: &Canonical, row: &[Value]) -> Held {
+        Held {
+            delete_values: self
+                .layout
+                .delete_positions()
+                .map(|p| row[p].clone())
+                .collect(),
+            column_hashes: column_hashes(&r.columns),
+        }
+    }
+
+    /// About what [`Rows::held`] of `row` takes, with its key, in pass 2's map.
+    fn held_bytes(&self, r: &Canonical, row: &[Value]) -> u64 {
+        const PER_ENTRY: usize = 128; // the map's entry and slack, three allocations
+        const PER_VALUE: usize = 40; // a `Value` and its allocation's header
+        let values: usize = self
+            .layout
+            .delete_positions()
+            .map(|p| match &row[p] {
+                Value::Bytes(b) => PER_VALUE + b.len(),
+                _ => PER_VALUE,
+            })
+            .sum();
+        (PER_ENTRY + r.key.len() + values + 8 * r.columns.len()) as u64
+    }
+
+    /// A row of the layout with the values [`Rows::held`] kept and NULL elsewhere: what a
+    /// delete and [`Rows::key_text`] read.
+    fn delete_row(&self, delete_values: &[Value]) -> Vec<Value> {
+        let mut row = vec![Value::NULL; self.layout.columns.len()];
+        for (p, v) in self.layout.delete_positions().zip(delete_values) {
+            row[p] = v.clone();
+        }
+        row
+    }
+
+    fn differing_columns(&self, ours: &[u64], theirs: &[u64]) -> String {
         let names: Vec<&str> = ours
             .iter()
             .zip(theirs)
@@ -686,6 +760,24 @@ impl Rows<'_> {
             .collect();
         format!(" (columns {})", names.join(", "))
     }
+}
+
+/// What pass 2 holds of one MySQL row (see [`Rows::held`]).
+struct Held {
+    /// The values of [`Layout::delete_positions`].
+    delete_values: Box<[Value]>,
+    column_hashes: Box<[u64]>,
+}
+
+fn column_hashes(columns: &[Vec<u8>]) -> Box<[u64]> {
+    columns
+        .iter()
+        .map(|c| {
+            let mut h = DefaultHasher::new();
+            h.write(c);
+            h.finish()
+        })
+        .collect()
 }
 
 /// One chunk: its rows, and the wrapping sum of their hashes (order-independent).
@@ -709,7 +801,12 @@ mod tests {
     #[test]
     fn differing_chunks_are_read_again_in_groups_that_fit_in_memory() {
         let sizes = [400, 300, 200, 900, 50, 50];
-        let groups = groups(&[0, 1, 2, 3, 4, 5], |c| sizes[*c], 600);
+        let rows = |c: &usize| Size {
+            rows: sizes[*c],
+            bytes: 1,
+        };
+        let limit = |rows, bytes| Size { rows, bytes };
+        let groups = groups(&[0, 1, 2, 3, 4, 5], rows, limit(600, u64::MAX));
         let as_sorted = |g: &HashSet<usize>| {
             let mut v: Vec<_> = g.iter().copied().collect();
             v.sort();
@@ -717,6 +814,14 @@ mod tests {
         };
         let got: Vec<Vec<usize>> = groups.iter().map(as_sorted).collect();
         assert_eq!(got, [vec![0], vec![1, 2], vec![3], vec![4, 5]]);
-        assert!(super::groups(&[], |_| 1, 10).is_empty());
+        // The same chunks bounded by bytes instead: the bytes of each chunk are its rows × 10.
+        let bytes = |c: &usize| Size {
+            rows: 1,
+            bytes: sizes[*c] * 10,
+        };
+        let by_bytes = super::groups(&[0, 1, 2, 3, 4, 5], bytes, limit(u64::MAX, 6000));
+        let got: Vec<Vec<usize>> = by_bytes.iter().map(as_sorted).collect();
+        assert_eq!(got, [vec![0], vec![1, 2], vec![3], vec![4, 5]]);
+        assert!(super::groups(&[], |_| Size::default(), limit(10, 10)).is_empty());
     }
 }

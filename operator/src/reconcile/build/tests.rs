@@ -415,3 +415,18 @@ fn a_restart_nonce_rolls_the_pods_without_changing_what_they_run() {
         "a plain restart, not an upgrade through upgradeMode"
     );
 }
+
+#[test]
+fn the_missing_checkpoint_configmaps_of_the_current_slots_are_made_unowned() {
+    let pms = sample(3, "running");
+    let made = missing_slot_config_maps(&pms, &BTreeSet::from([1]));
+    let names: Vec<String> = made.iter().map(|cm| cm.name_any()).collect();
+    assert_eq!(names, ["orders-checkpoint-0", "orders-checkpoint-2"]);
+    for cm in &made {
+        assert!(cm.metadata.owner_references.is_none() && cm.data.is_none());
+        assert_eq!(cm.labels()[contract::COMPONENT_LABEL], "checkpoint");
+    }
+    let mut on_s3 = pms.clone();
+    on_s3.spec.checkpoint.storage = Some(CheckpointStorage::S3);
+    assert!(missing_slot_config_maps(&on_s3, &BTreeSet::new()).is_empty());
+}
