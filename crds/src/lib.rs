@@ -25,10 +25,45 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, ValidationRule,
 };
 
-/// The CRDs: the sync, its savepoints, the database sync. The sync's gets rules on its name,
-/// which only the root of a schema can hold (`metadata.name`): none may end like a rebuild's,
-/// nor be longer than the names made from it allow ([`contract::MAX_SYNC_NAME`]).
+/// The revision of the CRDs' schemas, stamped on each CRD as [`SCHEMA_REVISION_ANNOTATION`]: an
+/// operator never applies its CRDs over ones of a later revision (a `helm rollback` to an older
+/// operator would prune the newer fields of every resource). Raised with each change of the
+/// schemas: `crds/schema-revisions.txt` lists each revision with a digest of its schemas, and a
+/// test fails until a changed schema has its line.
+pub const SCHEMA_REVISION: u32 = 3;
+pub const SCHEMA_REVISION_ANNOTATION: &str = "paimonsync.io/schema-revision";
+
+/// The CRDs, stamped with [`SCHEMA_REVISION`].
 pub fn crds() -> Vec<CustomResourceDefinition> {
+    let mut crds = unstamped_crds();
+    for crd in &mut crds {
+        crd.metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(
+                SCHEMA_REVISION_ANNOTATION.to_string(),
+                SCHEMA_REVISION.to_string(),
+            );
+    }
+    crds
+}
+
+/// The schema revision a CRD found in the cluster was stamped with (0: none, one older than
+/// the stamp).
+pub fn schema_revision(crd: &CustomResourceDefinition) -> u32 {
+    crd.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(SCHEMA_REVISION_ANNOTATION))
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0)
+}
+
+/// The CRDs as the schemas alone make them, as [`schema_revision_digest`] reads them.
+/// The sync's gets rules on its name, which only the root of a schema can hold
+/// (`metadata.name`): none may end like a rebuild's, nor be longer than the names made from it
+/// allow ([`contract::MAX_SYNC_NAME`]).
+fn unstamped_crds() -> Vec<CustomResourceDefinition> {
     use kube::CustomResourceExt;
     let mut sync = PaimonMysqlSync::crd();
     for version in &mut sync.spec.versions {
@@ -64,8 +99,21 @@ pub fn crds() -> Vec<CustomResourceDefinition> {
 /// (enabled in the workspace by the `paimon` crate) numbers would otherwise serialize as
 /// private maps instead of plain YAML numbers.
 pub fn crd_yaml() -> String {
-    crds()
-        .into_iter()
+    yaml_of(crds())
+}
+
+/// What `crds/schema-revisions.txt` lists for the schemas of this build: an FNV-1a digest of
+/// their YAML without the revision stamp (stable across builds and toolchains).
+pub fn schema_revision_digest() -> String {
+    let yaml = yaml_of(unstamped_crds());
+    let digest = yaml.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{digest:016x}")
+}
+
+fn yaml_of(crds: Vec<CustomResourceDefinition>) -> String {
+    crds.into_iter()
         .map(|crd| {
             let mut crd = serde_json::to_value(crd).expect("the CRD serializes");
             drop_unsigned_formats(&mut crd);

@@ -203,6 +203,10 @@ pub struct SlotStatus {
     pub lag_snapshots: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_checkpoint_time: Option<String>,
+    /// How often the kubelet restarted this slot's worker container (a crash, an OOM kill, a
+    /// liveness check failed by a stalled worker), in its current pod.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<i32>,
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `spec.workerPod`: what a user sets on the pods the operator builds for a sync (the slots'
 //! Deployments and the rebuild, restore and verify Jobs), in Kubernetes' own types so the CRD
-//! schema validates them. The operator's settings (image, command, probes, ServiceAccount, the
-//! restricted security context) are not here; a volume, mount path, label or annotation that
+//! schema validates them. The operator's settings (command, probes, ServiceAccount, the
+//! restricted security context) are not here, and its image only as a default; a volume, mount path, label or annotation that
 //! redefines one of the operator's own is refused.
 
 use std::collections::BTreeMap;
@@ -16,6 +16,12 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkerPodSpec {
+    /// The worker image of this sync's pods; default the operator's (`--worker-image`, the
+    /// chart's `workerImage`). Pinning one keeps an operator upgrade from restarting this sync
+    /// (by `upgradeMode`) together with every other: change it when you choose, sync by sync.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1))]
+    pub image: Option<String>,
     /// Extra labels and annotations of the pods (none of the keys the operator sets).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,

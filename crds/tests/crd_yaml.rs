@@ -18,6 +18,30 @@ fn committed_crd_matches_the_types() {
     }
 }
 
+/// A change of the schemas raises [`pms_crds::SCHEMA_REVISION`]: the ledger's last line is this
+/// build's revision and the digest of its schemas.
+#[test]
+fn a_changed_schema_has_a_new_revision() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema-revisions.txt");
+    let ledger = std::fs::read_to_string(path).unwrap_or_default();
+    let last = ledger
+        .lines()
+        .rfind(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .unwrap_or_default();
+    let (revision, digest) = (
+        pms_crds::SCHEMA_REVISION,
+        pms_crds::schema_revision_digest(),
+    );
+    assert_eq!(
+        last,
+        format!("{revision} {digest}"),
+        "the CRD schemas changed since revision {revision}: append `{} {digest}` to {path} and set \
+         SCHEMA_REVISION to {} (an older operator then leaves these CRDs alone)",
+        revision + 1,
+        revision + 1
+    );
+}
+
 #[test]
 fn a_standalone_spec_parses_with_defaults() {
     let spec: pms_crds::PaimonMysqlSyncSpec = serde_yaml::from_str(

@@ -31,9 +31,10 @@ use tracing::{error, info, warn};
     about = "Reconciles PaimonMysqlSync resources into worker Deployments"
 )]
 struct Cli {
-    /// Watch one namespace only (default: all namespaces).
-    #[arg(long, env = "PMS_WATCH_NAMESPACE")]
-    namespace: Option<String>,
+    /// Watch these namespaces only (repeat the flag, or separate them by commas; default: all
+    /// namespaces).
+    #[arg(long = "namespace", env = "PMS_WATCH_NAMESPACE", value_delimiter = ',')]
+    namespaces: Vec<String>,
     /// Worker image for the Deployments.
     #[arg(
         long,
@@ -199,17 +200,21 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         metrics,
         leadership: Some(leadership),
     });
-    let controller = async {
-        tokio::join!(
-            run_controller(client.clone(), cli.namespace.as_deref(), ctx.clone()),
-            pms_operator::database::run_controller(
-                client.clone(),
-                cli.namespace.as_deref(),
-                ctx.clone()
-            ),
-            pms_operator::orphan_savepoints::run_controller(client, cli.namespace.as_deref(), ctx),
-        )
+    // The three controllers, once for every namespace watched (or once for all of them).
+    let namespaces: Vec<Option<&str>> = match cli.namespaces.as_slice() {
+        [] => vec![None],
+        some => some.iter().map(|ns| Some(ns.as_str())).collect(),
     };
+    let controller = futures::future::join_all(namespaces.into_iter().map(|ns| {
+        let (client, ctx) = (client.clone(), ctx.clone());
+        async move {
+            tokio::join!(
+                run_controller(client.clone(), ns, ctx.clone()),
+                pms_operator::database::run_controller(client.clone(), ns, ctx.clone()),
+                pms_operator::orphan_savepoints::run_controller(client, ns, ctx),
+            )
+        }
+    }));
     // Losing the lease stops reconciling at once: another replica takes over. A reconcile
     // that finds another holder first (this replica was frozen) stops it too.
     let lost = async {

@@ -51,8 +51,9 @@ impl Drop for Operator {
 fn start_operator(log: &std::path::Path) -> Operator {
     let child = Command::new(operator_bin())
         .args([
+            // Two namespaces watched (the second stays empty): one set of controllers each.
             "--namespace",
-            NS,
+            &format!("{NS},{NS}-idle"),
             "--lease-namespace",
             NS,
             "--admin-addr",
@@ -425,6 +426,27 @@ fn install_chart() {
     assert!(
         !rendered.contains("kind: NetworkPolicy")
             && !rendered.contains("kind: PodDisruptionBudget")
+    );
+    // A list of watched namespaces: a Role and RoleBinding in each, no ClusterRole for them.
+    let scoped = helm(&[
+        "template",
+        "pms",
+        chart_dir,
+        "--set",
+        "watchNamespaces={team-a,team-b}",
+    ]);
+    for expected in [
+        "--namespace=team-a,team-b",
+        "kind: Role\nmetadata:\n  name: pms-paimon-mysql-sync\n  namespace: team-a",
+        "kind: RoleBinding\nmetadata:\n  name: pms-paimon-mysql-sync\n  namespace: team-b",
+    ] {
+        assert!(
+            scoped.contains(expected),
+            "helm template lacks {expected:?}:\n{scoped}"
+        );
+    }
+    assert!(
+        !scoped.contains("kind: ClusterRoleBinding\nmetadata:\n  name: pms-paimon-mysql-sync\n")
     );
     // The plain-kubectl install is the chart rendered with its defaults, and the server takes it.
     let manifests = repo_root().join("deploy");
@@ -801,7 +823,19 @@ fn an_older_crd_with_a_sync() {
     assert!(!out.status.success(), "the older CRD has no workerPod");
     let older = legacy_sync().replace(", workerPod: {labels: {team: legacy}}", "");
     apply_ok(&older);
+    // And one CRD of a later schema revision than the operator's (as after a `helm rollback`).
+    kubectl(&[
+        "annotate",
+        "crd",
+        LATER_CRD,
+        &format!("{REVISION}=99"),
+        "--overwrite",
+    ]);
 }
+
+/// The CRD stamped with a later revision before the operator starts, and the stamp.
+const LATER_CRD: &str = "paimonmysqlsyncsavepoints.paimonsync.io";
+const REVISION: &str = pms_crds::SCHEMA_REVISION_ANNOTATION;
 
 /// The operator applies its own CRDs when it starts leading: the new field is there, the sync
 /// made under the older schema stays, and takes the new field.
@@ -812,6 +846,14 @@ async fn the_operator_brings_its_crds_up_to_date() {
     })
     .await;
     assert!(get("pms", "legacy", NS).is_some(), "the older sync stays");
+    // The CRD of a later revision is left as it is, and the log says why.
+    let later = kubectl(&["get", "crd", LATER_CRD, "-o", "json"]);
+    let later: Json = serde_json::from_str(&later).unwrap();
+    assert_eq!(later["metadata"]["annotations"][REVISION], "99", "{later}");
+    let log = std::fs::read_to_string(operator_log()).unwrap_or_default();
+    assert!(log.contains("later schema revision"), "{log}");
+    let ours = format!("{REVISION}={}", pms_crds::SCHEMA_REVISION);
+    kubectl(&["annotate", "crd", LATER_CRD, &ours, "--overwrite"]);
     apply_ok(&legacy_sync());
     kubectl(&[
         "delete",

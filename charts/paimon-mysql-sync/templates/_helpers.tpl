@@ -24,3 +24,10 @@ app.kubernetes.io/component: operator
 {{- define "pms.serviceAccountName" -}}
 {{- default (include "pms.fullname" .) .Values.serviceAccount.name -}}
 {{- end -}}
+
+{{- /* The namespaces watched, comma-separated: watchNamespaces and watchNamespace together;
+       empty means every namespace. */ -}}
+{{- define "pms.watchNamespaces" -}}
+{{- $all := concat (.Values.watchNamespaces | default list) (compact (list .Values.watchNamespace)) -}}
+{{- $all | uniq | join "," -}}
+{{- end }}

@@ -463,6 +463,12 @@ fn worker_env(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Vec<EnvV
     env_vars
 }
 
+/// `spec.workerPod.image`, else the operator's.
+fn worker_image(pms: &PaimonMysqlSync, settings: &Settings) -> String {
+    let pinned = pms.spec.worker_pod.as_ref().and_then(|p| p.image.clone());
+    pinned.unwrap_or_else(|| settings.worker_image.clone())
+}
+
 fn worker_container(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Container {
     let probe = |path: &str, period: i32| Probe {
         http_get: Some(HTTPGetAction {
@@ -476,7 +482,7 @@ fn worker_container(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Co
     };
     Container {
         name: "worker".into(),
-        image: Some(settings.worker_image.clone()),
+        image: Some(worker_image(pms, settings)),
         image_pull_policy: Some(settings.image_pull_policy.clone()),
         args: Some(vec!["run".into()]),
         env: Some(worker_env(pms, slot, settings)),

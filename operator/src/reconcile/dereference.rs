@@ -207,6 +207,31 @@ struct SlotConfigMaps {
     slots: BTreeSet<u32>,
 }
 
+/// The restarts of the worker containers of `pods`, summed by their slot label.
+fn restarts_by_slot(pods: &[Pod]) -> BTreeMap<u32, i32> {
+    let mut by_slot = BTreeMap::new();
+    for pod in pods {
+        let Some(slot) = pod
+            .labels()
+            .get(contract::SLOT_LABEL)
+            .and_then(|s| s.parse().ok())
+        else {
+            continue;
+        };
+        let statuses = pod
+            .status
+            .as_ref()
+            .and_then(|s| s.container_statuses.as_ref());
+        let restarts: i32 = statuses
+            .iter()
+            .flat_map(|s| s.iter())
+            .map(|c| c.restart_count)
+            .sum();
+        *by_slot.entry(slot).or_insert(0) += restarts;
+    }
+    by_slot
+}
+
 /// What workers that stopped on an error left in their checkpoint ConfigMaps, by slot.
 struct WorkerNotes {
     rebuild_required: Vec<(u32, RebuildRequired)>,
@@ -255,17 +280,17 @@ async fn job_facts(client: &Client, ns: &str, sync: &str, notes: WorkerNotes) ->
     let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
     let selector = contract::component_selector(sync, Component::Worker);
     let worker_pods = pods
-        .list_metadata(&ListParams::default().labels(&selector))
+        .list(&ListParams::default().labels(&selector))
         .await
         .map_err(|e| Error::api::<Pod>(Verb::List, ns, &selector, e))?
-        .items
-        .len() as i32;
+        .items;
     Ok(JobFacts {
         rebuild_report: report(&cms, ns, &contract::rebuild_name(sync)).await?,
         verify_report: report(&cms, ns, &contract::verify_name(sync)).await?,
         rebuild_required: notes.rebuild_required,
         worker_failures: notes.failures,
-        worker_pods,
+        worker_restarts: restarts_by_slot(&worker_pods),
+        worker_pods: worker_pods.len() as i32,
         rebuild_job_failed: failed(contract::rebuild_name(sync)).await?,
         verify_job_failed: failed(contract::verify_name(sync)).await?,
         restore_report: report(&cms, ns, &contract::restore_name(sync)).await?,
@@ -353,6 +378,29 @@ mod tests {
         let own = cm("s-checkpoint-0", &[(LAST_ERROR_KEY, failure)]);
         let read = slot_config_maps("s", vec![forged, own]);
         assert_eq!(read.notes.failures.len(), 1);
+    }
+
+    #[test]
+    fn worker_restarts_are_summed_by_slot() {
+        let pod = |slot: &str, restarts: &[i32]| -> Pod {
+            let statuses: Vec<_> = restarts
+                .iter()
+                .map(|r| serde_json::json!({"name": "worker", "image": "i", "imageID": "", "ready": false, "restartCount": r}))
+                .collect();
+            serde_json::from_value(serde_json::json!({
+                "metadata": {"labels": {contract::SLOT_LABEL: slot}},
+                "status": {"containerStatuses": statuses}
+            }))
+            .expect("a pod")
+        };
+        // Slot 1 has a terminating pod beside its new one; a pod with no slot label counts nowhere.
+        let pods = [
+            pod("0", &[2]),
+            pod("1", &[1]),
+            pod("1", &[0]),
+            pod("x", &[5]),
+        ];
+        assert_eq!(restarts_by_slot(&pods), BTreeMap::from([(0, 2), (1, 1)]));
     }
 
     #[test]

@@ -13,6 +13,8 @@
 //! Job `pms-worker verify --live --publish` compares MySQL with Paimon and writes what it found
 //! into `<sync>-verify`.
 
+use std::collections::BTreeMap;
+
 use super::time::seconds;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::runtime::events::EventType;
@@ -40,6 +42,8 @@ pub struct JobFacts {
     pub worker_failures: Vec<(u32, WorkerFailure)>,
     /// Worker pods that still exist, terminating ones included (they may still write).
     pub worker_pods: i32,
+    /// Restarts of each slot's worker container, by slot (see `SlotStatus::restarts`).
+    pub worker_restarts: BTreeMap<u32, i32>,
     /// The id (annotation [`JOB_ID`]) of a rebuild or verify Job Kubernetes gave up on.
     pub rebuild_job_failed: Option<String>,
     pub verify_job_failed: Option<String>,

@@ -41,7 +41,12 @@ pub fn compute(
         .iter()
         .map(|d| d.status.as_ref().and_then(|s| s.replicas).unwrap_or(0))
         .sum();
-    let progress = progress(slots, checkpoints);
+    let mut progress = progress(slots, checkpoints);
+    if let Some((_, facts)) = jobs {
+        for slot in &mut progress.slots {
+            slot.restarts = facts.worker_restarts.get(&slot.slot).copied();
+        }
+    }
     let rescaling =
         rescale.filter(|r| matches!(r.phase, RescalePhase::Cutting | RescalePhase::Starting));
     let rebuilding = jobs.is_some_and(|(plan, _)| plan.workers_stopped);
@@ -206,6 +211,7 @@ fn progress(slots: u32, checkpoints: &[Option<&Checkpoint>]) -> Progress {
                 lag_snapshots: cp
                     .and_then(|(c, done)| c.latest_snapshot.map(|l| (l - done).max(0))),
                 last_checkpoint_time: cp.map(|(c, _)| c.updated.clone()),
+                restarts: None,
             }
         })
         .collect();
@@ -593,6 +599,7 @@ mod tests {
                     at: "2026-11-30T10:00:00Z".into(),
                 },
             )],
+            worker_restarts: std::collections::BTreeMap::from([(1, 3)]),
             ..Default::default()
         };
         let s = compute(
@@ -605,6 +612,9 @@ mod tests {
             None,
         );
         assert_eq!(s.phase, Some(Phase::Degraded));
+        // The kubelet's restarts of each slot's worker are in the status.
+        let restarts: Vec<_> = s.slots.iter().map(|k| k.restarts).collect();
+        assert_eq!(restarts, [None, Some(3)]);
         let degraded = s.conditions.iter().find(|c| c.type_ == "Degraded").unwrap();
         assert_eq!(
             (degraded.status.as_str(), degraded.reason.as_str()),

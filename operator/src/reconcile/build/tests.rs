@@ -359,6 +359,16 @@ fn the_restart_key_covers_the_pod_template_and_is_the_same_in_every_build() {
     resources.spec.worker_pod =
         serde_yaml::from_str("{resources: {limits: {memory: 1Gi}}}").unwrap();
     assert_ne!(key, restart_key(&resources, &settings).unwrap());
+    // A sync pinned to its image is not restarted by an operator upgrade.
+    let mut pinned = pms.clone();
+    pinned.spec.worker_pod = serde_yaml::from_str("{image: 'pms-worker:pinned'}").unwrap();
+    let pinned_key = restart_key(&pinned, &settings).unwrap();
+    assert_eq!(pinned_key, restart_key(&pinned, &newer).unwrap());
+    let d = deployment(&pinned, 0, "h", false, &newer);
+    assert_eq!(
+        worker_container(&d).image.as_deref(),
+        Some("pms-worker:pinned")
+    );
     // SHA-256, not `DefaultHasher`: the same digits in every build and toolchain.
     assert_eq!(sha256_hex(&["abc"]), "dc1114cd074914bd");
 }
