@@ -57,6 +57,13 @@ pub struct SavepointStatus {
     pub took: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The attempt under way (or next): one whose slots did not all pause at one snapshot in
+    /// time is made again, 3 attempts at most, the second after 1 minute, the third after 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempt: Option<u32>,
+    /// When the next attempt starts, after one that failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_at: Option<String>,
     /// The `metadata.uid` of the sync it was taken of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_uid: Option<String>,

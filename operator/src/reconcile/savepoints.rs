@@ -23,8 +23,11 @@ use pms_crds::{
     SavepointsStatus, SyncPhase,
 };
 
-/// A savepoint that does not complete in this long fails (and the pause is lifted).
+/// An attempt at a savepoint that does not complete in this long ends (the pause is lifted):
+/// another follows, up to [`SAVEPOINT_ATTEMPTS`], then the savepoint fails.
 pub const SAVEPOINT_TIMEOUT: Duration = Duration::from_secs(600);
+/// Attempts of a savepoint whose slots don't all pause in time, before it fails.
+pub const SAVEPOINT_ATTEMPTS: u32 = 3;
 
 /// What the operator does about savepoints this reconcile.
 #[derive(Debug, Default, PartialEq)]
@@ -142,19 +145,36 @@ fn serve(
         return;
     }
     if status.state == SavepointState::Pending {
+        let retry_at = status
+            .retry_at
+            .as_deref()
+            .and_then(|t| t.parse::<Timestamp>().ok());
+        if retry_at.is_some_and(|at| now < at) {
+            // Between attempts: no pause, the slots go on.
+            return;
+        }
         status.state = SavepointState::InProgress;
         status.started_at = Some(seconds(now));
+        status.retry_at = None;
     }
+    let attempt = status.attempt.unwrap_or(1);
     let timeout = SignedDuration::try_from(SAVEPOINT_TIMEOUT).unwrap_or(SignedDuration::MAX);
     if started.is_some_and(|s| now.duration_since(s) > timeout) {
         let why = format!(
             "the slots did not all pause at one snapshot within {}s",
             SAVEPOINT_TIMEOUT.as_secs()
         );
+        if attempt < SAVEPOINT_ATTEMPTS {
+            return retry(&name, status, &why, now, plan);
+        }
+        let why = format!("{why} ({attempt} attempts)");
         return fail(&name, status, &why, plan);
     }
     let slots = pms.spec.parallelism;
-    let (cut, all_there) = paused_at(checkpoints, slots, &name);
+    // Each attempt pauses under an id of its own: slots that paused for an earlier one and
+    // went on since don't count as paused for this one.
+    let id = pause_id(&name, attempt);
+    let (cut, all_there) = paused_at(checkpoints, slots, &id);
     if let (Some(cut), true) = (cut, all_there) {
         let took = started
             .map(|s| now.duration_since(s).as_secs_f64())
@@ -187,14 +207,47 @@ fn serve(
         return;
     }
     plan.control = Control {
-        pause: Some(PauseRequest {
-            id: name.clone(),
-            at: cut,
-        }),
+        pause: Some(PauseRequest { id, at: cut }),
     };
     if sp.status.as_ref() != Some(&status) {
         plan.statuses.push((name, status));
     }
+}
+
+/// The pause id of attempt `attempt` of savepoint `name`: its name, then `<name>#<attempt>`.
+fn pause_id(name: &str, attempt: u32) -> String {
+    match attempt {
+        0 | 1 => name.to_string(),
+        n => format!("{name}#{n}"),
+    }
+}
+
+/// An attempt timed out: the next one after a backoff (1 minute, then 2), the slots unpaused
+/// meanwhile.
+fn retry(
+    name: &str,
+    mut status: SavepointStatus,
+    why: &str,
+    now: Timestamp,
+    plan: &mut SavepointPlan,
+) {
+    let attempt = status.attempt.unwrap_or(1);
+    let backoff = SignedDuration::from_secs(60 << (attempt - 1).min(4));
+    let retry_at = seconds(now.saturating_add(backoff).unwrap_or(now));
+    status.state = SavepointState::Pending;
+    status.attempt = Some(attempt + 1);
+    status.started_at = None;
+    status.error = Some(format!(
+        "attempt {attempt}: {why}; attempt {} at {retry_at}",
+        attempt + 1
+    ));
+    status.retry_at = Some(retry_at);
+    plan.events.push((
+        EventType::Warning,
+        "SavepointRetrying",
+        format!("{name}: {}", status.error.as_deref().unwrap_or_default()),
+    ));
+    plan.statuses.push((name.to_string(), status));
 }
 
 fn fail(name: &str, mut status: SavepointStatus, why: &str, plan: &mut SavepointPlan) {

@@ -235,3 +235,65 @@ fn history_counts_completed_savepoints_and_keeps_the_last_one_and_those_made_by_
     ];
     assert_eq!(plan(&pms, &old, &[None, None], true, now).delete, ["s-c1"]);
 }
+
+/// A slot that never pauses (stuck behind a long transaction, say): each attempt times out,
+/// the slots are unpaused between attempts, the next attempt pauses under an id of its own
+/// after 1 and then 2 minutes, and the third failure fails the savepoint.
+#[test]
+fn a_savepoint_whose_slots_do_not_pause_in_time_is_tried_again_with_backoff() {
+    let pms = sync("");
+    let mut sp = savepoint("sp1", "2026-11-30T10:00:00Z", None);
+    let stuck = cp(1, 7, None);
+    let mut now = at("2026-11-30T10:00:01Z");
+    let mut ids = Vec::new();
+    for attempt in 1..=3u32 {
+        // The attempt starts and asks every slot to pause; slot 0 does, slot 1 never.
+        let p = plan(&pms, &[sp.clone()], &[None, Some(&stuck)], true, now);
+        let pause = p.control.pause.clone().expect("a pause");
+        ids.push(pause.id.clone());
+        sp.status = Some(p.statuses[0].1.clone());
+        assert_eq!(
+            sp.status.as_ref().unwrap().state,
+            SavepointState::InProgress
+        );
+        let paused = cp(0, 6, Some(&pause.id));
+        // Past the timeout.
+        now = now.saturating_add(SignedDuration::from_secs(601)).unwrap();
+        let p = plan(
+            &pms,
+            &[sp.clone()],
+            &[Some(&paused), Some(&stuck)],
+            true,
+            now,
+        );
+        let status = p.statuses[0].1.clone();
+        if attempt == 3 {
+            assert_eq!(status.state, SavepointState::Failed);
+            assert!(status.error.unwrap().contains("(3 attempts)"));
+            assert_eq!(p.events[0].1, "SavepointFailed");
+            break;
+        }
+        assert_eq!(status.state, SavepointState::Pending);
+        assert_eq!(status.attempt, Some(attempt + 1));
+        assert_eq!(p.events[0].1, "SavepointRetrying");
+        assert!(p.control.pause.is_none(), "unpaused between attempts");
+        sp.status = Some(status);
+        // Not before its backoff: still no pause.
+        let backoff = 60 * i64::from(attempt);
+        let early = now
+            .saturating_add(SignedDuration::from_secs(backoff - 1))
+            .unwrap();
+        let p = plan(
+            &pms,
+            &[sp.clone()],
+            &[Some(&paused), Some(&stuck)],
+            true,
+            early,
+        );
+        assert!(p.control.pause.is_none() && p.statuses.is_empty());
+        now = now
+            .saturating_add(SignedDuration::from_secs(backoff))
+            .unwrap();
+    }
+    assert_eq!(ids, ["sp1", "sp1#2", "sp1#3"]);
+}
