@@ -2,7 +2,7 @@
 
 use kube::runtime::events::Recorder;
 use kube::Client;
-use pms_crds::SyncPhase;
+use pms_crds::{SyncPhase, TableStatus};
 use prometheus::{Histogram, HistogramOpts, IntCounterVec, IntGaugeVec, Opts, Registry};
 
 /// Settings from the command line (and the Helm chart's values).
@@ -55,6 +55,9 @@ pub struct Metrics {
     /// `pms_operator_api_requests_total{verb}`: every request to the API server (`WATCH` for
     /// a watch), what the operator's API load is measured by.
     pub api_requests: IntCounterVec,
+    /// `pms_database_tables{namespace,database_sync,phase}`: a database sync's tables by the
+    /// phase of their sync (a table without one yet counts as `Pending`).
+    pub database_tables: IntGaugeVec,
 }
 
 impl Metrics {
@@ -102,7 +105,16 @@ impl Metrics {
             &["verb"],
         )?;
         registry.register(Box::new(api_requests.clone()))?;
+        let database_tables = IntGaugeVec::new(
+            Opts::new(
+                "pms_database_tables",
+                "A database sync's tables by the phase of their sync",
+            ),
+            &["namespace", "database_sync", "phase"],
+        )?;
+        registry.register(Box::new(database_tables.clone()))?;
         Ok(Self {
+            database_tables,
             api_requests,
             registry,
             reconciles,
@@ -132,6 +144,28 @@ impl Metrics {
         let _ = self.divergent_rows.remove_label_values(&[ns, sync]);
         for p in SyncPhase::ALL {
             let _ = self.phase.remove_label_values(&[ns, sync, p.as_str()]);
+        }
+    }
+
+    /// How many of a database sync's tables are in each phase.
+    pub fn database_tables(&self, ns: &str, name: &str, tables: &[TableStatus]) {
+        for p in SyncPhase::ALL {
+            let n = tables
+                .iter()
+                .filter(|t| t.phase.unwrap_or(SyncPhase::Pending) == p)
+                .count();
+            self.database_tables
+                .with_label_values(&[ns, name, p.as_str()])
+                .set(n as i64);
+        }
+    }
+
+    /// A deleted database sync's series go with it.
+    pub fn forget_database(&self, ns: &str, name: &str) {
+        for p in SyncPhase::ALL {
+            let _ = self
+                .database_tables
+                .remove_label_values(&[ns, name, p.as_str()]);
         }
     }
 
@@ -165,6 +199,36 @@ mod tests {
         );
         m.forget_sync("ns", "s");
         assert!(!pms_runtime::render(&m.registry).contains("pms_sync_phase{"));
+    }
+
+    #[test]
+    fn a_database_syncs_tables_are_counted_by_phase_until_it_is_deleted() {
+        let m = Metrics::new().unwrap();
+        let table = |phase| TableStatus {
+            phase,
+            ..Default::default()
+        };
+        let tables = [
+            table(Some(SyncPhase::Running)),
+            table(Some(SyncPhase::Running)),
+            table(Some(SyncPhase::Failed)),
+            table(None),
+        ];
+        m.database_tables("ns", "shop", &tables);
+        let text = pms_runtime::render(&m.registry);
+        for (phase, n) in [
+            ("Running", 2),
+            ("Failed", 1),
+            ("Pending", 1),
+            ("Degraded", 0),
+        ] {
+            let series = format!(
+                "pms_database_tables{{database_sync=\"shop\",namespace=\"ns\",phase=\"{phase}\"}} {n}"
+            );
+            assert!(text.contains(&series), "{series} in {text}");
+        }
+        m.forget_database("ns", "shop");
+        assert!(!pms_runtime::render(&m.registry).contains("pms_database_tables{"));
     }
 
     #[test]

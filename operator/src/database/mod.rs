@@ -293,6 +293,8 @@ async fn write_status(
     ns: &str,
     status: DatabaseSyncStatus,
 ) -> Result<()> {
+    ctx.metrics
+        .database_tables(ns, &pmds.name_any(), &status.tables);
     if pmds.status.as_ref() == Some(&status) {
         return Ok(());
     }
@@ -304,6 +306,7 @@ async fn write_status(
 /// MySQL table is touched.
 async fn cleanup(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str) -> Result<Action> {
     let name = pmds.name_any();
+    ctx.metrics.forget_database(ns, &name);
     let api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
     for sync in tables_syncs(&api, ns, &name).await?.into_values() {
         api.delete(&sync.name_any(), &DeleteParams::background())
