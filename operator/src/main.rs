@@ -299,7 +299,9 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
                 .state()
                 .into_iter()
                 .filter(|pms| pms.namespace() == ns)
-                .filter(|pms| reconcile::secret::referenced(pms).contains(&name.as_str()))
+                .filter(|pms| {
+                    reconcile::dereference::referenced_secrets(pms).contains(&name.as_str())
+                })
                 .map(|pms| ObjectRef::from_obj(&*pms))
                 .collect::<Vec<_>>()
         }

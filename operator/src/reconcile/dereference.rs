@@ -333,6 +333,34 @@ pub fn parse_checkpoint(cm: &ConfigMap) -> Option<Checkpoint> {
     parse_data(cm, CHECKPOINT_KEY)
 }
 
+/// The names of the Secrets `pms` refers to (a change of one reconciles it).
+pub fn referenced_secrets(pms: &PaimonMysqlSync) -> Vec<&str> {
+    let spec = &pms.spec;
+    let s3 = spec.source.s3.as_ref();
+    [
+        spec.sink
+            .credentials_secret_ref
+            .as_ref()
+            .map(|r| r.name.as_str()),
+        s3.and_then(|s| s.credentials_secret_ref.as_ref())
+            .map(|r| r.name.as_str()),
+        spec.sink
+            .tls
+            .ca_secret_ref
+            .as_ref()
+            .map(|r| r.name.as_str()),
+        spec.sink
+            .tls
+            .client_cert_secret_ref
+            .as_ref()
+            .map(|r| r.name.as_str()),
+        checkpoint_secret_name(pms),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ pub mod dereference;
 pub mod jobs;
 pub mod rescale;
 pub mod savepoints;
-pub mod secret;
+mod secret;
 pub mod status;
 pub mod store;
 mod time;
