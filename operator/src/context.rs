@@ -35,6 +35,8 @@ pub struct Context {
     pub metrics: Metrics,
     /// Checked before every reconcile (a frozen leader must not write once another leads).
     pub leadership: Option<crate::leadership::Leadership>,
+    /// Staggers the restarts an operator upgrade causes.
+    pub restart_gate: std::sync::Arc<crate::restart_gate::RestartGate>,
 }
 
 /// Reconcile metrics, as kube-rs' controller-rs keeps them: how many (by result), why they

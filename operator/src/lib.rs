@@ -11,3 +11,5 @@ pub mod error;
 pub mod leadership;
 pub mod orphan_savepoints;
 pub mod reconcile;
+pub mod restart_gate;
+pub mod watch_keys;

@@ -21,6 +21,8 @@ use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncSavepoint};
 use pms_operator::context::{Context, Metrics, Settings};
 use pms_operator::leadership::{FenceLayer, Leadership};
 use pms_operator::reconcile;
+use pms_operator::restart_gate::RestartGate;
+use pms_operator::watch_keys::{checkpoint_decisions, spec_or_deletion};
 use pms_runtime::Readiness;
 use tracing::{error, info, warn};
 
@@ -48,6 +50,11 @@ struct Cli {
         default_value = "IfNotPresent"
     )]
     worker_image_pull_policy: String,
+    /// At most this many syncs go through a restart the operator causes (a new worker image or
+    /// pod template: a savepoint cut, a shadow rebuild or a rolling restart) at once, each until
+    /// it runs again; 0: no limit. Restarts a sync's own spec asks for never wait.
+    #[arg(long, env = "PMS_MAX_CONCURRENT_RESTARTS", default_value_t = 4)]
+    max_concurrent_restarts: u32,
     /// Serve /metrics and /healthz here.
     #[arg(long, env = "PMS_ADMIN_ADDR", default_value = "0.0.0.0:8080")]
     admin_addr: String,
@@ -199,6 +206,7 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         ),
         metrics,
         leadership: Some(leadership),
+        restart_gate: Arc::new(RestartGate::new(cli.max_concurrent_restarts)),
     });
     // The three controllers, once for every namespace watched (or once for all of them).
     let namespaces: Vec<Option<&str>> = match cli.namespaces.as_slice() {
@@ -242,7 +250,8 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Reconciles the syncs on every change of them or of what they own: the Deployments, Jobs
-/// (rebuild, verify) and ConfigMaps (config, the jobs' reports) labelled as the operator's (the workers' checkpoints too, which move the status).
+/// (rebuild, verify) and ConfigMaps (config, the jobs' reports) labelled as the operator's, and
+/// on what its workers decide in their checkpoint ConfigMaps.
 async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Context>) {
     let (syncs, deployments, config_maps, jobs, savepoints, secrets) = match namespace {
         Some(ns) => (
@@ -262,8 +271,7 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
             Api::all(client.clone()),
         ),
     };
-    // The workers' checkpoints have no owner (the workers write them): mapped by label, so a
-    // checkpoint moves the status (and a savepoint) at once.
+    // The workers' checkpoints have no owner (the workers write them): mapped by label.
     let checkpoints = watcher::Config::default().labels(&format!(
         "{COMPONENT_LABEL}={}",
         Component::Checkpoint.as_str()
@@ -275,11 +283,16 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
     let by_sync_name = |sp: PaimonMysqlSyncSavepoint| {
         Some(ObjectRef::<PaimonMysqlSync>::new(&sp.spec.sync_name).within(&sp.namespace()?))
     };
-    let config_maps_of_checkpoints = config_maps.clone();
+    // Only a change the operator decides by (a note, a pause acknowledged, a new start), not
+    // each write of a busy slot's progress.
+    let checkpoint_changes = watcher(config_maps.clone(), checkpoints)
+        .default_backoff()
+        .touched_objects()
+        .predicate_filter(checkpoint_decisions, Default::default());
     let owned =
         watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGER}"));
-    // A sync is reconciled when its spec changes (its generation) or its deletion starts, not
-    // on each write of its status or annotations (which a reconcile makes itself).
+    // A sync is reconciled when its spec changes or its deletion starts, not on each write of
+    // its status or annotations (which a reconcile makes itself).
     let (store, writer) = reflector::store();
     let spec_changes = watcher(syncs, watcher::Config::default())
         .default_backoff()
@@ -311,7 +324,7 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
         .owns(deployments, owned.clone())
         .owns(config_maps.clone(), owned.clone())
         .owns(jobs, owned)
-        .watches(config_maps_of_checkpoints, checkpoints, by_sync_label)
+        .watches_stream(checkpoint_changes, by_sync_label)
         .watches(savepoints, watcher::Config::default(), by_sync_name)
         .shutdown_on_signal()
         .run(reconcile::reconcile, reconcile::error_policy, ctx)
@@ -322,16 +335,4 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
             }
         })
         .await
-}
-
-/// What of a sync starts a reconcile: its generation (the spec), whether it is being deleted
-/// (setting `deletionTimestamp` need not change the generation), and its finalizers (the
-/// finalizer added by the first reconcile is what starts the second).
-fn spec_or_deletion(pms: &PaimonMysqlSync) -> Option<u64> {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    pms.metadata.generation.hash(&mut h);
-    pms.metadata.deletion_timestamp.is_some().hash(&mut h);
-    pms.metadata.finalizers.hash(&mut h);
-    Some(h.finish())
 }

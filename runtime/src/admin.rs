@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use axum::Router;
 use prometheus::{Encoder, Registry};
-use tracing::info;
+use tracing::{info, warn};
 
 /// Whether the process is ready for traffic (the worker: once its target was validated).
 #[derive(Clone, Default)]
@@ -62,7 +62,12 @@ pub async fn serve_admin(
             get(|| async {
                 match crate::liveness::stalled() {
                     None => (StatusCode::OK, "ok".to_string()),
-                    Some(why) => (StatusCode::SERVICE_UNAVAILABLE, why),
+                    Some(why) => {
+                        // In the log too: the kubelet's event has the status code only, and
+                        // this is the last thing the process says before it is restarted.
+                        warn!(%why, "liveness probe answered: stalled");
+                        (StatusCode::SERVICE_UNAVAILABLE, why)
+                    }
                 }
             }),
         )

@@ -433,6 +433,53 @@ async fn on_a_real_cluster() {
     assert_ne!(next, leader, "another replica leads");
     wait_synced(&table, &db).await;
 
+    // A stalled worker: its write to MySQL blocked (the table locked by another session) for
+    // longer than workerPod.stallAfter, so its liveness probe fails and the kubelet restarts it;
+    // the status counts the restart. Unlocked, it goes on.
+    patch_sync(
+        NS,
+        SYNC,
+        &json!({"spec": {"workerPod": {"stallAfter": "5s"}}}),
+    );
+    wait_for("the worker pod with stallAfter, Ready", LONG, || {
+        let pods = worker_pods_now();
+        let with_stall_after = |p: &Json| p.to_string().contains("PMS_STALL_AFTER");
+        let ready = |p: &Json| {
+            p["status"]["conditions"].as_array().is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True")
+            })
+        };
+        (pods.len() == 1 && with_stall_after(&pods[0]) && ready(&pods[0])).then_some(())
+    })
+    .await;
+    let mut lock = db.conn().await;
+    mysql_async::prelude::Queryable::query_drop(&mut lock, "LOCK TABLES orders WRITE")
+        .await
+        .unwrap();
+    table.commits(vec![generate(8101, 10, "+I", 0)]);
+    let restarted = wait_for(
+        "the stalled worker restarted, counted in the status",
+        Duration::from_secs(240),
+        || {
+            let status = pms_tests::kube::sync_status(NS, SYNC);
+            let restarts = status["slots"][0]["restarts"].as_i64()?;
+            (restarts >= 1).then_some(status)
+        },
+    )
+    .await;
+    mysql_async::prelude::Queryable::query_drop(&mut lock, "UNLOCK TABLES")
+        .await
+        .unwrap();
+    drop(lock);
+    let logs = kubectl(&["logs", "-n", NS, "-l", SELECTOR, "--previous", "--tail=-1"]);
+    assert!(
+        logs.contains("stalled"),
+        "the restarted worker said it stalled: {restarted}\n{logs}"
+    );
+    ready_worker_pods(1).await;
+    wait_synced(&table, &db).await;
+
     // No secret in any log.
     let logs = logs_of(SELECTOR) + &logs_of("app.kubernetes.io/name=paimon-mysql-sync");
     assert!(

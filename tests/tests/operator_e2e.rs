@@ -1680,9 +1680,14 @@ async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
         s["phase"] == "Running" && s["snapshotId"] == latest && s["slotsReady"] == "2/2"
     })
     .await;
+    // The slots' ConfigMaps, made by the operator for the workers' notes, hold no checkpoint.
+    let slot_config_maps = list("configmap", NS, "paimonsync.io/component=checkpoint");
+    assert_eq!(slot_config_maps.len(), 2, "{slot_config_maps:?}");
     assert!(
-        list("configmap", NS, "paimonsync.io/component=checkpoint").is_empty(),
-        "no checkpoint ConfigMaps with s3 storage"
+        slot_config_maps
+            .iter()
+            .all(|cm| cm["data"]["checkpoint.json"].is_null()),
+        "no checkpoint in a ConfigMap with s3 storage: {slot_config_maps:?}"
     );
 
     // Exactly-once rescales at cuts, new ids only: each lands once (one audit row, never a U).
@@ -1782,6 +1787,7 @@ async fn operator_end_to_end() {
     with_checkpoints_on_s3(&table, &db).await;
     database_sync_makes_a_sync_per_table(&db).await;
     a_warehouse_on_hdfs(&db).await;
+    an_operator_upgrade_restarts_syncs_in_turn().await;
 }
 
 const ORPHAN_SAVEPOINT: &str = "of-no-sync";
@@ -1814,6 +1820,138 @@ async fn a_savepoint_of_a_missing_sync_fails() {
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
     kubectl(&["delete", "pmssp", ORPHAN_SAVEPOINT, "-n", NS]);
+}
+
+/// An operator upgrade (another worker image) restarts syncs in turn: with
+/// `--max-concurrent-restarts 1` one sync gets the new image while the other keeps the old one
+/// and says why (Event `RestartQueued`), until the first runs its new template, ready. An
+/// operator of its own, in a namespace of its own.
+async fn an_operator_upgrade_restarts_syncs_in_turn() {
+    const STAGGER_NS: &str = "e2e-stagger";
+    kubectl(&["create", "namespace", STAGGER_NS]);
+    pms_tests::kube::writer_secret(STAGGER_NS, "u", "p");
+    let operator = |image: &str| {
+        let log = std::env::temp_dir().join(format!("pms-e2e-stagger-{image}.log"));
+        let child = Command::new(operator_bin())
+            .args([
+                "--namespace",
+                STAGGER_NS,
+                "--lease-name",
+                "stagger",
+                "--lease-namespace",
+                STAGGER_NS,
+                "--admin-addr",
+                "127.0.0.1:0",
+                "--worker-image",
+                &format!("pms-worker:{image}"),
+                "--max-concurrent-restarts",
+                "1",
+            ])
+            .env("KUBECONFIG", kubeconfig())
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .expect("start pms-operator");
+        Operator(child)
+    };
+    let syncs = ["stagger-a", "stagger-b"];
+    let manifests: Vec<String> = syncs
+        .iter()
+        .map(|name| {
+            format!(
+                "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSync\nmetadata: {{name: {name}, namespace: {STAGGER_NS}}}\n\
+                 spec:\n  source: {{warehouse: /nowhere, database: db, table: {name}}}\n  \
+                 sink: {{url: 'mysql://127.0.0.1:1/db', credentialsSecretRef: {{name: mysql-writer}}, table: {}}}\n",
+                name.replace('-', "_")
+            )
+        })
+        .collect();
+    let image = |sync: &str| {
+        get("deployment", &format!("{sync}-slot-0"), STAGGER_NS).map(|d| {
+            d["spec"]["template"]["spec"]["containers"][0]["image"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+    };
+    // As its Deployment controller would say once the current template's pod is ready.
+    let rolled_out = |sync: &str| {
+        let name = format!("{sync}-slot-0");
+        let d = get("deployment", &name, STAGGER_NS).unwrap();
+        let patch = json!({"status": {"observedGeneration": d["metadata"]["generation"], "replicas": 1, "readyReplicas": 1, "availableReplicas": 1, "updatedReplicas": 1}}).to_string();
+        kubectl(&[
+            "patch",
+            "deployment",
+            &name,
+            "-n",
+            STAGGER_NS,
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            &patch,
+        ]);
+    };
+    let old = operator("old");
+    apply_ok(&manifests.join("---\n"));
+    for sync in syncs {
+        wait_for(&format!("{sync}'s Deployment"), LONG, || {
+            image(sync).filter(|i| i == "pms-worker:old")
+        })
+        .await;
+        rolled_out(sync);
+        wait_for(&format!("{sync} Running"), LONG, || {
+            (sync_status(STAGGER_NS, sync)["phase"] == "Running").then_some(())
+        })
+        .await;
+    }
+    drop(old);
+    let _new = operator("new");
+    let first = wait_for("one sync restarted on the new image", LONG, || {
+        syncs
+            .into_iter()
+            .find(|s| image(s).as_deref() == Some("pms-worker:new"))
+    })
+    .await;
+    let second = syncs.into_iter().find(|s| *s != first).unwrap();
+    wait_for("the other sync told it waits", LONG, || {
+        let reasons = kubectl(&[
+            "get",
+            "events",
+            "-n",
+            STAGGER_NS,
+            "--field-selector",
+            &format!("involvedObject.name={second}"),
+            "-o",
+            "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
+        ]);
+        reasons.contains("RestartQueued").then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(
+        image(second).as_deref(),
+        Some("pms-worker:old"),
+        "{second} waits while {first} restarts"
+    );
+    rolled_out(first);
+    wait_for(
+        "the second sync restarted once the first runs",
+        LONG,
+        || (image(second).as_deref() == Some("pms-worker:new")).then_some(()),
+    )
+    .await;
+    for sync in syncs {
+        kubectl(&[
+            "delete",
+            "pms",
+            sync,
+            "-n",
+            STAGGER_NS,
+            "--wait=true",
+            "--timeout=60s",
+        ]);
+    }
 }
 
 /// A sync of a table on HDFS (`hdfs://namenode:port/…`, `scripts/with-hdfs.sh`), written by
@@ -1939,6 +2077,7 @@ spec:
     sink: {{url: 'mysql://127.0.0.1:{}/{}', credentialsSecretRef: {{name: mysql-writer}}, table: '{{table}}_rt', createTable: true}}
   overrides:
     orders_a: {{parallelism: 2}}
+    orders_b: {{checkpoint: {{retainOnDelete: true}}}}
     zero_slots: {{parallelism: 0}}
 ",
         wh.warehouse().display(),
@@ -2098,6 +2237,68 @@ spec:
         "kubectl get shows tables ready/total: {printed}"
     );
 
+    // A table left out of spec.tables and brought back: with checkpoint.retainOnDelete (its
+    // override) its sync goes and its checkpoint stays; the sync made again resumes there (the
+    // slot's epoch goes on from the kept one's), MySQL still equal.
+    let checkpoint_of_b = || {
+        let cm = get("configmap", "shop-orders-b-checkpoint-0", NS)?;
+        serde_json::from_str::<Json>(cm["data"]["checkpoint.json"].as_str()?).ok()
+    };
+    let kept = checkpoint_of_b().expect("orders_b's checkpoint");
+    let exclude = |patterns: Json| {
+        let patch = json!({"spec": {"tables": {"exclude": patterns}}}).to_string();
+        kubectl(&[
+            "patch",
+            "pmds",
+            "shop",
+            "-n",
+            NS,
+            "--type=merge",
+            "-p",
+            &patch,
+        ]);
+    };
+    // Each listing is of the spec it was made for: listed again until one of the new spec.
+    let all = [
+        "broken",
+        "orders_a",
+        "orders_b",
+        "scratch_tmp",
+        "taken",
+        "zero_slots",
+    ];
+    exclude(json!([".*_tmp", "orders_b"]));
+    wait_for("the left-out table's sync deleted", LONG, || {
+        listed(&all);
+        get("pms", "shop-orders-b", NS).is_none().then_some(())
+    })
+    .await;
+    assert_eq!(
+        checkpoint_of_b(),
+        Some(kept.clone()),
+        "the checkpoint is kept"
+    );
+    exclude(json!([".*_tmp"]));
+    wait_for("the table's sync made again", LONG, || {
+        listed(&all);
+        get("deployment", "shop-orders-b-slot-0", NS)
+    })
+    .await;
+    let out = run_as_pod_of("shop-orders-b", &["run", "--once"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let resumed = checkpoint_of_b().expect("orders_b's checkpoint");
+    assert_eq!(
+        resumed["epoch"].as_u64(),
+        kept["epoch"].as_u64().map(|e| e + 1),
+        "resumed from the kept checkpoint: {kept} then {resumed}"
+    );
+    let b = tables.iter().find(|t| t.name == "orders_b").unwrap();
+    assert_synced(b, db, "orders_b_rt", None).await;
+
     // A table added and one dropped in Paimon, seen at the next listing.
     let added = wh.create_tables(vec![("orders_c", orders("1"), commits(500))]);
     wh.drop_table("orders_b");
@@ -2153,6 +2354,14 @@ spec:
     .await;
     assert!(get("deployment", "shop--tables-slot-0", NS).is_none());
     assert_eq!(db.count("orders_a_rt").await, 20);
+    // Kept by retainOnDelete; gone only by hand.
+    kubectl(&[
+        "delete",
+        "configmap",
+        "shop-orders-b-checkpoint-0",
+        "-n",
+        NS,
+    ]);
     assert!(
         get("pms", "shop-taken", NS).is_some(),
         "not the database sync's to delete"
@@ -2268,9 +2477,10 @@ async fn cut_timing_on_a_large_table() {
 }
 
 /// The operator's API load (`make api-load`): requests per second it sends the API server with
-/// 1, 50 and 200 idle syncs (valid, reconciled, no worker running), counted by its own
-/// `pms_operator_api_requests_total`. A measurement: it prints the figures and fails only if
-/// the syncs are not all reconciled.
+/// 1, 50 and 200 syncs (valid, reconciled), counted by its own `pms_operator_api_requests_total`:
+/// first idle (no worker running), then busy (a stand-in worker per sync writes its checkpoint
+/// ConfigMap every 10 s, as a worker does, and applies a new snapshot every 60 s). A
+/// measurement: it prints the figures and fails only if the syncs are not all reconciled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement: run with `make api-load`"]
 async fn operator_api_load() {
@@ -2286,6 +2496,8 @@ async fn operator_api_load() {
     ]);
     kubectl(&["create", "namespace", LOAD_NS]);
     pms_tests::kube::writer_secret(LOAD_NS, "u", "p");
+    // The stand-in workers' client reads it.
+    std::env::set_var("KUBECONFIG", kubeconfig());
     let port = pms_tests::http::free_port();
     let log = std::env::temp_dir().join("pms-api-load-operator.log");
     let _operator = Operator(
@@ -2322,8 +2534,19 @@ async fn operator_api_load() {
         }
         (by_verb.values().sum(), by_verb)
     };
+    // Requests per second over 60 s, and by verb.
+    let measure = || async {
+        let (before, verbs_before) = requests();
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        let (after, verbs_after) = requests();
+        let verbs: Vec<String> = verbs_after
+            .iter()
+            .map(|(v, a)| format!("{v} {}", a - verbs_before.get(v).copied().unwrap_or(0.0)))
+            .collect();
+        ((after - before) / 60.0, verbs.join(", "))
+    };
     let mut made = 0;
-    println!("api-load: syncs | requests/s | per sync | by verb (requests in 60 s)");
+    println!("api-load: syncs | idle or busy | requests/s | per sync | by verb (requests in 60 s)");
     for n in [1, 50, 200] {
         let manifests: Vec<String> = (made..n)
             .map(|i| {
@@ -2349,18 +2572,60 @@ async fn operator_api_load() {
         )
         .await;
         tokio::time::sleep(Duration::from_secs(20)).await;
-        let (before, verbs_before) = requests();
-        tokio::time::sleep(Duration::from_secs(60)).await;
-        let (after, verbs_after) = requests();
-        let rate = (after - before) / 60.0;
-        let verbs: Vec<String> = verbs_after
-            .iter()
-            .map(|(v, a)| format!("{v} {}", a - verbs_before.get(v).copied().unwrap_or(0.0)))
-            .collect();
+        let (rate, verbs) = measure().await;
         println!(
-            "api-load: {n} | {rate:.1} | {:.2} | {}",
-            rate / n as f64,
-            verbs.join(", ")
+            "api-load: {n} | idle | {rate:.1} | {:.2} | {verbs}",
+            rate / n as f64
         );
+        let workers: Vec<_> = (0..n)
+            .map(|i| tokio::spawn(stand_in_worker(LOAD_NS, i)))
+            .collect();
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        let (rate, verbs) = measure().await;
+        println!(
+            "api-load: {n} | busy | {rate:.1} | {:.2} | {verbs}",
+            rate / n as f64
+        );
+        for worker in workers {
+            worker.abort();
+        }
+    }
+}
+
+/// Writes sync `load-<i>`'s slot 0 checkpoint ConfigMap as a busy worker does: every 10 s
+/// (starting at a spread offset), a new snapshot applied at every sixth write.
+async fn stand_in_worker(ns: &'static str, i: usize) {
+    use pms_worker::checkpoint::configmap::ConfigMapCheckpointStore;
+    use pms_worker::checkpoint::{Checkpoint, Position, ReadPoint};
+    let sync = format!("load-{i}");
+    let slot = pms_crds::contract::Slot::new(0, 1).unwrap();
+    tokio::time::sleep(Duration::from_millis(i as u64 * 10_000 / 200)).await;
+    let mut store = ConfigMapCheckpointStore::connect(&sync, slot, Some(ns.into()))
+        .await
+        .expect("a client");
+    store.load().await.expect("the slot's checkpoint ConfigMap");
+    for write in 0u64.. {
+        let snapshot = 2 + (write / 6) as i64;
+        let checkpoint = Checkpoint {
+            sync: sync.clone(),
+            slot,
+            point: ReadPoint::Changes {
+                next_snapshot: snapshot,
+                at: Position::START,
+            },
+            epoch: 1,
+            updated: format!(
+                "2026-12-03T00:{:02}:{:02}Z",
+                (write / 6) % 60,
+                write % 6 * 10
+            ),
+            latest_snapshot: Some(snapshot),
+            rescaled_from: None,
+            paused_for: None,
+            belongs_to: None,
+            sweep: false,
+        };
+        store.save(&checkpoint).await.expect("a checkpoint written");
+        tokio::time::sleep(Duration::from_secs(10)).await;
     }
 }

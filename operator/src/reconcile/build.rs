@@ -125,20 +125,11 @@ pub fn all(
 /// The checkpoint ConfigMaps of the current slots not in `present`, empty: made by the operator
 /// before the workers start, so that no other sync's worker (which may create ConfigMaps of
 /// any name) can take a slot's name first. Not owned by the sync: checkpoints outlive it when
-/// `retainOnDelete` asks (the finalizer deletes them otherwise). With checkpoints on S3 the
-/// ConfigMaps hold only notes, and none are made.
+/// `retainOnDelete` asks (the finalizer deletes them otherwise). With checkpoints on S3 they
+/// hold only the workers' notes, which count from them alone all the same.
 pub fn missing_slot_config_maps(pms: &PaimonMysqlSync, present: &BTreeSet<u32>) -> Vec<ConfigMap> {
     let sync = pms.name_any();
-    let in_config_maps = matches!(
-        pms.spec.checkpoint.storage,
-        None | Some(CheckpointStorage::Configmap)
-    );
-    let slots = if in_config_maps {
-        pms.spec.parallelism
-    } else {
-        0
-    };
-    (0..slots)
+    (0..pms.spec.parallelism)
         .filter(|slot| !present.contains(slot))
         .map(|slot| ConfigMap {
             metadata: ObjectMeta {

@@ -30,11 +30,12 @@ use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{finalizer, Error as FinalizerError, Event as Finalizer};
 use kube::{Api, Resource, ResourceExt};
 use pms_crds::contract::Checkpoint;
-use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus, SyncPhase, UpgradeMode};
+use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus, RescalePhase, SyncPhase, UpgradeMode};
 use tracing::{info, warn};
 
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
+use crate::restart_gate::Admission;
 use build::Validated;
 use dereference::Dereferenced;
 use validate::Invalid;
@@ -180,6 +181,8 @@ async fn apply_sync(cached: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result
             let rescale = previous.and_then(|p| p.rescale.as_ref());
             let status = status::compute(pms, &[], &[], Some(&why), previous, None, rescale);
             update_status(ctx, pms, ns, status).await?;
+            // Nothing of it restarts while it is invalid.
+            ctx.restart_gate.release(&format!("{ns}/{name}"));
             Ok(Action::requeue(RESYNC_INVALID))
         }
         Next::Apply(valid, found) => {
@@ -246,6 +249,12 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         .and_then(|s| s.restart_key.as_ref())
         .filter(|k| k.starts_with(build::RESTART_KEY_PREFIX))
         .is_some_and(|k| *k != restart_key);
+    let gate_key = format!("{}/{}", v.namespace, v.name);
+    let queued = match restarts {
+        true => queued_restart(ctx, v.pms, &gate_key),
+        false => None,
+    };
+    let restarts = restarts && queued.is_none();
     let mut facts = found.jobs.clone();
     facts.spec_changed = restarts && v.pms.spec.upgrade_mode == UpgradeMode::Stateless;
     let plan = jobs::plan(v.pms, &facts, &found.savepoints, now);
@@ -281,8 +290,9 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
     let desired = build::all(v, &plan, &control, &ctx.settings)?;
     let missing = build::missing_slot_config_maps(v.pms, &found.slot_config_maps);
     apply::create_missing(&ctx.client, &v.namespace, &missing).await?;
-    let applied =
-        apply::apply(&ctx.client, &v.namespace, &v.name, &desired, rescale.hold()).await?;
+    // A queued restart keeps the workers as they are, as a cut under way does.
+    let hold = rescale.hold() || queued.is_some();
+    let applied = apply::apply(&ctx.client, &v.namespace, &v.name, &desired, hold).await?;
     apply::savepoints(&ctx.client, v.pms, &found.savepoints, &saves, &found.store).await?;
     if !applied.removed_slots.is_empty() {
         let note = format!("deleted {}", applied.removed_slots.join(", "));
@@ -303,11 +313,28 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         status.savepoints = Some(s.clone());
     }
     status.parallelism = Some(rescale.slots);
-    status.restart_key = match rescale.hold() {
+    status.restart_key = match hold {
         true => previous.and_then(|p| p.restart_key.clone()),
         false => Some(build::restart_key(v.pms, &ctx.settings)?),
     };
+    // A restart holds its place at the gate until the new template runs, ready.
+    let jobs_busy = busy_with(&plan);
+    let rolled_out = deployments.iter().flatten().all(status::rolled_out);
+    let restarted = status.phase == Some(SyncPhase::Running) && rolled_out && !hold && !jobs_busy
+        || status.phase == Some(SyncPhase::Suspended);
     update_status(ctx, v.pms, &v.namespace, status).await?;
+    if restarted {
+        ctx.restart_gate.release(&gate_key);
+    }
+    if let Some(holders) = &queued {
+        let note = format!(
+            "the operator's new worker spec waits for a place: at most {} syncs restart at \
+             once (--max-concurrent-restarts), each until it runs again; now {}",
+            ctx.restart_gate.limit(),
+            holders.join(", ")
+        );
+        publish(ctx, v.pms, EventType::Normal, "RestartQueued", note).await;
+    }
     // After the status that records them (a lost status write then repeats a start, never
     // loses one): the one-shot triggers served, where a dropped status can't erase them.
     if jobs::ServedTriggers::of(v.pms).as_ref() != Some(&plan.served) {
@@ -327,18 +354,44 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         ctx.metrics
             .verify_divergent_rows(&v.namespace, &v.name, result.divergent_rows());
     }
-    // A rebuild, verify, savepoint or rescale under way is looked at more often than a steady sync.
-    let busy = plan.rebuild_job.is_some()
-        || plan.restore_job.is_some()
-        || plan.verify_job
-        || plan.workers_stopped
-        || control.pause.is_some();
+    // A rebuild, verify, savepoint or rescale under way (or a queued restart) is looked at
+    // more often than a steady sync.
+    let busy = jobs_busy || plan.verify_job || control.pause.is_some() || queued.is_some();
     let poll = found.store.poll(busy);
     Ok(Action::requeue(poll.unwrap_or(if busy {
         RETRY
     } else {
         resync(v.pms)
     })))
+}
+
+/// A rebuild or restore under way, or the workers stopped for one.
+fn busy_with(plan: &jobs::JobPlan) -> bool {
+    plan.rebuild_job.is_some() || plan.restore_job.is_some() || plan.workers_stopped
+}
+
+/// The syncs holding every place at the operator's restart gate, when `pms`'s restart must
+/// wait (see [`crate::restart_gate`]): only one the operator caused (the spec is the one last
+/// reconciled: a new worker image or pod template) that has not started. One the user asked
+/// for, or one under way (a cut or rebuild started before a new leader took over), takes a
+/// place at once, so that it never stops half-way.
+fn queued_restart(ctx: &Context, pms: &PaimonMysqlSync, key: &str) -> Option<Vec<String>> {
+    let status = pms.status.as_ref();
+    let asked = status.and_then(|s| s.observed_generation) != pms.metadata.generation;
+    let under_way = status.is_some_and(|s| {
+        s.phase == Some(SyncPhase::Rebuilding)
+            || s.rescale
+                .as_ref()
+                .is_some_and(|r| matches!(r.phase, RescalePhase::Cutting | RescalePhase::Starting))
+    });
+    if asked || under_way {
+        ctx.restart_gate.take(key);
+        return None;
+    }
+    match ctx.restart_gate.admit(key) {
+        Admission::Go => None,
+        Admission::Wait(holders) => Some(holders),
+    }
 }
 
 /// The event of a phase change, if the phase changed: a Warning into `Failed` or `Degraded`
@@ -404,6 +457,8 @@ async fn update_status(
 }
 
 async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Action> {
+    ctx.restart_gate
+        .release(&format!("{ns}/{}", pms.name_any()));
     let keep = pms.spec.checkpoint.retain_on_delete;
     let sync = pms.name_any();
     if let Some(left) = apply::delete_all(&ctx.client, ns, &sync, keep, deleting_for(pms)).await? {

@@ -158,6 +158,17 @@ fn preflight_condition(facts: &Facts, p: &pms_crds::contract::PreflightReport) -
     }
 }
 
+/// A Deployment whose current template runs, ready (its controller saw the last change of
+/// it, and the pod of that template is ready): a restart is over.
+pub fn rolled_out(d: &Deployment) -> bool {
+    let Some(status) = &d.status else {
+        return false;
+    };
+    status.observed_generation >= d.metadata.generation
+        && status.updated_replicas.unwrap_or(0) >= 1
+        && status.ready_replicas.unwrap_or(0) >= 1
+}
+
 /// A Deployment whose new pods are still coming up after a change of its template (a planned
 /// restart), as opposed to one whose pod went away or crash-loops (its rollout is over, or out
 /// of time).
@@ -405,6 +416,7 @@ impl Facts<'_> {
 mod tests {
     use super::*;
     use k8s_openapi::api::apps::v1::DeploymentStatus;
+    use kube::api::ObjectMeta;
     use pms_crds::contract::{Position, ReadPoint, Slot};
 
     fn pms(parallelism: u32) -> PaimonMysqlSync {
@@ -586,6 +598,29 @@ mod tests {
             phase(with_progress("ProgressDeadlineExceeded")),
             Some(Phase::Degraded)
         );
+    }
+
+    #[test]
+    fn a_restart_is_over_once_the_new_template_runs_ready() {
+        let deployment = |generation: i64, observed: i64, updated: i32, ready: i32| Deployment {
+            metadata: ObjectMeta {
+                generation: Some(generation),
+                ..Default::default()
+            },
+            status: Some(DeploymentStatus {
+                observed_generation: Some(observed),
+                updated_replicas: Some(updated),
+                ready_replicas: Some(ready),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(rolled_out(&deployment(2, 2, 1, 1)));
+        // The old pod still ready, the change not seen yet: not over.
+        assert!(!rolled_out(&deployment(2, 1, 1, 1)));
+        assert!(!rolled_out(&deployment(2, 2, 0, 1)));
+        assert!(!rolled_out(&deployment(2, 2, 1, 0)));
+        assert!(!rolled_out(&Deployment::default()));
     }
 
     #[test]

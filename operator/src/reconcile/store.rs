@@ -2,8 +2,8 @@
 //! objects (`checkpoint.storage: s3`) that the operator reads and writes with the sync's
 //! `checkpoint.s3.credentialsSecretRef` (else its own `AWS_*` environment).
 //!
-//! S3 objects have no watch: a sync on S3 is looked at again every few seconds instead (see
-//! [`CheckpointStore::poll`]). Savepoint data on S3 has no owner reference either: the data of
+//! S3 objects have no watch: a sync on S3 waiting on its checkpoints is looked at again every
+//! few seconds instead (see [`CheckpointStore::poll`]). Savepoint data on S3 has no owner reference either: the data of
 //! savepoints that no longer exist is deleted by the next reconcile of their sync.
 
 use std::collections::BTreeMap;
@@ -92,12 +92,14 @@ impl CheckpointStore {
         Ok(Some(CheckpointStore::S3(prefix)))
     }
 
-    /// How soon to look again when nothing else wakes the controller (no watch on S3).
+    /// How soon to look again when nothing else wakes the controller (no watch on S3): soon
+    /// while a pause, rebuild or rescale waits on the slots' checkpoints, else at the resync
+    /// (the status then follows an S3 sync's progress once a minute, as a ConfigMap sync's
+    /// within a snapshot).
     pub fn poll(&self, busy: bool) -> Option<Duration> {
         match self {
-            CheckpointStore::ConfigMaps => None,
             CheckpointStore::S3(_) if busy => Some(Duration::from_secs(2)),
-            CheckpointStore::S3(_) => Some(Duration::from_secs(5)),
+            _ => None,
         }
     }
 

@@ -7,7 +7,7 @@
 //! transaction and wins over the other store on resume.
 
 pub mod belongs_to;
-mod configmap;
+pub mod configmap;
 mod file;
 mod mysql;
 mod rescale;

@@ -1,0 +1,142 @@
+//! What of a watched object starts a reconcile (kube predicates: an event whose key is the
+//! same as the last one of that object is dropped). Keys live only in the operator's memory,
+//! so the std hasher is stable enough.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+
+use k8s_openapi::api::core::v1::ConfigMap;
+use pms_crds::contract::{Checkpoint, CHECKPOINT_KEY};
+use pms_crds::PaimonMysqlSync;
+
+/// A sync's generation (its spec), whether it is being deleted (setting `deletionTimestamp`
+/// need not change the generation) and its finalizers (the finalizer added by the first
+/// reconcile is what starts the second); not its own status or annotation writes.
+pub fn spec_or_deletion(pms: &PaimonMysqlSync) -> Option<u64> {
+    let mut h = DefaultHasher::new();
+    pms.metadata.generation.hash(&mut h);
+    pms.metadata.deletion_timestamp.is_some().hash(&mut h);
+    pms.metadata.finalizers.hash(&mut h);
+    Some(h.finish())
+}
+
+/// What of a worker's checkpoint ConfigMap the operator decides or reports by at once: its
+/// notes (every key beside the checkpoint), and of the checkpoint the slot count, epoch (a new
+/// start), full read or changes, the last snapshot applied whole and the pause it
+/// acknowledges. Not the rest of its progress (a position inside a snapshot or a full read,
+/// its time, the latest snapshot seen), which a busy slot writes every `checkpoint.interval`:
+/// the status shows that at the next resync (a reconcile costs about 40 requests).
+pub fn checkpoint_decisions(cm: &ConfigMap) -> Option<u64> {
+    let mut h = DefaultHasher::new();
+    for (key, value) in cm.data.iter().flatten() {
+        if key != CHECKPOINT_KEY {
+            (key, value).hash(&mut h);
+            continue;
+        }
+        match serde_json::from_str::<Checkpoint>(value) {
+            Ok(cp) => {
+                cp.slot.count.hash(&mut h);
+                cp.epoch.hash(&mut h);
+                cp.point.is_full_read().hash(&mut h);
+                cp.point.done_through().hash(&mut h);
+                cp.paused_for.hash(&mut h);
+            }
+            // Unreadable: each change of it counts (the status says it is corrupt).
+            Err(_) => value.hash(&mut h),
+        }
+    }
+    Some(h.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use pms_crds::contract::{Position, ReadPoint, Slot, LAST_ERROR_KEY};
+
+    use super::*;
+
+    fn checkpoint(next_snapshot: i64, epoch: u64, paused_for: Option<&str>) -> Checkpoint {
+        Checkpoint {
+            sync: "s".into(),
+            slot: Slot::new(0, 2).unwrap(),
+            point: ReadPoint::Changes {
+                next_snapshot,
+                at: Position::START,
+            },
+            epoch,
+            updated: format!("2026-12-03T10:00:{next_snapshot:02}Z"),
+            latest_snapshot: Some(next_snapshot + 3),
+            rescaled_from: None,
+            paused_for: paused_for.map(String::from),
+            belongs_to: None,
+            sweep: false,
+        }
+    }
+
+    fn config_map(cp: &Checkpoint, notes: &[(&str, &str)]) -> ConfigMap {
+        let mut data = BTreeMap::from([(
+            CHECKPOINT_KEY.to_string(),
+            serde_json::to_string(cp).unwrap(),
+        )]);
+        data.extend(notes.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        ConfigMap {
+            data: Some(data),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_checkpoints_progress_alone_starts_no_reconcile_its_decisions_do() {
+        let key = |cp: &Checkpoint, notes: &[(&str, &str)]| {
+            checkpoint_decisions(&config_map(cp, notes)).unwrap()
+        };
+        let at_7 = key(&checkpoint(7, 1, None), &[]);
+        // Progress inside snapshot 7, a later time and a later latest snapshot.
+        let within = Checkpoint {
+            point: ReadPoint::Changes {
+                next_snapshot: 7,
+                at: Position {
+                    split: 2,
+                    row: 40,
+                    plan: None,
+                },
+            },
+            updated: "2026-12-03T10:05:00Z".into(),
+            latest_snapshot: Some(30),
+            ..checkpoint(7, 1, None)
+        };
+        assert_eq!(key(&within, &[]), at_7);
+        // Decisions: another snapshot applied whole, a pause acknowledged, a new start, a full
+        // read, a note, another slot count.
+        assert_ne!(key(&checkpoint(9, 1, None), &[]), at_7);
+        assert_ne!(key(&checkpoint(7, 1, Some("sp#1")), &[]), at_7);
+        assert_ne!(key(&checkpoint(7, 2, None), &[]), at_7);
+        let full = Checkpoint {
+            point: ReadPoint::FullRead {
+                snapshot_id: 7,
+                at: None,
+            },
+            ..checkpoint(7, 1, None)
+        };
+        assert_ne!(key(&full, &[]), at_7);
+        assert_ne!(
+            key(&checkpoint(7, 1, None), &[(LAST_ERROR_KEY, "{}")]),
+            at_7
+        );
+        let rescaled = Checkpoint {
+            slot: Slot::new(0, 3).unwrap(),
+            ..checkpoint(7, 1, None)
+        };
+        assert_ne!(key(&rescaled, &[]), at_7);
+        // A corrupt checkpoint counts at each change; an empty ConfigMap is a key of its own.
+        let corrupt = |body: &str| {
+            checkpoint_decisions(&ConfigMap {
+                data: Some(BTreeMap::from([(CHECKPOINT_KEY.into(), body.into())])),
+                ..Default::default()
+            })
+        };
+        assert_ne!(corrupt("{"), corrupt("{{"));
+        assert_ne!(checkpoint_decisions(&ConfigMap::default()), Some(at_7));
+    }
+}
