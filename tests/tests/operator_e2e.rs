@@ -49,18 +49,25 @@ impl Drop for Operator {
 
 /// An operator process out of cluster, logging to `log`.
 fn start_operator(log: &std::path::Path) -> Operator {
+    // Two namespaces watched (the second stays empty): one set of controllers each.
+    let namespaces = format!("{NS},{NS}-idle");
+    let args = [
+        "--namespace",
+        &namespaces,
+        "--lease-namespace",
+        NS,
+        "--admin-addr",
+        "127.0.0.1:0",
+    ];
+    spawn_operator(&args, log, "info,pms_operator=debug")
+}
+
+/// The operator with `args`, against the test API server, logging to `log` at `rust_log`.
+fn spawn_operator(args: &[&str], log: &std::path::Path, rust_log: &str) -> Operator {
     let child = Command::new(operator_bin())
-        .args([
-            // Two namespaces watched (the second stays empty): one set of controllers each.
-            "--namespace",
-            &format!("{NS},{NS}-idle"),
-            "--lease-namespace",
-            NS,
-            "--admin-addr",
-            "127.0.0.1:0",
-        ])
+        .args(args)
         .env("KUBECONFIG", kubeconfig())
-        .env("RUST_LOG", "info,pms_operator=debug")
+        .env("RUST_LOG", rust_log)
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(log).unwrap())
         .spawn()
@@ -1832,28 +1839,22 @@ async fn an_operator_upgrade_restarts_syncs_in_turn() {
     pms_tests::kube::writer_secret(STAGGER_NS, "u", "p");
     let operator = |image: &str| {
         let log = std::env::temp_dir().join(format!("pms-e2e-stagger-{image}.log"));
-        let child = Command::new(operator_bin())
-            .args([
-                "--namespace",
-                STAGGER_NS,
-                "--lease-name",
-                "stagger",
-                "--lease-namespace",
-                STAGGER_NS,
-                "--admin-addr",
-                "127.0.0.1:0",
-                "--worker-image",
-                &format!("pms-worker:{image}"),
-                "--max-concurrent-restarts",
-                "1",
-            ])
-            .env("KUBECONFIG", kubeconfig())
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(log).unwrap())
-            .spawn()
-            .expect("start pms-operator");
-        Operator(child)
+        let image = format!("pms-worker:{image}");
+        let args = [
+            "--namespace",
+            STAGGER_NS,
+            "--lease-name",
+            "stagger",
+            "--lease-namespace",
+            STAGGER_NS,
+            "--admin-addr",
+            "127.0.0.1:0",
+            "--worker-image",
+            &image,
+            "--max-concurrent-restarts",
+            "1",
+        ];
+        spawn_operator(&args, &log, "info")
     };
     let syncs = ["stagger-a", "stagger-b"];
     let manifests: Vec<String> = syncs
@@ -2101,14 +2102,15 @@ spec:
         get("deployment", "shop--tables-slot-0", NS)
     })
     .await;
-    listed(&[
+    let all = [
         "broken",
         "orders_a",
         "orders_b",
         "scratch_tmp",
         "taken",
         "zero_slots",
-    ]);
+    ];
+    listed(&all);
     let syncs = ["shop-broken", "shop-orders-a", "shop-orders-b"];
     for sync in syncs {
         wait_for(&format!("PaimonMysqlSync {sync}"), LONG, || {
@@ -2245,8 +2247,7 @@ spec:
         serde_json::from_str::<Json>(cm["data"]["checkpoint.json"].as_str()?).ok()
     };
     let kept = checkpoint_of_b().expect("orders_b's checkpoint");
-    let exclude = |patterns: Json| {
-        let patch = json!({"spec": {"tables": {"exclude": patterns}}}).to_string();
+    let patch_pmds = |patch: Json| {
         kubectl(&[
             "patch",
             "pmds",
@@ -2255,19 +2256,15 @@ spec:
             NS,
             "--type=merge",
             "-p",
-            &patch,
+            &patch.to_string(),
         ]);
     };
     // Each listing is of the spec it was made for: listed again until one of the new spec.
-    let all = [
-        "broken",
-        "orders_a",
-        "orders_b",
-        "scratch_tmp",
-        "taken",
-        "zero_slots",
-    ];
-    exclude(json!([".*_tmp", "orders_b"]));
+    // Its override goes with it (one for a table spec.tables doesn't select is refused).
+    patch_pmds(json!({"spec": {
+        "tables": {"exclude": [".*_tmp", "orders_b"]},
+        "overrides": {"orders_b": null},
+    }}));
     wait_for("the left-out table's sync deleted", LONG, || {
         listed(&all);
         get("pms", "shop-orders-b", NS).is_none().then_some(())
@@ -2278,7 +2275,7 @@ spec:
         Some(kept.clone()),
         "the checkpoint is kept"
     );
-    exclude(json!([".*_tmp"]));
+    patch_pmds(json!({"spec": {"tables": {"exclude": [".*_tmp"]}}}));
     wait_for("the table's sync made again", LONG, || {
         listed(&all);
         get("deployment", "shop-orders-b-slot-0", NS)
@@ -2354,14 +2351,6 @@ spec:
     .await;
     assert!(get("deployment", "shop--tables-slot-0", NS).is_none());
     assert_eq!(db.count("orders_a_rt").await, 20);
-    // Kept by retainOnDelete; gone only by hand.
-    kubectl(&[
-        "delete",
-        "configmap",
-        "shop-orders-b-checkpoint-0",
-        "-n",
-        NS,
-    ]);
     assert!(
         get("pms", "shop-taken", NS).is_some(),
         "not the database sync's to delete"
@@ -2500,23 +2489,16 @@ async fn operator_api_load() {
     std::env::set_var("KUBECONFIG", kubeconfig());
     let port = pms_tests::http::free_port();
     let log = std::env::temp_dir().join("pms-api-load-operator.log");
-    let _operator = Operator(
-        Command::new(operator_bin())
-            .args([
-                "--namespace",
-                LOAD_NS,
-                "--lease-namespace",
-                LOAD_NS,
-                "--admin-addr",
-                &format!("127.0.0.1:{port}"),
-            ])
-            .env("KUBECONFIG", kubeconfig())
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("start pms-operator"),
-    );
+    let admin = format!("127.0.0.1:{port}");
+    let args = [
+        "--namespace",
+        LOAD_NS,
+        "--lease-namespace",
+        LOAD_NS,
+        "--admin-addr",
+        &admin,
+    ];
+    let _operator = spawn_operator(&args, &log, "info");
     let requests = || -> (f64, BTreeMap<String, f64>) {
         let answer = pms_tests::http::get(port, "/metrics").unwrap_or_default();
         let mut by_verb = BTreeMap::new();
