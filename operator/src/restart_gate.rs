@@ -11,6 +11,11 @@
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
+/// How the gate names sync `ns/name`.
+pub fn key(ns: &str, name: &str) -> String {
+    format!("{ns}/{name}")
+}
+
 /// Where a sync stands at the gate.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Admission {

@@ -75,6 +75,16 @@ fn spawn_operator(args: &[&str], log: &std::path::Path, rust_log: &str) -> Opera
     Operator(child)
 }
 
+/// A valid sync `ns/name` that no worker runs (its warehouse and MySQL are nowhere), Paimon and
+/// MySQL table `table`, credentials from the Secret `mysql-writer`: YAML for `kubectl apply`.
+fn idle_sync(ns: &str, name: &str, table: &str) -> String {
+    format!(
+        "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSync\nmetadata: {{name: {name}, namespace: {ns}}}\n\
+         spec:\n  source: {{warehouse: /nowhere, database: db, table: {table}}}\n  \
+         sink: {{url: 'mysql://127.0.0.1:1/db', credentialsSecretRef: {{name: mysql-writer}}, table: {table}}}\n"
+    )
+}
+
 /// The spec of the sync: `table` into `orders` of `db`, credentials from the Secret `mysql-writer`.
 fn sync_spec(table: &Table, db: &TestDb) -> SyncConfigBuilder {
     SyncConfigBuilder::for_url(table, &format!("mysql://127.0.0.1:{}/{}", db.port, db.name))
@@ -1859,14 +1869,7 @@ async fn an_operator_upgrade_restarts_syncs_in_turn() {
     let syncs = ["stagger-a", "stagger-b"];
     let manifests: Vec<String> = syncs
         .iter()
-        .map(|name| {
-            format!(
-                "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSync\nmetadata: {{name: {name}, namespace: {STAGGER_NS}}}\n\
-                 spec:\n  source: {{warehouse: /nowhere, database: db, table: {name}}}\n  \
-                 sink: {{url: 'mysql://127.0.0.1:1/db', credentialsSecretRef: {{name: mysql-writer}}, table: {}}}\n",
-                name.replace('-', "_")
-            )
-        })
+        .map(|name| idle_sync(STAGGER_NS, name, &name.replace('-', "_")))
         .collect();
     let image = |sync: &str| {
         get("deployment", &format!("{sync}-slot-0"), STAGGER_NS).map(|d| {
@@ -2282,11 +2285,7 @@ spec:
     })
     .await;
     let out = run_as_pod_of("shop-orders-b", &["run", "--once"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let resumed = checkpoint_of_b().expect("orders_b's checkpoint");
     assert_eq!(
         resumed["epoch"].as_u64(),
@@ -2316,11 +2315,7 @@ spec:
     })
     .await;
     let out = run_as_pod_of("shop-orders-c", &["run", "--once"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", stderr(&out));
     assert_synced(&added[0], db, "orders_c_rt", None).await;
     assert_eq!(
         db.count("orders_b_rt").await,
@@ -2531,13 +2526,7 @@ async fn operator_api_load() {
     println!("api-load: syncs | idle or busy | requests/s | per sync | by verb (requests in 60 s)");
     for n in [1, 50, 200] {
         let manifests: Vec<String> = (made..n)
-            .map(|i| {
-                format!(
-                    "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSync\nmetadata: {{name: load-{i}, namespace: {LOAD_NS}}}\n\
-                     spec:\n  source: {{warehouse: /nowhere, database: db, table: t{i}}}\n  \
-                     sink: {{url: 'mysql://127.0.0.1:1/db', credentialsSecretRef: {{name: mysql-writer}}, table: t{i}}}\n"
-                )
-            })
+            .map(|i| idle_sync(LOAD_NS, &format!("load-{i}"), &format!("t{i}")))
             .collect();
         apply_ok(&manifests.join("---\n"));
         made = n;

@@ -35,7 +35,7 @@ use tracing::{info, warn};
 
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
-use crate::restart_gate::Admission;
+use crate::restart_gate::{self, Admission};
 use build::Validated;
 use dereference::Dereferenced;
 use validate::Invalid;
@@ -182,7 +182,7 @@ async fn apply_sync(cached: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result
             let status = status::compute(pms, &[], &[], Some(&why), previous, None, rescale);
             update_status(ctx, pms, ns, status).await?;
             // Nothing of it restarts while it is invalid.
-            ctx.restart_gate.release(&format!("{ns}/{name}"));
+            ctx.restart_gate.release(&restart_gate::key(ns, &name));
             Ok(Action::requeue(RESYNC_INVALID))
         }
         Next::Apply(valid, found) => {
@@ -249,7 +249,7 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         .and_then(|s| s.restart_key.as_ref())
         .filter(|k| k.starts_with(build::RESTART_KEY_PREFIX))
         .is_some_and(|k| *k != restart_key);
-    let gate_key = format!("{}/{}", v.namespace, v.name);
+    let gate_key = restart_gate::key(&v.namespace, &v.name);
     let queued = match restarts {
         true => queued_restart(ctx, v.pms, &gate_key),
         false => None,
@@ -458,7 +458,7 @@ async fn update_status(
 
 async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Action> {
     ctx.restart_gate
-        .release(&format!("{ns}/{}", pms.name_any()));
+        .release(&restart_gate::key(ns, &pms.name_any()));
     let keep = pms.spec.checkpoint.retain_on_delete;
     let sync = pms.name_any();
     if let Some(left) = apply::delete_all(&ctx.client, ns, &sync, keep, deleting_for(pms)).await? {
