@@ -26,7 +26,7 @@ test:
 	PMS_WORKER=$(TEST_BIN)/pms-worker $(TIMED) demo-script scripts/demo.sh >/dev/null
 	PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) PMS_MYSQL8_BIN=$$(scripts/mysql8-server.sh) $(TIMED) tests \
 	  scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh scripts/with-hdfs.sh \
-	  cargo test --workspace --no-fail-fast $(TEST_FEATURES)
+	  scripts/test-all.sh $(TEST_FEATURES)
 
 test-deps: build fixtures k8s-tools s3-server images prometheus-tools mysql8-server
 

@@ -32,6 +32,9 @@ use crate::{HumanDuration, PaimonMysqlSyncStatus};
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!has(self.rollback) || !has(self.upgradeMode) || self.upgradeMode != 'stateless'", "message": "rollback is not offered with upgradeMode: stateless (going back would rebuild the table a second time); use last-state or savepoint"}
+]))]
 pub struct PaimonMysqlSyncSpec {
     pub source: SourceSpec,
     pub sink: SinkSpec,
@@ -75,6 +78,28 @@ pub struct PaimonMysqlSyncSpec {
     /// Secrets, fsGroup, labels); ignored by a standalone worker.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_pod: Option<crate::WorkerPodSpec>,
+    /// Opt-in: when a spec change leaves the workers not running ready within
+    /// `readinessTimeout`, the operator goes back to the last spec that ran ready
+    /// (`status.lastStableSpec`), restarting each slot from its checkpoint, until the spec
+    /// changes again. Not with `upgradeMode: stateless` (going back would be a second rebuild).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<RollbackSpec>,
+}
+
+/// `spec.rollback`: going back to the last stable spec.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct RollbackSpec {
+    /// How long a new spec's workers may take to run ready (every slot's pod ready, the sync
+    /// `Running`) before the operator rolls back. The clock stops while the sync is suspended,
+    /// rebuilding or cutting for a rescale.
+    #[serde(default = "default_readiness_timeout")]
+    pub readiness_timeout: HumanDuration,
+}
+
+fn default_readiness_timeout() -> HumanDuration {
+    HumanDuration::from_secs(300)
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]

@@ -52,6 +52,41 @@ pub struct PaimonMysqlSyncStatus {
     /// the workers, as `spec.upgradeMode` says.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restart_key: Option<String>,
+    /// The last spec whose workers ran ready (`spec.rollback` on): what a rollback goes back to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_stable_spec: Option<StableSpec>,
+    /// The newest spec's way to running ready, while `spec.rollback` watches it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollback: Option<RollbackStatus>,
+}
+
+/// A spec that ran ready, and its generation.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StableSpec {
+    pub generation: i64,
+    /// The spec, as JSON.
+    pub spec: String,
+}
+
+/// Generation `generation` of the spec on its way to running ready (`Waiting`), or rolled back
+/// to `status.lastStableSpec` because it did not in time (`RolledBack`, until the spec changes).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RollbackStatus {
+    pub generation: i64,
+    pub phase: RollbackPhase,
+    /// When its clock (re)started: the last time the sync was suspended, rebuilding or cutting
+    /// counts from then.
+    pub since: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, JsonSchema)]
+pub enum RollbackPhase {
+    Waiting,
+    RolledBack,
 }
 
 /// A restart at a consistent cut (a rescale, or an upgrade with `upgradeMode: savepoint`):

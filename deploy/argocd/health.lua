@@ -6,7 +6,8 @@
 --     <this file>
 -- Healthy: Running with every slot ready. Progressing: not yet seen by the operator, Pending,
 -- Rebuilding, or slots not all ready. Suspended: spec.state suspended. Degraded: Failed (an
--- invalid resource, with the reasons) or Degraded (a worker's error, a rebuild that failed).
+-- invalid resource, with the reasons) or Degraded (a worker's error, a rebuild that failed), or
+-- the Degraded condition True in any phase (rolled back to the last stable spec).
 local hs = {status = "Progressing", message = "Waiting for the operator"}
 local st = obj.status
 if st == nil then
@@ -30,6 +31,10 @@ if phase == "Failed" or phase == "Degraded" then
   local degraded = condition("Degraded")
   hs.status = "Degraded"
   hs.message = (degraded and degraded.message) or phase
+elseif condition("Degraded") ~= nil and condition("Degraded").status == "True" then
+  -- Running, but not as asked (rolled back to the last stable spec: reason RolledBack).
+  hs.status = "Degraded"
+  hs.message = condition("Degraded").message
 elseif phase == "Suspended" then
   hs.status = "Suspended"
   hs.message = "spec.state is suspended"

@@ -37,6 +37,8 @@ pub struct Context {
     pub leadership: Option<crate::leadership::Leadership>,
     /// Staggers the restarts an operator upgrade causes.
     pub restart_gate: std::sync::Arc<crate::restart_gate::RestartGate>,
+    /// Polls the checkpoints of syncs that keep them on S3.
+    pub s3_watch: std::sync::Arc<crate::s3_watch::S3Watch>,
 }
 
 /// Reconcile metrics, as kube-rs' controller-rs keeps them: how many (by result), why they
@@ -54,6 +56,9 @@ pub struct Metrics {
     /// `pms_sync_phase{namespace,sync,phase}`: 1 for the sync's phase, 0 for the others (so an
     /// alert `== 1` for N minutes works, as kube-state-metrics does for pod phases).
     pub phase: IntGaugeVec,
+    /// `pms_sync_rolled_back{namespace,sync}`: 1 while `spec.rollback` runs the last stable
+    /// spec instead of the one asked for.
+    pub rolled_back: IntGaugeVec,
     /// `pms_operator_api_requests_total{verb}`: every request to the API server (`WATCH` for
     /// a watch), what the operator's API load is measured by.
     pub api_requests: IntCounterVec,
@@ -99,6 +104,14 @@ impl Metrics {
             &["namespace", "sync", "phase"],
         )?;
         registry.register(Box::new(phase.clone()))?;
+        let rolled_back = IntGaugeVec::new(
+            Opts::new(
+                "pms_sync_rolled_back",
+                "1 while the sync runs its last stable spec instead of the one asked for (spec.rollback)",
+            ),
+            &["namespace", "sync"],
+        )?;
+        registry.register(Box::new(rolled_back.clone()))?;
         let api_requests = IntCounterVec::new(
             Opts::new(
                 "pms_operator_api_requests_total",
@@ -124,6 +137,7 @@ impl Metrics {
             duration,
             divergent_rows,
             phase,
+            rolled_back,
         })
     }
 
@@ -141,9 +155,16 @@ impl Metrics {
         }
     }
 
+    pub fn sync_rolled_back(&self, ns: &str, sync: &str, rolled_back: bool) {
+        self.rolled_back
+            .with_label_values(&[ns, sync])
+            .set(i64::from(rolled_back));
+    }
+
     /// A deleted sync's series go with it.
     pub fn forget_sync(&self, ns: &str, sync: &str) {
         let _ = self.divergent_rows.remove_label_values(&[ns, sync]);
+        let _ = self.rolled_back.remove_label_values(&[ns, sync]);
         for p in SyncPhase::ALL {
             let _ = self.phase.remove_label_values(&[ns, sync, p.as_str()]);
         }

@@ -12,4 +12,5 @@ pub mod leadership;
 pub mod orphan_savepoints;
 pub mod reconcile;
 pub mod restart_gate;
+pub mod s3_watch;
 pub mod watch_keys;

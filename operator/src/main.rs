@@ -22,6 +22,7 @@ use pms_operator::context::{Context, Metrics, Settings};
 use pms_operator::leadership::{FenceLayer, Leadership};
 use pms_operator::reconcile;
 use pms_operator::restart_gate::RestartGate;
+use pms_operator::s3_watch::S3Watch;
 use pms_operator::watch_keys::{checkpoint_decisions, spec_or_deletion};
 use pms_runtime::Readiness;
 use tracing::{error, info, warn};
@@ -207,7 +208,9 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         metrics,
         leadership: Some(leadership),
         restart_gate: Arc::new(RestartGate::new(cli.max_concurrent_restarts)),
+        s3_watch: S3Watch::new(),
     });
+    tokio::spawn(ctx.s3_watch.clone().run());
     // The three controllers, once for every namespace watched (or once for all of them).
     let namespaces: Vec<Option<&str>> = match cli.namespaces.as_slice() {
         [] => vec![None],
@@ -325,6 +328,7 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
         .owns(config_maps.clone(), owned.clone())
         .owns(jobs, owned)
         .watches_stream(checkpoint_changes, by_sync_label)
+        .reconcile_on(ctx.s3_watch.triggers(namespace))
         .watches(savepoints, watcher::Config::default(), by_sync_name)
         .shutdown_on_signal()
         .run(reconcile::reconcile, reconcile::error_policy, ctx)

@@ -3,6 +3,7 @@
 //! so the std hasher is stable enough.
 
 use std::collections::hash_map::DefaultHasher;
+use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -34,13 +35,7 @@ pub fn checkpoint_decisions(cm: &ConfigMap) -> Option<u64> {
             continue;
         }
         match serde_json::from_str::<Checkpoint>(value) {
-            Ok(cp) => {
-                cp.slot.count.hash(&mut h);
-                cp.epoch.hash(&mut h);
-                cp.point.is_full_read().hash(&mut h);
-                cp.point.done_through().hash(&mut h);
-                cp.paused_for.hash(&mut h);
-            }
+            Ok(cp) => decisions(&cp, &mut h),
             // Unreadable: each change of it counts (the status says it is corrupt).
             Err(_) => value.hash(&mut h),
         }
@@ -48,10 +43,26 @@ pub fn checkpoint_decisions(cm: &ConfigMap) -> Option<u64> {
     Some(h.finish())
 }
 
+/// The same of the checkpoints on S3 of one sync (by the names their ConfigMaps would have).
+pub fn checkpoints_key(checkpoints: &BTreeMap<String, Checkpoint>) -> u64 {
+    let mut h = DefaultHasher::new();
+    for (name, cp) in checkpoints {
+        name.hash(&mut h);
+        decisions(cp, &mut h);
+    }
+    h.finish()
+}
+
+fn decisions(cp: &Checkpoint, h: &mut DefaultHasher) {
+    cp.slot.count.hash(h);
+    cp.epoch.hash(h);
+    cp.point.is_full_read().hash(h);
+    cp.point.done_through().hash(h);
+    cp.paused_for.hash(h);
+}
+
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use pms_crds::contract::{Position, ReadPoint, Slot, LAST_ERROR_KEY};
 
     use super::*;

@@ -16,10 +16,11 @@ use pms_tests::mysql::TestDb;
 use pms_tests::repo_root;
 use serde_json::{json, Value as Json};
 
-const ALERTS: [&str; 6] = [
+const ALERTS: [&str; 7] = [
     "PmsFreshnessHigh",
     "PmsCheckpointStalled",
     "PmsSyncDegraded",
+    "PmsSyncRolledBack",
     "PmsRetryStorm",
     "PmsSnapshotExpiryClose",
     "PmsWorkerDown",

@@ -374,6 +374,23 @@ fn lua_literal(v: &Json) -> String {
 
 /// What the Argo CD health check (`deploy/argocd/health.lua`, run by a real Lua) says of the
 /// sync as it is now: (status, message).
+/// As a Deployment's controller says once the pod of its current template is ready.
+fn mark_rolled_out(ns: &str, deployment: &str) {
+    let d = get("deployment", deployment, ns).expect("the Deployment");
+    let patch = json!({"status": {"observedGeneration": d["metadata"]["generation"], "replicas": 1, "readyReplicas": 1, "availableReplicas": 1, "updatedReplicas": 1}}).to_string();
+    kubectl(&[
+        "patch",
+        "deployment",
+        deployment,
+        "-n",
+        ns,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        &patch,
+    ]);
+}
+
 fn argocd_health() -> (String, String) {
     argocd_health_of("pms", SYNC)
 }
@@ -584,6 +601,24 @@ fn invalid_resources_are_rejected(db: &TestDb) {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(
         !out.status.success() && err.contains("a sync's name has at most 55 characters"),
+        "{err}"
+    );
+    // A rollback with upgradeMode stateless would rebuild the table a second time.
+    let mut resource: serde_yaml::Value = serde_yaml::from_str(&sync_resource(
+        &SyncConfigBuilder::new("/nowhere", "db", "t", &url),
+    ))
+    .unwrap();
+    let spec = resource["spec"].as_mapping_mut().unwrap();
+    spec.insert("upgradeMode".into(), "stateless".into());
+    spec.insert(
+        "rollback".into(),
+        serde_yaml::from_str("{readinessTimeout: 10s}").unwrap(),
+    );
+    let out = apply(&serde_yaml::to_string(&resource).unwrap());
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success()
+            && err.contains("rollback is not offered with upgradeMode: stateless"),
         "{err}"
     );
     // A password in the URL would land in the sync's ConfigMap.
@@ -961,6 +996,82 @@ async fn a_failing_worker_says_why() {
             && condition(s, "PreflightPassed")["status"] == "True"
     })
     .await;
+}
+
+/// `spec.rollback`: a new spec whose workers do not run ready within `readinessTimeout` goes
+/// back to the last spec that did (here: a Secret with a wrong password); the sync says so
+/// (Degraded, reason RolledBack, an Event, Argo CD) until the spec changes again.
+async fn a_spec_that_does_not_run_ready_is_rolled_back() {
+    let patch_spec = |spec: Json| {
+        let patch = json!({ "spec": spec }).to_string();
+        kubectl(&["patch", "pms", SYNC, "-n", NS, "--type=merge", "-p", &patch]);
+        get("pms", SYNC, NS).unwrap()["metadata"]["generation"].clone()
+    };
+    let rolled_out = || (0..2).for_each(|k| mark_rolled_out(NS, &format!("{SYNC}-slot-{k}")));
+    let secret_of = |k: u32| {
+        let d = get("deployment", &format!("{SYNC}-slot-{k}"), NS).unwrap();
+        d["spec"]["template"]["spec"]["containers"][0]["env"].to_string()
+    };
+    // Opted in, the running spec is the stable one once its slots run ready.
+    let stable = patch_spec(json!({"rollback": {"readinessTimeout": "5s"}}));
+    rolled_out();
+    wait_status("the running spec recorded as stable", |s| {
+        s["lastStableSpec"]["generation"] == stable
+    })
+    .await;
+    // A new spec whose workers can't log in.
+    kubectl(&[
+        "create",
+        "secret",
+        "generic",
+        "mysql-writer-wrong",
+        "-n",
+        NS,
+        "--from-literal=username=root",
+        "--from-literal=password=not-the-Pa55word",
+    ]);
+    let failing =
+        patch_spec(json!({"sink": {"credentialsSecretRef": {"name": "mysql-writer-wrong"}}}));
+    wait_for("the new template", LONG, || {
+        (0..2)
+            .all(|k| secret_of(k).contains("mysql-writer-wrong"))
+            .then_some(())
+    })
+    .await;
+    assert!(run_workers(2).iter().all(|o| !o.status.success()));
+    mark_ready(2, false);
+    let s = wait_status("rolled back", |s| s["rollback"]["phase"] == "RolledBack").await;
+    assert_eq!(s["rollback"]["generation"], failing, "{s}");
+    assert_eq!(s["lastStableSpec"]["generation"], stable, "{s}");
+    assert!(
+        (0..2).all(|k| !secret_of(k).contains("mysql-writer-wrong")),
+        "the old template again"
+    );
+    assert!(event_reasons().contains("RolledBack"));
+    // The old spec runs again, ready: still Degraded (RolledBack) until the spec changes.
+    run_workers_once(2);
+    rolled_out();
+    let s = wait_status("running the stable spec", |s| {
+        s["phase"] == "Running" && condition(s, "Degraded")["reason"] == "RolledBack"
+    })
+    .await;
+    assert_eq!(condition(&s, "Degraded")["status"], "True", "{s}");
+    let (health, why) = argocd_health();
+    assert!(
+        health == "Degraded" && why.contains("did not run ready"),
+        "{health}: {why}"
+    );
+    // The spec fixed: nothing to watch once it runs ready, and it is the stable one.
+    let fixed = patch_spec(json!({"sink": {"credentialsSecretRef": {"name": "mysql-writer"}}}));
+    rolled_out();
+    wait_status("the fixed spec stable", |s| {
+        s["lastStableSpec"]["generation"] == fixed
+            && s["rollback"].is_null()
+            && condition(s, "Degraded")["status"] == "False"
+    })
+    .await;
+    assert_eq!(argocd_health().0, "Healthy");
+    kubectl(&["delete", "secret", "mysql-writer-wrong", "-n", NS]);
 }
 
 /// Rescale `from` → `to` of a running sync through the scale subresource, at a consistent cut:
@@ -1778,33 +1889,50 @@ async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn operator_end_to_end() {
-    install_chart();
-    let db = TestDb::new("e2e").await;
-    invalid_resources_are_rejected(&db);
-    let table = source_target_and_secret(&db).await;
-    an_older_crd_with_a_sync();
-    let _operator = start_operator(&operator_log());
-    the_operator_brings_its_crds_up_to_date().await;
-    create_sync(&table, &db);
-    a_savepoint_of_a_missing_sync_is_taken();
-    a_sync_cannot_be_moved_to_another_table(&table, &db);
-    operator_builds_the_objects().await;
-    a_secret_created_late_reconciles_its_sync(&table, &db).await;
-    only_the_leader_reconciles().await;
-    workers_sync_the_table(&table, &db).await;
-    a_failing_worker_says_why().await;
-    scale_2_to_3_at_a_cut(&table, &db).await;
-    suspend_and_resume().await;
-    periodic_verify_finds_a_deleted_row(&db).await;
-    operator_driven_rebuilds(&table, &db).await;
-    savepoints_while_paimon_commits(&table, &db).await;
-    no_secret_in_status_events_or_logs();
-    delete_cleans_up();
-    a_savepoint_of_a_missing_sync_fails().await;
-    with_checkpoints_on_s3(&table, &db).await;
-    database_sync_makes_a_sync_per_table(&db).await;
-    a_warehouse_on_hdfs(&db).await;
-    an_operator_upgrade_restarts_syncs_in_turn().await;
+    let t0 = std::time::Instant::now();
+    // Each step's time, printed (seen with --nocapture or when the test fails): where the
+    // e2e's minutes go.
+    macro_rules! step {
+        ($e:expr) => {{
+            let t = std::time::Instant::now();
+            let r = $e;
+            eprintln!(
+                "e2e step at {:>4}s took {:>4}s: {}",
+                t0.elapsed().as_secs(),
+                t.elapsed().as_secs(),
+                stringify!($e)
+            );
+            r
+        }};
+    }
+    step!(install_chart());
+    let db = step!(TestDb::new("e2e").await);
+    step!(invalid_resources_are_rejected(&db));
+    let table = step!(source_target_and_secret(&db).await);
+    step!(an_older_crd_with_a_sync());
+    let _operator = step!(start_operator(&operator_log()));
+    step!(the_operator_brings_its_crds_up_to_date().await);
+    step!(create_sync(&table, &db));
+    step!(a_savepoint_of_a_missing_sync_is_taken());
+    step!(a_sync_cannot_be_moved_to_another_table(&table, &db));
+    step!(operator_builds_the_objects().await);
+    step!(a_secret_created_late_reconciles_its_sync(&table, &db).await);
+    step!(only_the_leader_reconciles().await);
+    step!(workers_sync_the_table(&table, &db).await);
+    step!(a_failing_worker_says_why().await);
+    step!(a_spec_that_does_not_run_ready_is_rolled_back().await);
+    step!(scale_2_to_3_at_a_cut(&table, &db).await);
+    step!(suspend_and_resume().await);
+    step!(periodic_verify_finds_a_deleted_row(&db).await);
+    step!(operator_driven_rebuilds(&table, &db).await);
+    step!(savepoints_while_paimon_commits(&table, &db).await);
+    step!(no_secret_in_status_events_or_logs());
+    step!(delete_cleans_up());
+    step!(a_savepoint_of_a_missing_sync_fails().await);
+    step!(with_checkpoints_on_s3(&table, &db).await);
+    step!(database_sync_makes_a_sync_per_table(&db).await);
+    step!(a_warehouse_on_hdfs(&db).await);
+    step!(an_operator_upgrade_restarts_syncs_in_turn().await);
 }
 
 const ORPHAN_SAVEPOINT: &str = "of-no-sync";
@@ -1879,23 +2007,7 @@ async fn an_operator_upgrade_restarts_syncs_in_turn() {
                 .to_string()
         })
     };
-    // As its Deployment controller would say once the current template's pod is ready.
-    let rolled_out = |sync: &str| {
-        let name = format!("{sync}-slot-0");
-        let d = get("deployment", &name, STAGGER_NS).unwrap();
-        let patch = json!({"status": {"observedGeneration": d["metadata"]["generation"], "replicas": 1, "readyReplicas": 1, "availableReplicas": 1, "updatedReplicas": 1}}).to_string();
-        kubectl(&[
-            "patch",
-            "deployment",
-            &name,
-            "-n",
-            STAGGER_NS,
-            "--subresource=status",
-            "--type=merge",
-            "-p",
-            &patch,
-        ]);
-    };
+    let rolled_out = |sync: &str| mark_rolled_out(STAGGER_NS, &format!("{sync}-slot-0"));
     let old = operator("old");
     apply_ok(&manifests.join("---\n"));
     for sync in syncs {

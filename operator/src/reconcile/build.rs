@@ -250,6 +250,7 @@ pub fn worker_config(pms: &PaimonMysqlSync) -> Result<ConfigMap> {
     spec.rebuild.trigger = None;
     spec.rebuild.policy = Default::default();
     spec.restart_nonce = None;
+    spec.rollback = None;
     // The workers read TLS files: the Secrets are mounted there (see `tls_volumes`).
     let tls = &mut spec.sink.tls;
     if tls.ca_secret_ref.take().is_some() {

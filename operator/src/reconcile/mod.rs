@@ -13,6 +13,7 @@ pub mod build;
 pub mod dereference;
 pub mod jobs;
 pub mod rescale;
+pub mod rollback;
 pub mod savepoints;
 mod secret;
 pub mod status;
@@ -236,6 +237,17 @@ async fn announce_created_table(
 /// Steps 3 to 5 of a valid sync.
 async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced) -> Result<Action> {
     let now = k8s_openapi::jiff::Timestamp::now();
+    // `spec.rollback`: a new spec that did not run ready in time is built as the last stable one.
+    let asked = v.pms;
+    let rollback = rollback::plan(asked, rollback_clock_stopped(asked), now);
+    let mut rolled = asked.clone();
+    if let Some(spec) = &rollback.spec {
+        rolled.spec = spec.clone();
+    }
+    let v = &Validated {
+        pms: &rolled,
+        ..v.clone()
+    };
     // What the Deployments would run at the parallelism they run now, against what they run.
     let status = v.pms.status.as_ref();
     let mut at_applied = v.pms.clone();
@@ -320,8 +332,18 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
     // A restart holds its place at the gate until the new template runs, ready.
     let jobs_busy = busy_with(&plan);
     let rolled_out = deployments.iter().flatten().all(status::rolled_out);
-    let restarted = status.phase == Some(SyncPhase::Running) && rolled_out && !hold && !jobs_busy
-        || status.phase == Some(SyncPhase::Suspended);
+    let ran_ready = status.phase == Some(SyncPhase::Running) && rolled_out && !hold && !jobs_busy;
+    let restarted = ran_ready || status.phase == Some(SyncPhase::Suspended);
+    let rollback_events = rollback.events.clone();
+    let rollback_recheck = rollback.recheck;
+    let rolled_back = rollback.rolled_back();
+    (status.last_stable_spec, status.rollback) = rollback::record(asked, rollback, ran_ready);
+    if let Some(why) = status.rollback.clone().filter(|_| rolled_back) {
+        let why = why.message.unwrap_or_default();
+        status::rolled_back(&mut status, previous, &why);
+    }
+    ctx.metrics
+        .sync_rolled_back(&v.namespace, &v.name, rolled_back);
     update_status(ctx, v.pms, &v.namespace, status).await?;
     if restarted {
         ctx.restart_gate.release(&gate_key);
@@ -345,7 +367,8 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         .events
         .into_iter()
         .chain(saves.events)
-        .chain(rescale.events);
+        .chain(rescale.events)
+        .chain(rollback_events);
     for (type_, reason, note) in events {
         info!(sync = %v.name, %reason, %note, "event");
         publish(ctx, v.pms, type_, reason, note).await;
@@ -357,17 +380,33 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
     // A rebuild, verify, savepoint or rescale under way (or a queued restart) is looked at
     // more often than a steady sync.
     let busy = jobs_busy || plan.verify_job || control.pause.is_some() || queued.is_some();
-    let poll = found.store.poll(busy);
-    Ok(Action::requeue(poll.unwrap_or(if busy {
-        RETRY
-    } else {
-        resync(v.pms)
-    })))
+    ctx.s3_watch
+        .saw(&v.namespace, &v.name, &found.store, &found.checkpoints);
+    let next = if busy { RETRY } else { resync(v.pms) };
+    Ok(Action::requeue(
+        rollback_recheck.map_or(next, |r| r.min(next)),
+    ))
 }
 
 /// A rebuild or restore under way, or the workers stopped for one.
 fn busy_with(plan: &jobs::JobPlan) -> bool {
     plan.rebuild_job.is_some() || plan.restore_job.is_some() || plan.workers_stopped
+}
+
+/// Whether the workers can't show yet if a new spec runs (the persisted record says): the sync
+/// is suspended, rebuilding or cutting for a rescale.
+fn rollback_clock_stopped(pms: &PaimonMysqlSync) -> bool {
+    pms.spec.state == pms_crds::SyncState::Suspended || restart_under_way(pms)
+}
+
+/// A rebuild, or a rescale's or upgrade's cut, under way (the persisted record says).
+fn restart_under_way(pms: &PaimonMysqlSync) -> bool {
+    pms.status.as_ref().is_some_and(|s| {
+        s.phase == Some(SyncPhase::Rebuilding)
+            || s.rescale
+                .as_ref()
+                .is_some_and(|r| matches!(r.phase, RescalePhase::Cutting | RescalePhase::Starting))
+    })
 }
 
 /// The syncs holding every place at the operator's restart gate, when `pms`'s restart must
@@ -378,13 +417,7 @@ fn busy_with(plan: &jobs::JobPlan) -> bool {
 fn queued_restart(ctx: &Context, pms: &PaimonMysqlSync, key: &str) -> Option<Vec<String>> {
     let status = pms.status.as_ref();
     let asked = status.and_then(|s| s.observed_generation) != pms.metadata.generation;
-    let under_way = status.is_some_and(|s| {
-        s.phase == Some(SyncPhase::Rebuilding)
-            || s.rescale
-                .as_ref()
-                .is_some_and(|r| matches!(r.phase, RescalePhase::Cutting | RescalePhase::Starting))
-    });
-    if asked || under_way {
+    if asked || restart_under_way(pms) {
         ctx.restart_gate.take(key);
         return None;
     }
@@ -459,6 +492,7 @@ async fn update_status(
 async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Action> {
     ctx.restart_gate
         .release(&restart_gate::key(ns, &pms.name_any()));
+    ctx.s3_watch.forget(ns, &pms.name_any());
     let keep = pms.spec.checkpoint.retain_on_delete;
     let sync = pms.name_any();
     if let Some(left) = apply::delete_all(&ctx.client, ns, &sync, keep, deleting_for(pms)).await? {

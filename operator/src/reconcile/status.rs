@@ -137,6 +137,34 @@ pub fn compute(
         parallelism: previous.and_then(|p| p.parallelism),
         rescale: rescale.cloned(),
         restart_key: previous.and_then(|p| p.restart_key.clone()),
+        last_stable_spec: previous.and_then(|p| p.last_stable_spec.clone()),
+        rollback: previous.and_then(|p| p.rollback.clone()),
+    }
+}
+
+/// A sync rolled back (`spec.rollback`) runs, but not the spec asked for: `Degraded` is True
+/// (reason `RolledBack`, with `status.rollback`'s message) unless something worse holds it
+/// already (a worker's error says more).
+pub fn rolled_back(
+    status: &mut PaimonMysqlSyncStatus,
+    previous: Option<&PaimonMysqlSyncStatus>,
+    why: &str,
+) {
+    let since = previous
+        .into_iter()
+        .flat_map(|p| &p.conditions)
+        .find(|c| c.type_ == "Degraded" && c.status == "True")
+        .map(|c| c.last_transition_time.clone())
+        .unwrap_or_else(|| Time(k8s_openapi::jiff::Timestamp::now()));
+    for c in status
+        .conditions
+        .iter_mut()
+        .filter(|c| c.type_ == "Degraded" && c.status != "True")
+    {
+        c.status = "True".into();
+        c.reason = "RolledBack".into();
+        c.message = why.into();
+        c.last_transition_time = since.clone();
     }
 }
 

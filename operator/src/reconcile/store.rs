@@ -7,7 +7,6 @@
 //! savepoints that no longer exist is deleted by the next reconcile of their sync.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::{Api, Client};
@@ -90,17 +89,6 @@ impl CheckpointStore {
         let location = format!("s3://{}/{}", target.bucket, target.prefix);
         let prefix = S3Prefix::open(&target).map_err(|e| failed("opening", location, e))?;
         Ok(Some(CheckpointStore::S3(prefix)))
-    }
-
-    /// How soon to look again when nothing else wakes the controller (no watch on S3): soon
-    /// while a pause, rebuild or rescale waits on the slots' checkpoints, else at the resync
-    /// (the status then follows an S3 sync's progress once a minute, as a ConfigMap sync's
-    /// within a snapshot).
-    pub fn poll(&self, busy: bool) -> Option<Duration> {
-        match self {
-            CheckpointStore::S3(_) if busy => Some(Duration::from_secs(2)),
-            _ => None,
-        }
     }
 
     /// The checkpoints of `ns`/`sync` on S3 by slot, named as their ConfigMaps would be; `None`
