@@ -79,6 +79,13 @@ cat >"$dir/conf/hdfs-site.xml" <<'XML'
     <name>dfs.client.block.write.locateFollowingBlock.initial.delay.ms</name>
     <value>10</value>
   </property>
+  <!-- The delay doubles at each retry: 12 wait up to ~40 s for a block's replica to be
+       reported under load (the default 5 give up after 0.3 s with the short delay above:
+       "Unable to close file because the last block does not have enough number of replicas"). -->
+  <property>
+    <name>dfs.client.block.write.locateFollowingBlock.retries</name>
+    <value>12</value>
+  </property>
 </configuration>
 XML
 export PMS_TEST_HDFS=$uri

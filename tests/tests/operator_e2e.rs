@@ -188,6 +188,22 @@ fn pod_command(
     env.extend(extra_env.clone());
     env.insert("PMS_CONFIG".into(), config.display().to_string());
     env.remove("PMS_ADMIN_ADDR");
+    // With its pod's identity: the API server checks each request against the Role the
+    // operator gave that ServiceAccount (the test's admin impersonates it, as kubectl --as).
+    let pod = &object["spec"]["template"]["spec"];
+    if let (Some(account), Some(ns)) = (
+        pod["serviceAccountName"].as_str(),
+        object["metadata"]["namespace"].as_str(),
+    ) {
+        env.insert(
+            "KUBE_RS_DEBUG_IMPERSONATE_USER".into(),
+            format!("system:serviceaccount:{ns}:{account}"),
+        );
+        env.insert(
+            "KUBE_RS_DEBUG_IMPERSONATE_GROUP".into(),
+            format!("system:serviceaccounts,system:serviceaccounts:{ns},system:authenticated"),
+        );
+    }
     let mut cmd = Command::new(worker_bin());
     cmd.args(args)
         .env_clear()

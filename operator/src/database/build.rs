@@ -30,6 +30,8 @@ pub struct Discovery {
     pub role_binding: RoleBinding,
     pub config: ConfigMap,
     pub deployment: Deployment,
+    /// Where it writes its listing, empty: made by the operator (the worker may not create).
+    pub listing: ConfigMap,
 }
 
 fn owner(pmds: &PaimonMysqlDatabaseSync) -> Option<Vec<OwnerReference>> {
@@ -73,6 +75,20 @@ pub fn discovery(pmds: &PaimonMysqlDatabaseSync, settings: &Settings) -> Result<
         ..Default::default()
     });
     let mut role_binding = build::role_binding(&lister);
+    let listing = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            namespace: pmds.namespace(),
+            labels: Some(pms_crds::contract::labels(
+                &name,
+                pms_crds::contract::Component::Discovery,
+                None,
+            )),
+            owner_references: owner(pmds),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
     owned(&mut config.metadata, pmds);
     owned(&mut deployment.metadata, pmds);
     owned(&mut service_account.metadata, pmds);
@@ -84,6 +100,7 @@ pub fn discovery(pmds: &PaimonMysqlDatabaseSync, settings: &Settings) -> Result<
         role_binding,
         config,
         deployment,
+        listing,
     })
 }
 

@@ -133,6 +133,7 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
     apply::apply_one(&ctx.client, ns, &d.role).await?;
     apply::apply_one(&ctx.client, ns, &d.role_binding).await?;
     apply::apply_one(&ctx.client, ns, &d.config).await?;
+    apply::create_missing(&ctx.client, ns, std::slice::from_ref(&d.listing)).await?;
     apply::apply_one(&ctx.client, ns, &d.deployment).await?;
 
     let listing = read_listing(ctx, ns, &discovery_name(&name)).await?;

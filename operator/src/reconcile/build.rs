@@ -146,6 +146,15 @@ pub fn missing_slot_config_maps(pms: &PaimonMysqlSync, present: &BTreeSet<u32>) 
         .collect()
 }
 
+/// The checkpoint ConfigMaps of a rebuild's new generation (the sync `<sync>-rebuild`, one per
+/// slot), empty, made before its Job runs as [`missing_slot_config_maps`] are; the finalizer
+/// deletes them with the sync's.
+pub fn rebuild_checkpoint_config_maps(pms: &PaimonMysqlSync) -> Vec<ConfigMap> {
+    let mut shadow = pms.clone();
+    shadow.metadata.name = Some(contract::rebuild_name(&pms.name_any()));
+    missing_slot_config_maps(&shadow, &BTreeSet::new())
+}
+
 /// The control ConfigMap, holding `control` (or nothing to do).
 fn control_config_map(pms: &PaimonMysqlSync, control: &Control) -> ConfigMap {
     // Strings and numbers only: serializing can't fail.
@@ -648,20 +657,20 @@ pub fn service_account(pms: &PaimonMysqlSync) -> ServiceAccount {
     }
 }
 
-/// Least privilege: the workers read their config and read/write their own checkpoint
-/// ConfigMaps, by name. `create` can't be limited by name in RBAC, so it is granted alone.
-/// `slots` covers the current and any previous parallelism (a rescale reads the old slots).
+/// Least privilege: the workers read their config and read/write their own checkpoint and
+/// report ConfigMaps, by name. Nothing else: no `create` (RBAC can't limit it by name, so a
+/// worker could take another sync's names) and no `delete`; the operator makes every
+/// ConfigMap they write before they run ([`missing_slot_config_maps`],
+/// [`rebuild_checkpoint_config_maps`], the reports). `slots` covers the current and any
+/// previous parallelism (a rescale reads the old slots).
 pub fn role(pms: &PaimonMysqlSync, slots: u32) -> Role {
     let sync = pms.name_any();
     // A rebuild's new generation keeps its checkpoints as the sync `<sync>-rebuild` does.
     let rebuild_sync = contract::rebuild_name(&sync);
-    let shadow_checkpoints: Vec<String> = (0..slots)
-        .map(|k| contract::checkpoint_name(&rebuild_sync, k))
-        .collect();
     let mut checkpoints: Vec<String> = (0..slots)
         .map(|k| contract::checkpoint_name(&sync, k))
         .collect();
-    checkpoints.extend(shadow_checkpoints.iter().cloned());
+    checkpoints.extend((0..slots).map(|k| contract::checkpoint_name(&rebuild_sync, k)));
     checkpoints.push(contract::rebuild_name(&sync));
     checkpoints.push(contract::restore_name(&sync));
     checkpoints.push(contract::verify_name(&sync));
@@ -669,10 +678,10 @@ pub fn role(pms: &PaimonMysqlSync, slots: u32) -> Role {
     let mut readable = checkpoints.clone();
     readable.push(contract::config_map_name(&sync));
     readable.push(contract::control_name(&sync));
-    let rule = |verbs: &[&str], names: Option<Vec<String>>| PolicyRule {
+    let rule = |verbs: &[&str], names: Vec<String>| PolicyRule {
         api_groups: Some(vec!["".into()]),
         resources: Some(vec!["configmaps".into()]),
-        resource_names: names,
+        resource_names: Some(names),
         verbs: verbs.iter().map(|v| v.to_string()).collect(),
         ..Default::default()
     };
@@ -684,10 +693,8 @@ pub fn role(pms: &PaimonMysqlSync, slots: u32) -> Role {
             None,
         ),
         rules: Some(vec![
-            rule(&["get"], Some(readable)),
-            rule(&["update", "patch"], Some(checkpoints)),
-            rule(&["delete"], Some(shadow_checkpoints)),
-            rule(&["create"], None),
+            rule(&["get"], readable),
+            rule(&["update", "patch"], checkpoints),
         ]),
     }
 }

@@ -300,7 +300,11 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
         .clone()
         .unwrap_or_else(|| saves.control.clone());
     let desired = build::all(v, &plan, &control, &ctx.settings)?;
-    let missing = build::missing_slot_config_maps(v.pms, &found.slot_config_maps);
+    let mut missing = build::missing_slot_config_maps(v.pms, &found.slot_config_maps);
+    if plan.rebuild_job.is_some() {
+        // Not listed (an already existing one answers 409): a request a slot while rebuilding.
+        missing.extend(build::rebuild_checkpoint_config_maps(v.pms));
+    }
     apply::create_missing(&ctx.client, &v.namespace, &missing).await?;
     // A queued restart keeps the workers as they are, as a cut under way does.
     let hold = rescale.hold() || queued.is_some();

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{DeleteParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use kube::Api;
 
 use pms_crds::contract::{
@@ -113,6 +113,12 @@ impl ConfigMapCheckpointStore {
                  two pods for one slot; this one stops so it can't overwrite newer progress",
                 checkpoint.epoch
             )),
+            kube::Error::Api(s) if s.code == 403 && self.resource_version.is_none() => {
+                self.err(format!(
+                    "{name} does not exist, and this worker may not create ConfigMaps (under the operator \
+                     it makes them before the workers start; is it running?): {e}"
+                ))
+            }
             _ => self.err(format!("writing: {e}")),
         })?;
         self.resource_version = written.metadata.resource_version;
@@ -145,14 +151,21 @@ impl ConfigMapCheckpointStore {
         .map_err(|e| self.err(format!("noting the worker's error: {e}")))
     }
 
-    /// Deletes this slot's checkpoint (a finished rebuild's new generation).
+    /// Removes this slot's checkpoint (a finished rebuild's new generation): the ConfigMap is
+    /// emptied, not deleted (a worker may neither delete nor create ConfigMaps; the operator
+    /// makes them, and deletes them with the sync).
     pub async fn remove(&self) -> Result<()> {
         let name = checkpoint_name(&self.sync, self.slot.index);
-        match self.api.delete(&name, &DeleteParams::default()).await {
+        let empty = serde_json::json!({ "data": null });
+        match self
+            .api
+            .patch(&name, &PatchParams::default(), &Patch::Merge(&empty))
+            .await
+        {
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
             other => other
                 .map(drop)
-                .map_err(|e| self.err(format!("deleting: {e}"))),
+                .map_err(|e| self.err(format!("emptying: {e}"))),
         }
     }
 

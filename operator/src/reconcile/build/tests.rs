@@ -134,19 +134,34 @@ fn role_names_only_this_syncs_configmaps() {
     assert!(rules
         .iter()
         .all(|r| r.resources.as_deref() == Some(&["configmaps".to_string()][..])));
-    assert!(!rules.iter().any(|r| r.verbs.iter().any(|v| v == "list")));
-    // Only a finished rebuild's own checkpoints may be deleted.
-    let deletable: Vec<&String> = rules
+    // Every rule names its ConfigMaps: no list, no create (RBAC can't limit it by name), no
+    // delete.
+    assert!(rules.iter().all(|r| r.resource_names.is_some()));
+    let verbs: std::collections::BTreeSet<&str> = rules
         .iter()
-        .filter(|r| r.verbs.iter().any(|v| v == "delete"))
-        .flat_map(|r| r.resource_names.iter().flatten())
+        .flat_map(|r| r.verbs.iter().map(String::as_str))
         .collect();
-    assert!(
-        deletable
-            .iter()
-            .all(|n| n.starts_with("orders-rebuild-checkpoint-")),
-        "{deletable:?}"
+    assert_eq!(verbs, ["get", "patch", "update"].into());
+}
+
+#[test]
+fn a_rebuilds_checkpoint_configmaps_are_made_before_its_job() {
+    let made = rebuild_checkpoint_config_maps(&sample(2, "running"));
+    let names: Vec<String> = made.iter().map(|cm| cm.name_any()).collect();
+    assert_eq!(
+        names,
+        ["orders-rebuild-checkpoint-0", "orders-rebuild-checkpoint-1"]
     );
+    // Labelled as the worker labels them (the finalizer deletes them by that label), empty,
+    // unowned as the slots' are.
+    let labels = made[1].metadata.labels.clone().unwrap();
+    assert_eq!(
+        labels,
+        contract::labels("orders-rebuild", Component::Checkpoint, Some(1))
+    );
+    assert!(made
+        .iter()
+        .all(|cm| cm.data.is_none() && cm.metadata.owner_references.is_none()));
 }
 
 #[test]
