@@ -23,7 +23,7 @@ use pms_operator::leadership::{FenceLayer, Leadership};
 use pms_operator::reconcile;
 use pms_operator::restart_gate::RestartGate;
 use pms_operator::s3_watch::S3Watch;
-use pms_operator::watch_keys::{checkpoint_decisions, spec_or_deletion};
+use pms_operator::watch_keys::{checkpoint_decisions, marking_deletions, spec_or_deletion};
 use pms_runtime::Readiness;
 use tracing::{error, info, warn};
 
@@ -290,7 +290,7 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
     // each write of a busy slot's progress.
     let checkpoint_changes = watcher(config_maps.clone(), checkpoints)
         .default_backoff()
-        .touched_objects()
+        .filter_map(|event| async move { event.map(marking_deletions).transpose() })
         .predicate_filter(checkpoint_decisions, Default::default());
     let owned =
         watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGER}"));

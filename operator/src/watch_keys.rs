@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::runtime::watcher::Event;
 use pms_crds::contract::{Checkpoint, CHECKPOINT_KEY};
 use pms_crds::PaimonMysqlSync;
 
@@ -29,6 +31,8 @@ pub fn spec_or_deletion(pms: &PaimonMysqlSync) -> Option<u64> {
 /// the status shows that at the next resync (a reconcile costs about 40 requests).
 pub fn checkpoint_decisions(cm: &ConfigMap) -> Option<u64> {
     let mut h = DefaultHasher::new();
+    // A deletion is a change of its own (see [`marking_deletions`]).
+    cm.metadata.deletion_timestamp.is_some().hash(&mut h);
     for (key, value) in cm.data.iter().flatten() {
         if key != CHECKPOINT_KEY {
             (key, value).hash(&mut h);
@@ -41,6 +45,21 @@ pub fn checkpoint_decisions(cm: &ConfigMap) -> Option<u64> {
         }
     }
     Some(h.finish())
+}
+
+/// The ConfigMap of a watch event, a deleted one marked as being deleted (a `deletionTimestamp`
+/// when the API server's event has none), so that [`checkpoint_decisions`] tells it from its
+/// last version: else the predicate would drop the deletion, seen only at the next resync.
+pub fn marking_deletions(event: Event<ConfigMap>) -> Option<ConfigMap> {
+    match event {
+        Event::Apply(cm) | Event::InitApply(cm) => Some(cm),
+        Event::Delete(mut cm) => {
+            let now = Time(k8s_openapi::jiff::Timestamp::now());
+            cm.metadata.deletion_timestamp.get_or_insert(now);
+            Some(cm)
+        }
+        Event::Init | Event::InitDone => None,
+    }
 }
 
 /// The same of the checkpoints on S3 of one sync (by the names their ConfigMaps would have).
@@ -149,5 +168,17 @@ mod tests {
         };
         assert_ne!(corrupt("{"), corrupt("{{"));
         assert_ne!(checkpoint_decisions(&ConfigMap::default()), Some(at_7));
+    }
+
+    #[test]
+    fn a_deleted_checkpoint_configmap_starts_a_reconcile() {
+        let cm = config_map(&checkpoint(7, 1, None), &[]);
+        let applied = marking_deletions(Event::Apply(cm.clone())).unwrap();
+        let deleted = marking_deletions(Event::Delete(cm)).unwrap();
+        assert_ne!(
+            checkpoint_decisions(&applied),
+            checkpoint_decisions(&deleted)
+        );
+        assert_eq!(marking_deletions(Event::Init), None);
     }
 }

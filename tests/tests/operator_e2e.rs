@@ -1833,6 +1833,15 @@ async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
             .all(|cm| cm["data"]["checkpoint.json"].is_null()),
         "no checkpoint in a ConfigMap with s3 storage: {slot_config_maps:?}"
     );
+    // One deleted is seen at once (not at the minute's resync) and made again.
+    let slot_1 = format!("{SYNC}-checkpoint-1");
+    kubectl(&["delete", "configmap", &slot_1, "-n", NS]);
+    wait_for(
+        "the slot's ConfigMap made again",
+        Duration::from_secs(20),
+        || get("configmap", &slot_1, NS),
+    )
+    .await;
 
     // Exactly-once rescales at cuts, new ids only: each lands once (one audit row, never a U).
     rescale_at_a_cut(table, 2, 3, vec![generate(8001, 30, "+I", 0)]).await;
