@@ -1,7 +1,7 @@
 //! Checkpoints on S3 have no watch. This poller stands in for one: every few seconds it reads
 //! the checkpoints of each sync that keeps them on S3 (requests to S3 only, none to the API
 //! server) and starts a reconcile when what the operator decides by changed, by the rule the
-//! ConfigMap watch filters with ([`crate::watch_keys::checkpoint_key`]). So an S3 sync's
+//! ConfigMap watch filters with ([`crate::watch_keys::checkpoints_key`]). So an S3 sync's
 //! status follows each snapshot applied, and a pause or rescale its slots acknowledge, as
 //! promptly as a ConfigMap sync's.
 
@@ -29,7 +29,6 @@ pub struct S3Watch {
     trigger: broadcast::Sender<ObjectRef<PaimonMysqlSync>>,
 }
 
-#[derive(Clone)]
 struct Watched {
     store: CheckpointStore,
     key: u64,
@@ -96,9 +95,13 @@ impl S3Watch {
     pub async fn run(self: Arc<Self>) {
         loop {
             tokio::time::sleep(EVERY).await;
-            let syncs = self.syncs.lock().unwrap_or_else(|p| p.into_inner()).clone();
-            for ((ns, name), watched) in syncs {
-                let found = match watched.store.s3_checkpoints(&ns, &name).await {
+            // Read without the lock held (S3 requests take time).
+            let stores: Vec<_> = (self.syncs.lock().unwrap_or_else(|p| p.into_inner()))
+                .iter()
+                .map(|(id, w)| (id.clone(), w.store.clone()))
+                .collect();
+            for ((ns, name), store) in stores {
+                let found = match store.s3_checkpoints(&ns, &name).await {
                     Ok(found) => found.unwrap_or_default(),
                     // The reconcile reads them too and reports a failure.
                     Err(e) => {
@@ -106,8 +109,7 @@ impl S3Watch {
                         continue;
                     }
                 };
-                let key = checkpoints_key(&found);
-                if key != watched.key && self.changed(&ns, &name, key) {
+                if self.changed(&ns, &name, checkpoints_key(&found)) {
                     // No receiver yet (the controller starts): the resync looks anyway.
                     let _ = self.trigger.send(ObjectRef::new(&name).within(&ns));
                 }
