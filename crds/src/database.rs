@@ -34,6 +34,10 @@ pub const TABLE_PLACEHOLDER: &str = "{table}";
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {"rule": "!has(self.placement) || !has(self.placement.mode) || self.placement.mode != 'pooled' || has(self.template.sink.delivery) && self.template.sink.delivery == 'exactly-once'", "message": "placement pooled needs template.sink.delivery exactly-once (a table moved between workers resumes from its progress row, whose epoch fences the worker it left)"},
+    {"rule": "!has(self.placement) || !has(self.placement.mode) || self.placement.mode != 'pooled' || !has(self.template.parallelism) || self.template.parallelism == 1", "message": "placement pooled runs each table as one slot: template.parallelism must be 1"}
+]))]
 pub struct PaimonMysqlDatabaseSyncSpec {
     /// Which tables of `template.source.database` are synced.
     pub tables: TableSelector,
@@ -50,6 +54,68 @@ pub struct PaimonMysqlDatabaseSyncSpec {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(schema_with = "overrides_schema")]
     pub overrides: BTreeMap<String, Json>,
+    /// Where the tables run: a `PaimonMysqlSync` (and its pods) per table (`perTable`, the
+    /// default), or `pooled` on a few shared worker pods.
+    #[serde(default)]
+    pub placement: Placement,
+}
+
+/// How a database sync's tables are placed on worker pods.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct Placement {
+    #[serde(default)]
+    pub mode: PlacementMode,
+    /// `pooled`: how many worker pods share the tables (each table on one of them, chosen by
+    /// rendezvous hashing of its name, so adding or removing a worker moves only the tables
+    /// that must move).
+    #[serde(default = "default_pool_workers")]
+    #[schemars(range(min = 1, max = 64))]
+    pub workers: u32,
+    /// `pooled`: at most this many tables of one worker in their full read at once; the
+    /// others wait in a queue (their place shows in the status).
+    #[serde(default = "default_max_full_reads")]
+    #[schemars(range(min = 1, max = 64))]
+    pub max_full_reads: u32,
+    /// `pooled`: the MySQL connections one worker opens at most, shared by its tables.
+    #[serde(default = "default_max_connections")]
+    #[schemars(range(min = 2, max = 1000))]
+    pub max_connections_per_worker: u32,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum PlacementMode {
+    /// A `PaimonMysqlSync` per table: its own pods, Role, status and every per-sync operation.
+    #[default]
+    PerTable,
+    /// `workers` pods share the tables; each table keeps its own checkpoint (the exactly-once
+    /// progress row), consumer and full read, and its status is in the database sync's.
+    Pooled,
+}
+
+impl Default for Placement {
+    fn default() -> Self {
+        Self {
+            mode: PlacementMode::PerTable,
+            workers: default_pool_workers(),
+            max_full_reads: default_max_full_reads(),
+            max_connections_per_worker: default_max_connections(),
+        }
+    }
+}
+
+fn default_pool_workers() -> u32 {
+    2
+}
+
+fn default_max_full_reads() -> u32 {
+    2
+}
+
+fn default_max_connections() -> u32 {
+    10
 }
 
 fn default_discovery_interval() -> HumanDuration {
@@ -165,7 +231,53 @@ impl PaimonMysqlDatabaseSyncSpec {
         if self.discovery_interval.0 < std::time::Duration::from_secs(1) {
             return Err("discoveryInterval must be at least 1s".into());
         }
+        if let Some(why) = self.pooled_refusal(tpl) {
+            return Err(format!("template: {why}"));
+        }
         Ok(selector)
+    }
+
+    /// Why a table's rendered spec can't run on the shared pods of `placement: pooled`, if it
+    /// can't. Each table there is fenced and resumed by its exactly-once progress row (a table
+    /// moved between workers resumes where its last commit left it, and a worker that still
+    /// had it can't commit after the move), runs as one slot, and shares the pods' MySQL
+    /// credentials, Paimon access and pod settings; per-table operations run per sync.
+    pub fn pooled_refusal(&self, spec: &PaimonMysqlSyncSpec) -> Option<String> {
+        if self.placement.mode != PlacementMode::Pooled {
+            return None;
+        }
+        let tpl = &self.template;
+        let shared_with_the_pods = spec.sink.url != tpl.sink.url
+            || spec.sink.credentials_secret_ref != tpl.sink.credentials_secret_ref
+            || spec.sink.tls != tpl.sink.tls
+            || spec.source.warehouse != tpl.source.warehouse
+            || spec.source.s3 != tpl.source.s3
+            || spec.worker_pod != tpl.worker_pod
+            || spec.state != tpl.state;
+        let why = if spec.sink.delivery != crate::Delivery::ExactlyOnce {
+            "placement pooled needs sink.delivery exactly-once: a table moved between workers resumes from its \
+             progress row, and the row's epoch fences the worker it left"
+        } else if spec.parallelism != 1 {
+            "placement pooled runs each table as one slot: parallelism must be 1 (use perTable for more)"
+        } else if spec.checkpoint.storage == Some(crate::CheckpointStorage::Configmap) {
+            "placement pooled keeps no ConfigMap per table: leave checkpoint.storage unset (the progress row is \
+             the checkpoint) or use s3"
+        } else if spec.verify.is_some()
+            || spec.savepoint.is_some()
+            || spec.restore_from.is_some()
+            || spec.rebuild.trigger.is_some()
+            || spec.rebuild.policy != crate::RebuildPolicy::Manual
+            || spec.rollback.is_some()
+        {
+            "placement pooled does not run verify, savepoint, restoreFrom, rebuild or rollback yet: use \
+             perTable for a table that needs them (or run `pms-worker verify` against it)"
+        } else if shared_with_the_pods {
+            "placement pooled shares sink.url, sink.credentialsSecretRef, sink.tls, source.warehouse, source.s3, \
+             workerPod and state among its tables: an override may not change them"
+        } else {
+            return None;
+        };
+        Some(why.to_string())
     }
 
     /// The sync spec of `table`: the template with `{table}` replaced, then the table's
@@ -209,6 +321,26 @@ fn merge_patch(target: &mut Json, patch: &Json) {
             merge_patch(map.entry(k.clone()).or_insert(Json::Null), v);
         }
     }
+}
+
+/// The pooled worker (`0..workers`) that runs `table`: rendezvous hashing, the worker whose
+/// hash with the table's name is highest. Adding a worker moves to it only the tables it now
+/// wins (about 1 in `workers + 1`); removing one moves only its own tables.
+pub fn pool_worker(table: &str, workers: u32) -> u32 {
+    (0..workers.max(1))
+        .max_by_key(|w| {
+            let h = table
+                .bytes()
+                .chain(w.to_le_bytes())
+                .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+                });
+            // FNV-1a's high bits mix poorly on short inputs: finish with splitmix64's mixer.
+            let h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            let h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            h ^ (h >> 31)
+        })
+        .unwrap_or(0)
 }
 
 /// The name of `table`'s `PaimonMysqlSync` (and, standalone, its sync name): `<parent>-<table>`
@@ -286,11 +418,39 @@ pub struct DatabaseSyncStatus {
     /// When the database was last listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listed_at: Option<String>,
+    /// Every table; with `placement: pooled` only those not running (at most
+    /// [`MAX_POOLED_TABLES_LISTED`]), the others are counted in `pool`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tables: Vec<TableStatus>,
+    /// `placement: pooled`: the workers and their tables, counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pool: Option<PoolStatus>,
     /// `Ready` (every table runs) and `Discovered` (the last listing of the database).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
+}
+
+/// A pooled database sync's status lists at most this many tables (those not running), so it
+/// stays small whatever the number of tables; each worker's ConfigMap `<name>--pool-<k>` has
+/// every table's row.
+pub const MAX_POOLED_TABLES_LISTED: usize = 50;
+
+/// A pooled database sync's workers and tables, counted.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolStatus {
+    pub workers: u32,
+    /// Workers whose report is recent.
+    pub workers_reporting: u32,
+    /// Tables applying each snapshot's changes.
+    pub following: u32,
+    pub full_read: u32,
+    /// Waiting for a place among their worker's `maxFullReads`.
+    pub queued: u32,
+    /// Assigned, not started yet (or not reported yet).
+    pub starting: u32,
+    /// Failed (retried with backoff) or refused (not run).
+    pub failed: u32,
 }
 
 /// One table's sync, from its `PaimonMysqlSync`'s status.
@@ -424,6 +584,54 @@ template:
             "{}",
             clashes["orders_rebuild"]
         );
+    }
+
+    #[test]
+    fn adding_a_pool_worker_moves_only_the_tables_it_takes() {
+        let tables: Vec<String> = (0..1000).map(|i| format!("t_{i}")).collect();
+        let on = |n| tables.iter().map(|t| pool_worker(t, n)).collect::<Vec<_>>();
+        let (four, five) = (on(4), on(5));
+        let moved: Vec<(u32, u32)> = four
+            .iter()
+            .zip(&five)
+            .filter(|(a, b)| a != b)
+            .map(|(a, b)| (*a, *b))
+            .collect();
+        assert!(
+            moved.iter().all(|&(_, to)| to == 4),
+            "only to the new worker"
+        );
+        assert!(
+            (150..250).contains(&moved.len()),
+            "about 1/5: {}",
+            moved.len()
+        );
+        for w in 0..5 {
+            let n = five.iter().filter(|&&x| x == w).count();
+            assert!((150..250).contains(&n), "worker {w} runs {n} of 1000");
+        }
+        // Removing worker 4 again moves back exactly those.
+        assert_eq!(on(4), four);
+        assert!(on(1).iter().all(|&w| w == 0));
+    }
+
+    #[test]
+    fn pooled_placement_refuses_what_a_shared_pod_cant_do_exactly() {
+        let pooled = "placement: {mode: pooled, workers: 3}";
+        let err = spec(pooled).validate().unwrap_err();
+        assert!(err.contains("exactly-once"), "{err}");
+        let mut s = spec(pooled);
+        s.template.sink.delivery = crate::Delivery::ExactlyOnce;
+        s.validate().unwrap();
+        s.overrides = serde_yaml::from_str(
+            "{dim_a: {sink: {url: 'mysql://other/db'}}, fact_b: {sink: {maxRows: 7}}}",
+        )
+        .unwrap();
+        let a = s.pooled_refusal(&s.render("dim_a").unwrap()).unwrap();
+        assert!(a.contains("may not change"), "{a}");
+        assert_eq!(s.pooled_refusal(&s.render("fact_b").unwrap()), None);
+        s.template.parallelism = 2;
+        assert!(s.validate().unwrap_err().contains("parallelism"));
     }
 
     #[test]

@@ -552,6 +552,7 @@ async fn on_a_real_cluster() {
         assert!(left.is_empty(), "{kind} left after delete: {left:?}");
     }
     a_database_sync_on_real_pods(&db).await;
+    a_pooled_database_sync_of_many_tables(&db).await;
 
     // Both operator replicas (the leader, the standby) stop on SIGTERM at once, well inside the
     // 30 s grace period.
@@ -693,6 +694,271 @@ async fn a_database_sync_on_real_pods(db: &TestDb) {
     })
     .await;
     assert_eq!(db.count("orders_a_rt").await, 300, "the MySQL tables stay");
+}
+
+/// `placement: pooled` on real pods: 200 tables written by Paimon Java (and one whose MySQL
+/// table has another key, refused) on 2 worker pods, exactly-once. A worker pod is killed while
+/// the tables start, changes land while a third worker is added and again after it is removed,
+/// a table is created and one dropped; every table ends equal to its reference read, with no
+/// `PaimonMysqlSync` or per-table Deployment made, and the refused table stops no other.
+async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
+    const TABLES: usize = 200;
+    const ROWS: i64 = 20;
+    let wh = Database::new("lake");
+    let shape = || orders_create(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    let names: Vec<String> = (0..TABLES).map(|i| format!("t{i:03}")).collect();
+    let mut specs: Vec<(&str, Json, Vec<Json>)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), shape(), vec![generate(1, ROWS, "+I", i as i64)]))
+        .collect();
+    specs.push(("t_bad", shape(), vec![generate(1, 5, "+I", 7)]));
+    let created = Instant::now();
+    let mut tables = wh.create_tables(specs);
+    println!(
+        "figure: Paimon Java wrote {} tables in {:.1} s",
+        tables.len(),
+        created.elapsed().as_secs_f64()
+    );
+    open_warehouse(wh.warehouse());
+    db.exec("CREATE TABLE t_bad_rt (other_id INT PRIMARY KEY)")
+        .await;
+    let warehouse = wh.warehouse().display().to_string();
+    let started = Instant::now();
+    apply_ok(
+        &json!({
+            "apiVersion": "paimonsync.io/v1alpha1",
+            "kind": "PaimonMysqlDatabaseSync",
+            "metadata": {"name": "lake", "namespace": NS},
+            "spec": {
+                "tables": {"pattern": "t.*"},
+                "discoveryInterval": "2s",
+                "placement": {"mode": "pooled", "workers": 2, "maxFullReads": 4},
+                "template": {
+                    "source": {"warehouse": warehouse, "database": "lake", "table": "{table}", "pollInterval": "500ms"},
+                    "sink": {
+                        "url": format!("mysql://{NODE_IP}:{}/{}", db.port, db.name),
+                        "credentialsSecretRef": {"name": "mysql-writer"},
+                        "table": "{table}_rt",
+                        "createTable": true,
+                        "delivery": "exactly-once",
+                    },
+                    "workerPod": {
+                        "volumes": [{"name": "warehouse", "hostPath": {"path": warehouse, "type": "Directory"}}],
+                        "volumeMounts": [{"name": "warehouse", "mountPath": warehouse}],
+                    },
+                },
+            },
+        })
+        .to_string(),
+    );
+    let pool = || get("pmds", "lake", NS).map(|p| p["status"].clone());
+    let following = |n: u64, workers: u64| {
+        move || {
+            let s = pool()?;
+            let p = &s["pool"];
+            (p["following"] == n && p["workersReporting"] == workers && p["workers"] == workers)
+                .then_some(s)
+        }
+    };
+    let s = wait_for(
+        "200 tables following on 2 workers",
+        Duration::from_secs(300),
+        following(200, 2),
+    )
+    .await;
+    println!(
+        "figure: kubectl apply of a pooled 200-table database sync (2 workers) → every table following: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    let bad = s["tables"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["table"] == "t_bad").cloned())
+        .unwrap_or_else(|| panic!("the refused table is listed: {s}"));
+    assert_eq!(bad["phase"], "Failed", "{bad}");
+    assert_eq!(s["pool"]["failed"], 1, "{s}");
+    assert_eq!(s["phase"], "Degraded", "{s}");
+    assert!(
+        list("pms", NS, "paimonsync.io/database-sync=lake").is_empty(),
+        "no PaimonMysqlSync per table"
+    );
+
+    // Changes committed, and at once a worker pod killed (no grace): its tables resume from
+    // their progress rows on the pod that replaces it, each change applied once.
+    let changed: Vec<&Table> = tables
+        .iter()
+        .filter(|t| t.name != "t_bad")
+        .step_by(3)
+        .collect();
+    wh.commit(
+        changed
+            .iter()
+            .map(|t| {
+                (
+                    *t,
+                    vec![
+                        generate(5, 5, "+U", 100),
+                        generate(15, 3, "-D", 0),
+                        generate(30, 2, "+I", 9),
+                    ],
+                )
+            })
+            .collect(),
+    );
+    let killed = list("pod", NS, "paimonsync.io/sync=lake--pool-0");
+    kubectl(&[
+        "delete",
+        "pod",
+        "-n",
+        NS,
+        "-l",
+        "paimonsync.io/sync=lake--pool-0",
+        "--grace-period=0",
+        "--force",
+    ]);
+    wait_for("a new pod for worker 0", LONG, || {
+        let now = list("pod", NS, "paimonsync.io/sync=lake--pool-0");
+        now.iter()
+            .any(|p| {
+                !killed
+                    .iter()
+                    .any(|k| k["metadata"]["name"] == p["metadata"]["name"])
+            })
+            .then_some(())
+    })
+    .await;
+    let live: Vec<&Table> = tables.iter().filter(|t| t.name != "t_bad").collect();
+    assert_all_synced(&wh, db, &live, || logs_of("paimonsync.io/component=worker")).await;
+    let deployments = list("deployment", NS, "paimonsync.io/database-sync=lake");
+    assert_eq!(
+        deployments.len(),
+        2,
+        "one Deployment per worker: {deployments:?}"
+    );
+    let connections = db
+        .query_strings(
+            "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'cluster_writer'",
+        )
+        .await;
+    println!(
+        "figure: pooled, 200 tables on 2 workers: {} MySQL connections",
+        connections[0][0].as_deref().unwrap_or("?")
+    );
+
+    // Changes while a third worker is added: the tables that move stop at a commit on the
+    // worker they leave and resume from it on the new one.
+    let changed: Vec<&Table> = tables
+        .iter()
+        .filter(|t| t.name != "t_bad")
+        .step_by(5)
+        .collect();
+    wh.commit(
+        changed
+            .iter()
+            .map(|t| {
+                (
+                    *t,
+                    vec![
+                        generate(6, 4, "+U", 200),
+                        generate(18, 2, "-D", 0),
+                        generate(40, 2, "+I", 8),
+                    ],
+                )
+            })
+            .collect(),
+    );
+    kubectl(&[
+        "patch",
+        "pmds",
+        "lake",
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"placement":{"workers":3}}}"#,
+    ]);
+    wait_for("200 tables following on 3 workers", LONG, following(200, 3)).await;
+    let live: Vec<&Table> = tables.iter().filter(|t| t.name != "t_bad").collect();
+    assert_all_synced(&wh, db, &live, || logs_of("paimonsync.io/component=worker")).await;
+
+    // A table created and one dropped, then back to 2 workers, with more changes.
+    let added = Instant::now();
+    let new = wh.create_tables(vec![("t200", shape(), vec![generate(1, ROWS, "+I", 200)])]);
+    open_warehouse(wh.warehouse());
+    wh.drop_table("t005");
+    tables.retain(|t| t.name != "t005");
+    tables.extend(new);
+    let deadline = Instant::now() + LONG;
+    while !table_exists(db, "t200_rt").await {
+        assert!(Instant::now() < deadline, "t200_rt was not created");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    wait_mysql(
+        db,
+        "t200",
+        &format!("SELECT COUNT(*) = {ROWS} FROM t200_rt"),
+    )
+    .await;
+    println!(
+        "figure: pooled: a new Paimon table → its rows in MySQL: {:.1} s",
+        added.elapsed().as_secs_f64()
+    );
+    let changed: Vec<&Table> = tables
+        .iter()
+        .filter(|t| t.name != "t_bad")
+        .step_by(11)
+        .collect();
+    wh.commit(
+        changed
+            .iter()
+            .map(|t| (*t, vec![generate(2, 3, "+U", 300)]))
+            .collect(),
+    );
+    kubectl(&[
+        "patch",
+        "pmds",
+        "lake",
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"placement":{"workers":2}}}"#,
+    ]);
+    wait_for(
+        "200 tables following on 2 workers again",
+        LONG,
+        following(200, 2),
+    )
+    .await;
+    wait_for("worker 2 removed", LONG, || {
+        list("deployment", NS, "paimonsync.io/sync=lake--pool-2")
+            .is_empty()
+            .then_some(())
+    })
+    .await;
+    let live: Vec<&Table> = tables.iter().filter(|t| t.name != "t_bad").collect();
+    assert_all_synced(&wh, db, &live, || logs_of("paimonsync.io/component=worker")).await;
+    assert_eq!(
+        db.count("t005_rt").await,
+        ROWS,
+        "a dropped table's MySQL table stays"
+    );
+
+    kubectl(&[
+        "delete",
+        "pmds",
+        "lake",
+        "-n",
+        NS,
+        "--wait=true",
+        "--timeout=120s",
+    ]);
+    wait_for("the pooled workers gone", LONG, || {
+        list("deployment", NS, "paimonsync.io/database-sync=lake")
+            .is_empty()
+            .then_some(())
+    })
+    .await;
 }
 
 /// The reasons of the events a phase change publishes.

@@ -12,7 +12,6 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use pms_tests::compare::assert_same_rows;
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::{Database, Table};
 use pms_tests::worker::worker_bin;
@@ -202,66 +201,6 @@ fn spawn(config: &Path, log: &Path) -> Child {
         .expect("start pms-worker")
 }
 
-async fn mysql_rows(db: &TestDb, t: &Table) -> Vec<Vec<Json>> {
-    db.rows(
-        &format!("{}_rt", t.name),
-        &t.compare_columns(),
-        &t.primary_keys,
-    )
-    .await
-}
-
-/// Waits until every table's MySQL rows equal its reference read (one Java read of them all,
-/// MySQL polled), then asserts it row by row.
-async fn assert_all_synced(wh: &Database, db: &TestDb, tables: &[&Table], log: &Path) {
-    let reference = wh.read_tables(tables);
-    let deadline = Instant::now() + Duration::from_secs(120);
-    for t in tables {
-        let columns = t.compare_columns();
-        let expected: Vec<Vec<Json>> = reference[&t.name]
-            .iter()
-            .map(|r| {
-                r.iter()
-                    .zip(&columns)
-                    .map(|(v, (_, ty))| ty.from_reference(v))
-                    .collect()
-            })
-            .collect();
-        while !table_exists(db, &format!("{}_rt", t.name)).await
-            || mysql_rows(db, t).await != expected
-        {
-            if Instant::now() > deadline {
-                eprintln!(
-                    "worker log:\n{}",
-                    std::fs::read_to_string(log).unwrap_or_default()
-                );
-                assert_same_rows(
-                    &t.name,
-                    &columns,
-                    &reference[&t.name],
-                    &mysql_rows(db, t).await,
-                );
-                panic!("{}: MySQL did not reach the reference read", t.name);
-            }
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        }
-        assert_same_rows(
-            &t.name,
-            &columns,
-            &reference[&t.name],
-            &mysql_rows(db, t).await,
-        );
-    }
-}
-
-async fn table_exists(db: &TestDb, table: &str) -> bool {
-    !db.query_strings(&format!(
-        "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{table}'"
-    ))
-    .await
-    .is_empty()
-}
-
 async fn wait_for_log(log: &Path, what: &str) {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -323,7 +262,7 @@ async fn one_config_mirrors_a_whole_database() {
     assert_eq!(synced.len(), 20, "{SELECTED}");
     let log_path = dir.path().join("worker.log");
     std::fs::write(&log_path, log.as_bytes()).unwrap();
-    assert_all_synced(&wh, &db, &synced, &log_path).await;
+    assert_all_synced(&wh, &db, &synced, || read_log(&log_path)).await;
     assert!(
         !table_exists(&db, "tmp_scratch_rt").await,
         "an excluded table is not created"
@@ -400,7 +339,7 @@ async fn one_config_mirrors_a_whole_database() {
         .collect();
     live.push(&added[0]);
     live.push(&recreated[0]);
-    assert_all_synced(&wh, &db, &live, &log_path).await;
+    assert_all_synced(&wh, &db, &live, || read_log(&log_path)).await;
     assert!(
         std::fs::read_to_string(&log_path)
             .unwrap()
@@ -431,7 +370,7 @@ async fn one_config_mirrors_a_whole_database() {
     );
     let restart_log = dir.path().join("worker-restart.log");
     let mut worker = spawn(&cfg, &restart_log);
-    assert_all_synced(&wh, &db, &live, &restart_log).await;
+    assert_all_synced(&wh, &db, &live, || read_log(&restart_log)).await;
     let status = stop_with_sigterm(&mut worker).await;
     assert!(
         status.success(),
@@ -627,4 +566,96 @@ async fn footprint_of_50_tables() {
         mean(|m| m.2),
         conns as f64 / sample as f64
     );
+}
+
+fn read_log(path: &Path) -> String {
+    format!(
+        "worker log:\n{}",
+        std::fs::read_to_string(path).unwrap_or_default()
+    )
+}
+
+/// The footprint of `placement: pooled` (`make footprint`): 50, 200 and 1,000 small tables on
+/// 1, 2 and 10 worker processes, each running the share of the tables rendezvous hashing gives
+/// it (as the operator assigns them), its tables sharing one MySQL pool of at most 10
+/// connections and 2 places for full reads. Prints the processes' memory, the connections and
+/// the time for the whole database's initial full read; fails only if a table does not reach
+/// its row count.
+#[tokio::test]
+#[ignore = "a measurement: run with `make footprint`"]
+async fn footprint_pooled() {
+    const ROWS: i64 = 200;
+    println!("| tables | worker processes | RSS MiB (sum) | peak RSS MiB (sum) | PSS MiB (sum) | MySQL connections (steady) | initial full read s | per table ms |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (tables, workers) in [(50usize, 1u32), (200, 2), (1000, 10)] {
+        let db = TestDb::new(&format!("pooled{tables}")).await;
+        let wh = Database::new("lake");
+        let names: Vec<String> = (0..tables).map(|i| format!("t{i:04}")).collect();
+        let options = json!({"bucket": "1", "changelog-producer": "input"});
+        wh.create_tables(
+            names
+                .iter()
+                .enumerate()
+                .map(|(i, n)| {
+                    (
+                        n.as_str(),
+                        orders_create(options.clone(), false),
+                        vec![generate(1, ROWS, "+I", i as i64)],
+                    )
+                })
+                .collect(),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let mut processes: Vec<Child> = (0..workers)
+            .map(|w| {
+                let mine: Vec<&String> = names
+                    .iter()
+                    .filter(|t| pms_crds::pool_worker(t, workers) == w)
+                    .collect();
+                let cfg = dir.path().join(format!("worker-{w}.yaml"));
+                let text = format!(
+                    "apiVersion: paimonsync.io/v1alpha1
+kind: PaimonMysqlDatabaseSync
+metadata: {{name: lake}}
+spec:
+  tables: {{names: {mine:?}}}
+  placement: {{mode: pooled, workers: {workers}, maxFullReads: 2, maxConnectionsPerWorker: 10}}
+  template:
+    source: {{warehouse: '{}', database: lake, table: '{{table}}', pollInterval: 1s}}
+    sink: {{url: '{}', table: '{{table}}_rt', createTable: true, delivery: exactly-once}}
+",
+                    wh.warehouse().display(),
+                    db.url()
+                );
+                std::fs::write(&cfg, text).unwrap();
+                spawn(&cfg, &dir.path().join(format!("worker-{w}.log")))
+            })
+            .collect();
+        while !all_have(&db, &names, ROWS).await {
+            assert!(
+                started.elapsed() < Duration::from_secs(900),
+                "{}",
+                read_log(&dir.path().join("worker-0.log"))
+            );
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        let full_read = started.elapsed();
+        // Steady state: the pool closes connections idle past its check (30 s).
+        tokio::time::sleep(Duration::from_secs(35)).await;
+        let memory: Vec<(f64, f64, f64)> = processes.iter().map(|p| memory_mib(p.id())).collect();
+        let conns = connections(&db).await;
+        for p in &mut processes {
+            stop_with_sigterm(p).await;
+        }
+        let sum = |f: fn(&(f64, f64, f64)) -> f64| memory.iter().map(f).sum::<f64>();
+        println!(
+            "| {tables} | {workers} | {:.0} | {:.0} | {:.0} | {conns} | {:.1} | {:.0} |",
+            sum(|m| m.0),
+            sum(|m| m.1),
+            sum(|m| m.2),
+            full_read.as_secs_f64(),
+            full_read.as_secs_f64() * 1000.0 / tables as f64
+        );
+    }
 }

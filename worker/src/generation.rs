@@ -53,6 +53,7 @@ pub fn shadow_location(cfg: &WorkerConfig) -> String {
             s3.prefix,
             pms_crds::contract::checkpoint_name(&shadow.sync_name, cfg.slot.index)
         ),
+        CheckpointTarget::ProgressRow => "its progress row".into(),
     }
 }
 

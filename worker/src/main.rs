@@ -7,9 +7,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use pms_crds::contract::{Slot, ENV_ADMIN_ADDR, ENV_CONFIG, ENV_LOG_JSON, ENV_SLOT, ENV_SLOTS};
+use pms_crds::contract::{
+    Slot, ENV_ADMIN_ADDR, ENV_CONFIG, ENV_LOG_JSON, ENV_NAMESPACE, ENV_SLOT, ENV_SLOTS,
+};
 use pms_runtime::Readiness;
 use pms_worker::config::WorkerConfig;
+use pms_worker::database::pool::PoolMember;
 use pms_worker::database::runner::RunnerOptions;
 use pms_worker::database::DatabaseConfig;
 use pms_worker::error::WorkerError;
@@ -57,6 +60,21 @@ enum Command {
     /// List the tables of the config's Paimon database every discoveryInterval (a database
     /// sync's: which match; under the operator: published for it in `<sync>` ConfigMap).
     Discover(DiscoverArgs),
+    /// Run, as worker K of a pooled database sync (`placement: pooled`), the tables the operator
+    /// assigned to it (ConfigMap `<name>--pool`), reporting them in `<name>--pool-K`.
+    Pool(PoolArgs),
+}
+
+#[derive(Args)]
+struct PoolArgs {
+    #[command(flatten)]
+    config: ConfigArg,
+    /// This worker's number (0 … placement.workers - 1).
+    #[arg(long)]
+    worker: u32,
+    /// Serve /metrics (every table's, labelled by sync), /healthz and /readyz here.
+    #[arg(long, env = ENV_ADMIN_ADDR)]
+    admin_addr: Option<String>,
 }
 
 #[derive(Args)]
@@ -268,6 +286,7 @@ fn main() -> ExitCode {
         Command::Reset(args) => runtime.block_on(reset(args)).map(|()| ExitCode::SUCCESS),
         Command::Check(args) => Ok(runtime.block_on(check(args))),
         Command::Discover(args) => runtime.block_on(discover(args)).map(|()| ExitCode::SUCCESS),
+        Command::Pool(args) => runtime.block_on(pool(args)).map(|()| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,
@@ -396,7 +415,7 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
                     "a database sync runs every table whole: --stop-at and --slots are for one table (--table)".into(),
                 ));
             }
-            return run_database(db, once, admin_addr, metrics_file).await;
+            return run_database(db, once, admin_addr, metrics_file, None).await;
         }
     }
     let parallelism = config.load(Slot::SINGLE)?.spec.parallelism;
@@ -422,6 +441,7 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
             stop_at,
             stop,
             ready,
+            full_reads: None,
         },
         metrics.clone(),
     )
@@ -453,12 +473,37 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
     Ok(())
 }
 
-/// `run` of a database sync: every matching table in this process.
+/// `pms-worker pool`.
+async fn pool(args: PoolArgs) -> Result<(), WorkerError> {
+    let Some(db) = args.config.database()? else {
+        return Err(WorkerError::Config(
+            "pms-worker pool runs a PaimonMysqlDatabaseSync's config (kind PaimonMysqlDatabaseSync)".into(),
+        ));
+    };
+    let name = db.name.clone().ok_or_else(|| {
+        WorkerError::Config(
+            "a pooled worker's config names its database sync (metadata.name)".into(),
+        )
+    })?;
+    let placement = &db.spec.placement;
+    if args.worker >= placement.workers {
+        return Err(WorkerError::Config(format!(
+            "--worker {} is not one of the {} workers of placement",
+            args.worker, placement.workers
+        )));
+    }
+    let member = PoolMember::connect(&name, args.worker, placement, env_var(ENV_NAMESPACE)).await?;
+    run_database(db, false, args.admin_addr, None, Some(member)).await
+}
+
+/// `run` of a database sync: every matching table in this process (a pooled worker: the ones
+/// assigned to it).
 async fn run_database(
     db: DatabaseConfig,
     once: bool,
     admin_addr: Option<String>,
     metrics_file: Option<PathBuf>,
+    pool: Option<PoolMember>,
 ) -> Result<(), WorkerError> {
     let registries = SyncRegistries::default();
     if let Some(addr) = &admin_addr {
@@ -469,6 +514,7 @@ async fn run_database(
         once,
         stop,
         registries: registries.clone(),
+        pool,
     };
     let outcomes = pms_worker::database::runner::run(&db, &env_var, opts).await?;
     if let Some(path) = &metrics_file {

@@ -48,6 +48,22 @@ impl ReportConfigMap {
         })
     }
 
+    /// The report in the ConfigMap, `None` while it has none (or the ConfigMap is missing).
+    pub async fn read<T: serde::de::DeserializeOwned>(&self) -> Result<Option<T>> {
+        let err = |e: String| WorkerError::Config(format!("reading ConfigMap {}: {e}", self.name));
+        let cm = self
+            .api
+            .get_opt(&self.name)
+            .await
+            .map_err(|e| err(e.to_string()))?;
+        let Some(text) = cm.and_then(|c| c.data?.remove(REPORT_KEY)) else {
+            return Ok(None);
+        };
+        serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| err(e.to_string()))
+    }
+
     pub async fn write(&self, report: &impl serde::Serialize) -> Result<()> {
         let err = |e: String| {
             WorkerError::Config(format!(

@@ -38,6 +38,8 @@ pub enum Component {
     Preflight,
     /// A database sync's discovery worker (it lists the Paimon database) and its report.
     Discovery,
+    /// A pooled database sync's workers, their assignment and reports.
+    Pool,
 }
 
 impl Component {
@@ -54,6 +56,7 @@ impl Component {
             Component::Savepoint => "savepoint",
             Component::Preflight => "preflight",
             Component::Discovery => "discovery",
+            Component::Pool => "pool",
         }
     }
 }

@@ -298,3 +298,75 @@ mod tests {
         assert!(RebuildPhase::Done.is_finished() && !RebuildPhase::Verifying.is_finished());
     }
 }
+
+/// A pooled database sync's assignment of tables to workers, which the operator writes (a
+/// [`PoolAssignment`]) and every pooled worker reads.
+pub fn pool_assignment_name(database_sync: &str) -> String {
+    format!("{database_sync}--pool")
+}
+
+/// Pooled worker `worker`'s sync name (its Deployment is `<this>-slot-0`) and the ConfigMap it
+/// reports its tables in (a [`PoolReport`]).
+pub fn pool_worker_name(database_sync: &str, worker: u32) -> String {
+    format!("{database_sync}--pool-{worker}")
+}
+
+/// Which pooled worker runs each table (`crate::pool_worker`), of the tables the operator
+/// chose (selected, not refused).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolAssignment {
+    pub workers: u32,
+    /// By Paimon table, its worker.
+    pub tables: std::collections::BTreeMap<String, u32>,
+    /// RFC 3339, of the listing it was made from. A failed listing changes nothing: a table
+    /// leaves the assignment only when a good listing no longer has it (or it stops matching).
+    pub at: String,
+}
+
+/// What one pooled worker reports of its tables, every few seconds.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolReport {
+    pub worker: u32,
+    /// RFC 3339, when written.
+    pub at: String,
+    pub tables: Vec<PooledTable>,
+}
+
+/// One table of a pooled worker.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PooledTable {
+    pub table: String,
+    pub state: PooledState,
+    /// Its place in the worker's queue of full reads (1: next), while `queued`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_position: Option<u32>,
+    /// The last snapshot applied (`None` before the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot_id: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lag_snapshots: Option<i64>,
+    /// Rows written of its full read, while `fullRead`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_read_rows: Option<i64>,
+    /// Why it failed (it is retried with backoff; the worker's other tables go on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum PooledState {
+    /// Opening: the table, MySQL, its checkpoint.
+    #[default]
+    Starting,
+    /// Waiting for one of the worker's `maxFullReads` places.
+    Queued,
+    FullRead,
+    /// Applying each snapshot's changes.
+    Following,
+    /// Its sync failed; retried after a backoff.
+    Failed,
+}

@@ -12,6 +12,7 @@
 //! single-table sync (delivery, checkpoints, savepoints, rebuild, verify) holds per table.
 
 pub mod build;
+mod pool;
 pub mod status;
 
 use std::collections::BTreeMap;
@@ -32,7 +33,7 @@ use pms_crds::contract::{
     discovery_name, too_long_for_kubernetes, Component, TableListing, COMPONENT_LABEL,
     DATABASE_SYNC_LABEL, MANAGER, REPORT_KEY, TABLE_ANNOTATION,
 };
-use pms_crds::{name_clashes, DatabaseSyncStatus, PaimonMysqlDatabaseSync, PaimonMysqlSync};
+use pms_crds::{name_clashes, PaimonMysqlDatabaseSync, PaimonMysqlSync, PlacementMode};
 use tracing::{info, warn};
 
 use crate::context::Context;
@@ -124,7 +125,10 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
     let selector = match pmds.spec.validate() {
         Ok(s) => s,
         Err(why) => {
-            write_status(ctx, pmds, ns, status::invalid(pmds, &why)).await?;
+            let status = status::invalid(pmds, &why);
+            if pmds.status.as_ref() != Some(&status) {
+                apply::apply_status(&ctx.client, ns, pmds, &status).await?;
+            }
             return Ok(Action::requeue(Duration::from_secs(30)));
         }
     };
@@ -136,7 +140,7 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
     apply::create_missing(&ctx.client, ns, std::slice::from_ref(&d.listing)).await?;
     apply::apply_one(&ctx.client, ns, &d.deployment).await?;
 
-    let listing = read_listing(ctx, ns, &discovery_name(&name)).await?;
+    let listing: Option<TableListing> = read_report(ctx, ns, &discovery_name(&name)).await?;
     let syncs_api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
     let mut syncs = tables_syncs(&syncs_api, ns, &name).await?;
     let chosen = listing
@@ -144,6 +148,14 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
         .map(|l| selector.select(&l.tables))
         .unwrap_or_default();
     let mut invalid = name_clashes(&chosen);
+    if pmds.spec.placement.mode == PlacementMode::Pooled {
+        return pool::apply(pmds, ctx, ns, listing.as_ref(), &chosen, invalid, syncs).await;
+    }
+    if pmds.status.as_ref().is_some_and(|s| s.pool.is_some()) {
+        // Back from pooled: the pooled workers go (their tables' syncs are made below, each
+        // resuming from its progress row).
+        pool::remove_workers(pmds, ctx, ns, 0).await?;
+    }
     for table in &chosen {
         if invalid.contains_key(table) {
             continue;
@@ -241,9 +253,10 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
         chosen: &chosen,
         syncs: &syncs,
         invalid: &invalid,
+        pool: None,
         now: k8s_openapi::jiff::Timestamp::now(),
     };
-    write_status(ctx, pmds, ns, status::status(&found)).await?;
+    write_status(ctx, pmds, ns, &found).await?;
     Ok(Action::requeue(RESYNC.min(pmds.spec.discovery_interval.0)))
 }
 
@@ -269,20 +282,23 @@ async fn tables_syncs(
         .collect())
 }
 
-/// The discovery worker's last listing (`None` before its first).
-async fn read_listing(ctx: &Context, ns: &str, name: &str) -> Result<Option<TableListing>> {
+/// The report (a listing, an assignment, a pooled worker's) in ConfigMap `name`; `None` while
+/// it has none.
+async fn read_report<T: serde::de::DeserializeOwned>(
+    ctx: &Context,
+    ns: &str,
+    name: &str,
+) -> Result<Option<T>> {
     let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), ns);
     let cm = api
         .get_opt(name)
         .await
         .map_err(|e| Error::api::<ConfigMap>(Verb::Get, ns, name, e))?;
-    let text = cm
-        .and_then(|c| c.data)
-        .and_then(|d| d.get(REPORT_KEY).cloned());
+    let text = cm.and_then(|c| c.data?.remove(REPORT_KEY));
     Ok(text.and_then(|t| match serde_json::from_str(&t) {
-        Ok(l) => Some(l),
+        Ok(r) => Some(r),
         Err(e) => {
-            warn!(configmap = %name, error = %e, "the listing is not readable; waiting for the next");
+            warn!(configmap = %name, error = %e, "not readable; waiting for the next");
             None
         }
     }))
@@ -292,10 +308,11 @@ async fn write_status(
     ctx: &Context,
     pmds: &PaimonMysqlDatabaseSync,
     ns: &str,
-    status: DatabaseSyncStatus,
+    found: &status::Found<'_>,
 ) -> Result<()> {
-    ctx.metrics
-        .database_tables(ns, &pmds.name_any(), &status.tables);
+    let tables = status::tables(found);
+    ctx.metrics.database_tables(ns, &pmds.name_any(), &tables);
+    let status = status::status(found, &tables);
     if pmds.status.as_ref() == Some(&status) {
         return Ok(());
     }
@@ -322,6 +339,12 @@ async fn cleanup(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str) -> Res
                     e,
                 )),
             })?;
+    }
+    let left = pool::remove_workers(pmds, ctx, ns, 0).await?;
+    if left > 0 {
+        return Err(Error::Waiting(format!(
+            "{left} pod(s) of {ns}/{name}'s pooled workers still stopping"
+        )));
     }
     let discovery = discovery_name(&name);
     if let Some(left) =

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
-use pms_crds::contract::TableListing;
+use pms_crds::contract::{PoolAssignment, PoolReport, PooledState, TableListing};
 use pms_crds::{
-    table_sync_name, DatabaseSyncStatus, PaimonMysqlDatabaseSync, PaimonMysqlSync, SyncPhase,
-    TableStatus,
+    table_sync_name, DatabaseSyncStatus, PaimonMysqlDatabaseSync, PaimonMysqlSync, PoolStatus,
+    SyncPhase, TableStatus, MAX_POOLED_TABLES_LISTED,
 };
 
 /// What the status is computed from.
@@ -23,7 +23,29 @@ pub struct Found<'a> {
     pub syncs: &'a BTreeMap<String, PaimonMysqlSync>,
     /// Tables whose spec did not render (an override that is not a sync's field).
     pub invalid: &'a BTreeMap<String, String>,
+    /// `placement: pooled`: the assignment and the workers' reports.
+    pub pool: Option<Pooled<'a>>,
     pub now: Timestamp,
+}
+
+pub struct Pooled<'a> {
+    pub assignment: &'a PoolAssignment,
+    /// By worker.
+    pub reports: &'a BTreeMap<u32, PoolReport>,
+}
+
+/// A pooled worker whose report is older than this is not reporting.
+const REPORT_STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Every chosen table's status.
+pub fn tables(f: &Found) -> Vec<TableStatus> {
+    f.chosen
+        .iter()
+        .map(|t| match &f.pool {
+            Some(p) => pooled_table_status(f, p, t),
+            None => table_status(f, t),
+        })
+        .collect()
 }
 
 /// A listing older than this many `discoveryInterval`s (and a minute) is stale: the discovery
@@ -46,9 +68,9 @@ pub fn invalid(pmds: &PaimonMysqlDatabaseSync, why: &str) -> DatabaseSyncStatus 
     }
 }
 
-pub fn status(f: &Found) -> DatabaseSyncStatus {
+/// The status, from every table's (`tables(f)`).
+pub fn status(f: &Found, tables: &[TableStatus]) -> DatabaseSyncStatus {
     let pmds = f.pmds;
-    let tables: Vec<TableStatus> = f.chosen.iter().map(|t| table_status(f, t)).collect();
     let running = tables
         .iter()
         .filter(|t| t.phase == Some(SyncPhase::Running))
@@ -171,14 +193,127 @@ pub fn status(f: &Found) -> DatabaseSyncStatus {
             ),
         });
     }
+    let (listed, pool) = match &f.pool {
+        None => (tables.to_vec(), None),
+        Some(p) => (
+            tables
+                .iter()
+                .filter(|t| t.phase != Some(SyncPhase::Running))
+                .take(MAX_POOLED_TABLES_LISTED)
+                .cloned()
+                .collect(),
+            Some(pool_status(f, p, tables)),
+        ),
+    };
     DatabaseSyncStatus {
         observed_generation: pmds.metadata.generation,
         phase: Some(phase),
         tables_ready: Some(format!("{running}/{}", tables.len())),
         listed_at: f.listing.map(|l| l.at.clone()),
-        tables,
+        tables: listed,
+        pool,
         conditions: keep_transition_times(pmds, conditions),
     }
+}
+
+/// The rows of the workers' reports, by table.
+fn pooled_rows<'a>(p: &Pooled<'a>) -> BTreeMap<&'a str, &'a pms_crds::contract::PooledTable> {
+    p.reports
+        .values()
+        .flat_map(|r| r.tables.iter().map(move |t| (t.table.as_str(), t)))
+        .collect()
+}
+
+fn pool_status(f: &Found, p: &Pooled, tables: &[TableStatus]) -> PoolStatus {
+    let rows = pooled_rows(p);
+    let count = |state: PooledState| {
+        f.chosen
+            .iter()
+            .filter(|t| rows.get(t.as_str()).is_some_and(|r| r.state == state))
+            .count() as u32
+    };
+    let recent = |r: &&PoolReport| {
+        r.at.parse::<Timestamp>().is_ok_and(|at| {
+            f.now.duration_since(at).as_secs() <= REPORT_STALE_AFTER.as_secs() as i64
+        })
+    };
+    let failed = tables
+        .iter()
+        .filter(|t| t.phase == Some(SyncPhase::Failed))
+        .count() as u32;
+    let (following, full_read, queued) = (
+        count(PooledState::Following),
+        count(PooledState::FullRead),
+        count(PooledState::Queued),
+    );
+    PoolStatus {
+        workers: f.pmds.spec.placement.workers,
+        workers_reporting: p
+            .reports
+            .iter()
+            .filter(|(w, r)| **w < f.pmds.spec.placement.workers && recent(r))
+            .count() as u32,
+        following,
+        full_read,
+        queued,
+        starting: (tables.len() as u32).saturating_sub(following + full_read + queued + failed),
+        failed,
+    }
+}
+
+/// A pooled table's status: refused, or as its worker reports it.
+fn pooled_table_status(f: &Found, p: &Pooled, table: &str) -> TableStatus {
+    let mut out = TableStatus {
+        table: table.to_string(),
+        sync: table_sync_name(&f.pmds.name_any(), table),
+        target: f
+            .pmds
+            .spec
+            .render(table)
+            .map(|s| s.sink.table)
+            .unwrap_or_default(),
+        phase: Some(SyncPhase::Pending),
+        ..Default::default()
+    };
+    if let Some(why) = f.invalid.get(table) {
+        out.phase = Some(SyncPhase::Failed);
+        out.message = Some(why.clone());
+        return out;
+    }
+    let worker = p.assignment.tables.get(table).copied();
+    let rows = pooled_rows(p);
+    let row = rows.get(table).filter(|_| {
+        worker.is_some_and(|w| {
+            p.reports
+                .get(&w)
+                .is_some_and(|r| r.tables.iter().any(|t| t.table == table))
+        })
+    });
+    let Some(row) = row else {
+        out.message = Some(match worker {
+            Some(w) => format!("waiting for pooled worker {w} to start it"),
+            None => "not assigned yet".into(),
+        });
+        return out;
+    };
+    out.snapshot_id = row.snapshot_id;
+    out.lag_snapshots = row.lag_snapshots;
+    let w = worker.unwrap_or_default();
+    match row.state {
+        PooledState::Following | PooledState::FullRead => out.phase = Some(SyncPhase::Running),
+        PooledState::Starting => out.message = Some(format!("starting on pooled worker {w}")),
+        PooledState::Queued => {
+            out.message = Some(format!(
+                "queued on pooled worker {w} for a full read (place {} in its queue)",
+                row.queue_position.unwrap_or_default()
+            ))
+        }
+        PooledState::Failed => {
+            out.phase = Some(SyncPhase::Failed);
+            out.message = row.message.clone();
+        }
+    }
+    out
 }
 
 fn table_status(f: &Found, table: &str) -> TableStatus {
@@ -255,6 +390,10 @@ mod tests {
     use super::*;
     use pms_crds::PaimonMysqlSyncStatus;
 
+    fn status_of(f: &Found) -> DatabaseSyncStatus {
+        status(f, &tables(f))
+    }
+
     fn pmds() -> PaimonMysqlDatabaseSync {
         PaimonMysqlDatabaseSync::new(
             "shop",
@@ -295,12 +434,13 @@ template:
             "c".to_string(),
             "overrides.c: unknown field `maxRow`".to_string(),
         )]);
-        let s = status(&Found {
+        let s = status_of(&Found {
             pmds: &p,
             listing: Some(&listing),
             chosen: &chosen,
             syncs: &syncs,
             invalid: &invalid,
+            pool: None,
             now: Timestamp::now(),
         });
         assert_eq!(s.phase, Some(SyncPhase::Degraded));
@@ -358,12 +498,13 @@ template:
         syncs: &BTreeMap<String, PaimonMysqlSync>,
         now: Timestamp,
     ) -> DatabaseSyncStatus {
-        status(&Found {
+        status_of(&Found {
             pmds: p,
             listing: Some(listing),
             chosen: &listing.tables,
             syncs,
             invalid: &BTreeMap::new(),
+            pool: None,
             now,
         })
     }
@@ -402,16 +543,109 @@ template:
     #[test]
     fn before_the_first_listing_it_is_pending() {
         let p = pmds();
-        let s = status(&Found {
+        let s = status_of(&Found {
             pmds: &p,
             listing: None,
             chosen: &[],
             syncs: &BTreeMap::new(),
             invalid: &BTreeMap::new(),
+            pool: None,
             now: Timestamp::now(),
         });
         assert_eq!(s.phase, Some(SyncPhase::Pending));
         assert_eq!(of_type(&s, "Ready").reason, "NotListedYet");
         assert_eq!(of_type(&s, "Progressing").status, "True");
+    }
+
+    #[test]
+    fn a_pooled_status_of_1000_tables_counts_them_and_lists_only_those_not_running() {
+        use pms_crds::contract::PooledTable;
+        let mut p = pmds();
+        p.spec.placement.mode = pms_crds::PlacementMode::Pooled;
+        p.spec.placement.workers = 10;
+        let chosen: Vec<String> = (0..1000).map(|i| format!("table_{i:04}")).collect();
+        let assignment = PoolAssignment {
+            workers: 10,
+            tables: chosen
+                .iter()
+                .map(|t| (t.clone(), pms_crds::pool_worker(t, 10)))
+                .collect(),
+            at: "2026-12-03T00:00:00Z".into(),
+        };
+        let now = Timestamp::now();
+        // Worker 9 has not reported: its tables are waiting for it.
+        let reports: BTreeMap<u32, PoolReport> = (0..9)
+            .map(|w| {
+                let tables = assignment
+                    .tables
+                    .iter()
+                    .filter(|(_, k)| **k == w)
+                    .enumerate()
+                    .map(|(i, (t, _))| PooledTable {
+                        table: t.clone(),
+                        state: match i {
+                            0 => PooledState::Failed,
+                            1 => PooledState::Queued,
+                            _ => PooledState::Following,
+                        },
+                        queue_position: (i == 1).then_some(1),
+                        snapshot_id: Some(3),
+                        message: (i == 0).then(|| "the MySQL table's key differs".into()),
+                        ..Default::default()
+                    })
+                    .collect();
+                (
+                    w,
+                    PoolReport {
+                        worker: w,
+                        at: now.to_string(),
+                        tables,
+                    },
+                )
+            })
+            .collect();
+        let listing = TableListing {
+            tables: chosen.clone(),
+            at: now.to_string(),
+            error: None,
+        };
+        let invalid = BTreeMap::from([(chosen[0].clone(), "table_0000: refused".to_string())]);
+        let found = Found {
+            pmds: &p,
+            listing: Some(&listing),
+            chosen: &chosen,
+            syncs: &BTreeMap::new(),
+            invalid: &invalid,
+            pool: Some(Pooled {
+                assignment: &assignment,
+                reports: &reports,
+            }),
+            now,
+        };
+        let all = tables(&found);
+        let s = status(&found, &all);
+        let pool = s.pool.clone().unwrap();
+        let on_9 = assignment.tables.values().filter(|w| **w == 9).count() as u32;
+        assert_eq!((pool.workers, pool.workers_reporting), (10, 9));
+        assert_eq!(pool.queued, 9);
+        assert!(pool.failed >= 9, "{pool:?}");
+        assert_eq!(
+            pool.following + pool.queued + pool.failed + pool.starting + pool.full_read,
+            1000
+        );
+        assert!(pool.starting >= on_9, "{pool:?}");
+        assert_eq!(s.phase, Some(SyncPhase::Degraded));
+        assert_eq!(
+            s.tables.len(),
+            MAX_POOLED_TABLES_LISTED,
+            "only the tables not running, at most 50"
+        );
+        assert!(s.tables.iter().all(|t| t.phase != Some(SyncPhase::Running)));
+        let failed = all
+            .iter()
+            .find(|t| t.message.as_deref() == Some("the MySQL table's key differs"));
+        assert_eq!(failed.and_then(|t| t.phase), Some(SyncPhase::Failed));
+        let size = serde_json::to_string(&s).unwrap().len();
+        assert!(size < 64 * 1024, "the status is {size} bytes");
     }
 }

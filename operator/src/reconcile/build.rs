@@ -313,6 +313,15 @@ pub fn config_hash(config: &ConfigMap) -> String {
     sha256_hex(&[&canonical(&config.data)])
 }
 
+/// Makes a pod template's config hash `hash` (a worker whose config holds more than what
+/// should restart it).
+pub fn set_config_hash(template: &mut PodTemplateSpec, hash: &str) {
+    let meta = template.metadata.get_or_insert_with(Default::default);
+    meta.annotations
+        .get_or_insert_with(Default::default)
+        .insert(CONFIG_HASH_ANNOTATION.to_string(), hash.to_string());
+}
+
 /// JSON text with object keys in order (`serde_json::Value` keeps a sorted map).
 fn canonical(value: &impl serde::Serialize) -> String {
     serde_json::to_value(value)
@@ -718,6 +727,7 @@ pub fn role_binding(pms: &PaimonMysqlSync) -> RoleBinding {
 }
 
 mod worker_pod;
+pub use worker_pod::pooled_resources;
 
 #[cfg(test)]
 mod tests;

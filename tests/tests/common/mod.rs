@@ -3,7 +3,10 @@
 
 use pms_tests::compare::assert_same_rows;
 use pms_tests::mysql::TestDb;
-use pms_tests::paimon::Table;
+use std::time::{Duration, Instant};
+
+use pms_tests::paimon::{Database, Table};
+use serde_json::Value as Json;
 
 pub use pms_tests::config::{Columns, Delivery, ScanMode, SchemaChanges, SyncState, Visibility};
 pub use pms_tests::fixtures::*;
@@ -66,4 +69,67 @@ pub async fn stop_with_sigterm(child: &mut std::process::Child) -> std::process:
         "SIGTERM did not stop the worker".to_string()
     })
     .await
+}
+
+pub async fn mysql_rows(db: &TestDb, t: &Table) -> Vec<Vec<Json>> {
+    db.rows(
+        &format!("{}_rt", t.name),
+        &t.compare_columns(),
+        &t.primary_keys,
+    )
+    .await
+}
+
+/// Waits until every table's MySQL rows (`<table>_rt`) equal its reference read (one Java read
+/// of them all, MySQL polled), then asserts it row by row; `diagnose` says what to print on a
+/// failure (a worker's log).
+pub async fn assert_all_synced(
+    wh: &Database,
+    db: &TestDb,
+    tables: &[&Table],
+    diagnose: impl Fn() -> String,
+) {
+    let reference = wh.read_tables(tables);
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for t in tables {
+        let columns = t.compare_columns();
+        let expected: Vec<Vec<Json>> = reference[&t.name]
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .zip(&columns)
+                    .map(|(v, (_, ty))| ty.from_reference(v))
+                    .collect()
+            })
+            .collect();
+        while !table_exists(db, &format!("{}_rt", t.name)).await
+            || mysql_rows(db, t).await != expected
+        {
+            if Instant::now() > deadline {
+                eprintln!("{}", diagnose());
+                assert_same_rows(
+                    &t.name,
+                    &columns,
+                    &reference[&t.name],
+                    &mysql_rows(db, t).await,
+                );
+                panic!("{}: MySQL did not reach the reference read", t.name);
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+        assert_same_rows(
+            &t.name,
+            &columns,
+            &reference[&t.name],
+            &mysql_rows(db, t).await,
+        );
+    }
+}
+
+pub async fn table_exists(db: &TestDb, table: &str) -> bool {
+    !db.query_strings(&format!(
+        "SELECT 1 FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = '{table}'"
+    ))
+    .await
+    .is_empty()
 }

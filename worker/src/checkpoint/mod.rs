@@ -33,6 +33,9 @@ enum Store {
     File(FileCheckpointStore),
     ConfigMap(Box<ConfigMapCheckpointStore>),
     S3(Box<S3CheckpointStore>),
+    /// The progress row committed with each flush is the only record (`in_transaction`); its
+    /// location, for messages.
+    ProgressRow(String),
 }
 
 /// The checkpoint stores of one slot, and the epoch this run claimed.
@@ -175,6 +178,7 @@ impl Checkpointer {
             Store::File(s) => s.remove(),
             Store::ConfigMap(s) => s.remove().await,
             Store::S3(s) => s.remove().await,
+            Store::ProgressRow(_) => Ok(()),
         }
     }
 
@@ -249,6 +253,12 @@ impl Store {
                 cfg.legacy_external_name(),
                 cfg.slot,
             )?)),
+            CheckpointTarget::ProgressRow => Store::ProgressRow(format!(
+                "the {} row of {} in {}",
+                crate::sink::progress_table::TABLE,
+                cfg.external_name(),
+                cfg.mysql.redacted_url()
+            )),
         })
     }
 
@@ -257,6 +267,7 @@ impl Store {
             Store::File(s) => s.location(),
             Store::ConfigMap(s) => s.location(),
             Store::S3(s) => s.location(),
+            Store::ProgressRow(location) => location.clone(),
         }
     }
 
@@ -265,6 +276,7 @@ impl Store {
             Store::File(s) => s.load().await,
             Store::ConfigMap(s) => s.load().await,
             Store::S3(s) => s.load().await,
+            Store::ProgressRow(_) => Ok(None),
         }
     }
 
@@ -273,6 +285,7 @@ impl Store {
             Store::File(s) => s.save(cp),
             Store::ConfigMap(s) => s.save(cp).await,
             Store::S3(s) => s.save(cp).await,
+            Store::ProgressRow(_) => Ok(()),
         }
     }
 }

@@ -31,6 +31,8 @@ pub struct WorkerConfig {
     pub pod_namespace: Option<String>,
     /// How the sync's checkpoint files are named, slot by slot (used with file checkpoints).
     pub checkpoint_files: CheckpointFiles,
+    /// A table of a pooled worker: the MySQL pool it shares with the worker's other tables.
+    pub shared_pool: Option<crate::sink::SharedPool>,
 }
 
 /// Slot K of N's checkpoint file: `checkpoint.path` (default `pms-checkpoint-<sync>.json`), with
@@ -69,6 +71,8 @@ pub enum CheckpointTarget {
     },
     /// `s3://<bucket>/<prefix>/<sync>-checkpoint-<slot>.json`.
     S3(S3Target),
+    /// Only the exactly-once progress row (a pooled table: its worker keeps no store per table).
+    ProgressRow,
 }
 
 pub use pms_runtime::s3::S3Target;
@@ -317,6 +321,7 @@ impl WorkerConfig {
             consumer_id,
             pod_namespace,
             checkpoint_files,
+            shared_pool: None,
         })
     }
 
@@ -339,6 +344,10 @@ impl WorkerConfig {
     /// ConfigMap checkpoints (their namespace; `None`: the kubeconfig's), or under the operator
     /// whatever the checkpoint store (the pod's).
     pub fn config_map_namespace(&self) -> Option<Option<String>> {
+        if self.shared_pool.is_some() {
+            // A pooled table has no ConfigMaps of its own: its worker reports for it.
+            return None;
+        }
         match &self.checkpoint {
             CheckpointTarget::ConfigMap { namespace } => Some(namespace.clone()),
             _ => self.pod_namespace.clone().map(Some),

@@ -5,6 +5,7 @@
 //! the operator stamps out one `PaimonMysqlSync` per table.
 
 pub mod listing;
+pub mod pool;
 pub mod runner;
 
 use std::path::{Path, PathBuf};

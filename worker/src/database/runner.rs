@@ -3,18 +3,22 @@
 //! its own. The database is listed every `discoveryInterval`: a new matching table starts (full
 //! read, then changes), a dropped one stops (its MySQL table is left alone). A table whose sync
 //! fails is retried with backoff; the others go on.
+//!
+//! A pooled worker ([`pool`]) runs the same way the tables the operator assigned to it, read
+//! instead of a listing, its tables sharing one MySQL pool and its places for full reads.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use pms_crds::contract::{Slot, TableListing};
-use pms_crds::name_clashes;
+use pms_crds::{name_clashes, PlacementMode};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::{error, info, warn};
 
+use super::pool::{self, PoolMember, Shared};
 use super::{listing, DatabaseConfig};
-use crate::config::WorkerConfig;
+use crate::config::{CheckpointTarget, WorkerConfig};
 use crate::error::{Result, WorkerError};
 use crate::metrics::{Metrics, SyncRegistries};
 use crate::pipeline::{self, RunOptions, RunSummary};
@@ -25,6 +29,8 @@ pub struct RunnerOptions {
     pub stop: watch::Receiver<bool>,
     /// Where the tables' metrics are served from (one `/metrics` for the process).
     pub registries: SyncRegistries,
+    /// A pooled worker: its tables are the assigned ones.
+    pub pool: Option<PoolMember>,
 }
 
 /// How one table's sync ended (a run with `once`, or a table that stopped).
@@ -43,7 +49,11 @@ fn backoff(failures: u32) -> Duration {
 struct Failed {
     failures: u32,
     retry_at: Instant,
+    message: String,
 }
+
+/// A pooled worker reads its assignment (and reports) this often at least.
+const POOL_EVERY: Duration = Duration::from_secs(5);
 
 /// One table's sync, as `pms-worker run` does a single table.
 async fn run_table(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Result<RunSummary> {
@@ -56,11 +66,14 @@ struct Tables<'a> {
     db: &'a DatabaseConfig,
     env: &'a dyn Fn(&str) -> Option<String>,
     registries: SyncRegistries,
+    pool: Option<&'a PoolMember>,
+    /// With `placement: pooled` (a pooled worker, or standalone): what the tables share.
+    shared: Option<Shared>,
     /// Every table runs once (`--once`, or after a stop).
     once: bool,
     tasks: JoinSet<(String, Result<RunSummary>)>,
-    /// By table: its stop, and its target for messages.
-    running: BTreeMap<String, (watch::Sender<bool>, String)>,
+    /// By table: its stop, its target for messages, and its metrics.
+    running: BTreeMap<String, (watch::Sender<bool>, String, Metrics)>,
     /// Tables gone from the listing whose syncs were asked to stop.
     stopping: BTreeSet<String>,
     failed: BTreeMap<String, Failed>,
@@ -70,9 +83,12 @@ struct Tables<'a> {
 impl Tables<'_> {
     /// Stops the syncs of tables a good listing no longer has (or that no longer match).
     fn stop_gone(&mut self, listing: &TableListing, chosen: &[String]) {
-        for (table, (stop, _)) in self.running.iter().filter(|(t, _)| !chosen.contains(t)) {
+        for (table, (stop, _, _)) in self.running.iter().filter(|(t, _)| !chosen.contains(t)) {
             if self.stopping.insert(table.clone()) {
                 let why = match listing.tables.contains(table) {
+                    _ if self.pool.is_some() => {
+                        "is no longer assigned to this worker (moved to another, dropped, or no longer matching)"
+                    }
                     true => "no longer matches spec.tables",
                     false => "was dropped in Paimon",
                 };
@@ -94,7 +110,7 @@ impl Tables<'_> {
             }
             let config = match clashes.get(table) {
                 Some(why) => Err(WorkerError::Config(why.clone())),
-                None => self.db.table_config(table, Slot::SINGLE, self.env),
+                None => self.table_config(table),
             };
             let cfg = match config {
                 Ok(cfg) => cfg,
@@ -113,16 +129,53 @@ impl Tables<'_> {
                 stop_at: None,
                 stop,
                 ready: Default::default(),
+                full_reads: self.shared.as_ref().map(|s| s.full_reads.clone()),
             };
             let metrics = Metrics::new(&cfg.sync_name, 0);
             self.registries
                 .add(&cfg.sync_name, metrics.registry().clone());
             self.running
-                .insert(table.clone(), (stop_tx, cfg.target_name()));
+                .insert(table.clone(), (stop_tx, cfg.target_name(), metrics.clone()));
             let table = table.clone();
             self.tasks
                 .spawn(async move { (table, run_table(cfg, opts, metrics).await) });
         }
+    }
+
+    /// `table`'s config; pooled, with the shared MySQL pool, and under the operator the
+    /// progress row as its only checkpoint unless it has S3 (standalone keeps its files).
+    fn table_config(&self, table: &str) -> Result<WorkerConfig> {
+        let mut cfg = self.db.table_config(table, Slot::SINGLE, self.env)?;
+        if let Some(shared) = &self.shared {
+            if let Some(why) = self.db.spec.pooled_refusal(&cfg.spec) {
+                return Err(WorkerError::Config(format!("table {table}: {why}")));
+            }
+            cfg.shared_pool = Some(shared.mysql.clone());
+            if self.pool.is_some() && cfg.spec.checkpoint.storage.is_none() {
+                cfg.checkpoint = CheckpointTarget::ProgressRow;
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// A pooled worker's report of its tables.
+    fn rows(&self, pool: &PoolMember) -> Vec<pms_crds::contract::PooledTable> {
+        let running = self.running.iter().map(|(table, (_, _, metrics))| {
+            pool::running_row(
+                table,
+                &self.db.sync_name(table),
+                metrics,
+                &pool.shared.full_reads,
+            )
+        });
+        let failed = self
+            .failed
+            .iter()
+            .filter(|(t, _)| !self.running.contains_key(*t))
+            .map(|(table, f)| pool::failed_row(table, &f.message));
+        let mut rows: Vec<_> = running.chain(failed).collect();
+        rows.sort_by(|a, b| a.table.cmp(&b.table));
+        rows
     }
 
     /// Every table's sync flushes, checkpoints and ends.
@@ -131,7 +184,7 @@ impl Tables<'_> {
             tables = self.running.len(),
             "stop requested: every table flushes and checkpoints"
         );
-        for (stop, _) in self.running.values() {
+        for (stop, _, _) in self.running.values() {
             let _ = stop.send(true);
         }
         self.once = true;
@@ -142,7 +195,7 @@ impl Tables<'_> {
         let target = self
             .running
             .remove(&table)
-            .map(|(_, target)| target)
+            .map(|(_, target, _)| target)
             .unwrap_or_default();
         self.registries.remove(&self.db.sync_name(&table));
         let dropped = self.stopping.remove(&table);
@@ -171,8 +224,12 @@ impl Tables<'_> {
         let f = self.failed.entry(table.to_string()).or_insert(Failed {
             failures: 0,
             retry_at: Instant::now(),
+            message: String::new(),
         });
         f.failures += 1;
+        if let Err(e) = &result {
+            f.message = e.to_string();
+        }
         f.retry_at = Instant::now() + backoff(f.failures);
         if self.once {
             self.outcomes.push(TableOutcome {
@@ -192,10 +249,17 @@ pub async fn run(
     mut opts: RunnerOptions,
 ) -> Result<Vec<TableOutcome>> {
     let source = &db.spec.template.source;
+    let pool = opts.pool.take();
     let mut tables = Tables {
         db,
         env,
         registries: opts.registries.clone(),
+        pool: pool.as_ref(),
+        shared: match &pool {
+            Some(p) => Some(p.shared.clone()),
+            None => (db.spec.placement.mode == PlacementMode::Pooled)
+                .then(|| Shared::new(&db.spec.placement)),
+        },
         once: opts.once,
         tasks: JoinSet::new(),
         running: BTreeMap::new(),
@@ -207,10 +271,23 @@ pub async fn run(
     let mut first = true;
     let mut stop_requested = false;
     loop {
-        let listing = listing::list(source, &listed).await;
-        let chosen = db.selector.select(&listing.tables);
+        let (listing, chosen) = match tables.pool {
+            // The operator chose and assigned them.
+            Some(pool) => {
+                let listing = pool.assigned(&listed).await;
+                let chosen = listing.tables.clone();
+                (listing, chosen)
+            }
+            None => {
+                let listing = listing::list(source, &listed).await;
+                let chosen = db.selector.select(&listing.tables);
+                (listing, chosen)
+            }
+        };
         match &listing.error {
-            Some(e) if first => return Err(WorkerError::Config(e.clone())),
+            Some(e) if first && tables.pool.is_none() => {
+                return Err(WorkerError::Config(e.clone()))
+            }
             Some(e) => {
                 warn!(error = %e, "listing the Paimon database failed; the tables go on as they are")
             }
@@ -220,11 +297,23 @@ pub async fn run(
         listed = listing.tables;
         tables.start_new(&chosen, first);
         first = false;
-        let next_listing = tokio::time::sleep(db.spec.discovery_interval.0);
+        let every = match tables.pool {
+            Some(_) => db.spec.discovery_interval.0.min(POOL_EVERY),
+            None => db.spec.discovery_interval.0,
+        };
+        if let Some(pool) = tables.pool {
+            if let Err(e) = pool.report(tables.rows(pool)).await {
+                warn!(error = %e, "could not write this worker's report");
+            }
+        }
+        let next_listing = tokio::time::sleep(every);
         tokio::pin!(next_listing);
         // Until the next listing: collect the tables that end; on a stop, stop them all.
         loop {
             if tables.once && tables.tasks.is_empty() {
+                if let Some(shared) = tables.shared.take() {
+                    shared.mysql.close().await;
+                }
                 return Ok(tables.outcomes);
             }
             tokio::select! {

@@ -76,6 +76,8 @@ pub struct RunOptions {
     /// Becomes `true` on SIGTERM/SIGINT: flush, checkpoint, return.
     pub stop: watch::Receiver<bool>,
     pub ready: pms_runtime::Readiness,
+    /// A pooled worker's places for full reads, shared by its tables.
+    pub full_reads: Option<crate::database::pool::FullReadGate>,
 }
 
 struct Pipeline {
@@ -311,11 +313,22 @@ async fn run_with_one_schema(
             }
             (snapshot_id, from)
         }
-        Start::FullRead { pinned, from } => match p.full_read(pinned, from, opts.once).await? {
-            FullRead::Done(s) => (s + 1, Position::START),
-            FullRead::NoSnapshot => return Ok((p.finish(Outcome::NoSnapshot).await?, None)),
-            FullRead::Stopped => return Ok((p.finish(Outcome::Stopped).await?, None)),
-        },
+        Start::FullRead { pinned, from } => {
+            // A pooled table waits for a place among its worker's full reads (a stop ends the wait).
+            let mut stop = p.stop.clone();
+            let _place = match &opts.full_reads {
+                Some(gate) => tokio::select! {
+                    place = gate.enter(&p.cfg.sync_name) => Some(place),
+                    _ = async { stop.wait_for(|s| *s).await.map(drop) } => return Ok((p.finish(Outcome::Stopped).await?, None)),
+                },
+                None => None,
+            };
+            match p.full_read(pinned, from, opts.once).await? {
+                FullRead::Done(s) => (s + 1, Position::START),
+                FullRead::NoSnapshot => return Ok((p.finish(Outcome::NoSnapshot).await?, None)),
+                FullRead::Stopped => return Ok((p.finish(Outcome::Stopped).await?, None)),
+            }
+        }
     };
     let followed = p.follow_changes(next, from, opts.once).await?;
     if let Followed::HistoryChanged(reason) = followed {

@@ -156,6 +156,7 @@ async fn load(shadows: &[WorkerConfig], report: &mut Reporter) -> Result<i64> {
             stop_at: None,
             stop: stop.clone(),
             ready: pms_runtime::Readiness::default(),
+            full_reads: None,
         };
         pipeline::run(s.clone(), opts, m.clone())
     });

@@ -7,7 +7,6 @@ use tracing::{info, warn};
 
 use super::sql::Dialect;
 use super::tls::{self, Transport};
-use super::MAX_WRITES_IN_FLIGHT;
 use crate::config::MysqlTarget;
 use crate::error::WorkerError;
 
@@ -44,9 +43,12 @@ const SESSION_SETTINGS: [&str; 2] = [
 ];
 const READ_COMMITTED: &str = "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED";
 
-/// A pool whose connections all run in [`SESSION_SETTINGS`] over the transport the first
-/// connection settled on, with what the server said.
-pub async fn connect(m: &MysqlTarget) -> Result<(Pool, Opts, ServerInfo), WorkerError> {
+/// A pool of at most `max_connections` whose connections all run in [`SESSION_SETTINGS`] over
+/// the transport the first connection settled on, with what the server said.
+pub async fn connect(
+    m: &MysqlTarget,
+    max_connections: usize,
+) -> Result<(Pool, Opts, ServerInfo), WorkerError> {
     let failed = |transport: &Transport, source: mysql_async::Error| match tls::advice(
         &m.tls, transport, &m.host, &source,
     ) {
@@ -62,7 +64,7 @@ pub async fn connect(m: &MysqlTarget) -> Result<(Pool, Opts, ServerInfo), Worker
     };
     let mut transport = Transport::initial(&m.tls);
     let (pool, server) = loop {
-        let pool = Pool::new(opts(m, &transport, true));
+        let pool = Pool::new(opts(m, &transport, true, max_connections));
         match server_info(&pool).await {
             Ok(server) => break (pool, server),
             Err(e) => {
@@ -84,19 +86,19 @@ pub async fn connect(m: &MysqlTarget) -> Result<(Pool, Opts, ServerInfo), Worker
     };
     info!(url = %m.redacted_url(), tls = matches!(transport, Transport::Tls { .. }), server = %server.version, "connected to MySQL");
     if !server.statement_binlog {
-        return Ok((pool, opts(m, &transport, true), server));
+        return Ok((pool, opts(m, &transport, true, max_connections), server));
     }
     warn!(url = %m.redacted_url(), "the server logs statements (binlog_format = STATEMENT), which refuses writes under \
           READ COMMITTED: writing under its own isolation level (slots writing neighbouring keys may then deadlock \
           and retry)");
     pool.disconnect().await.map_err(|e| failed(&transport, e))?;
-    let opts = opts(m, &transport, false);
+    let opts = opts(m, &transport, false, max_connections);
     Ok((Pool::new(opts.clone()), opts, server))
 }
 
 /// The connection options; `read_committed` false keeps the server's isolation level
 /// (statement binlogs).
-fn opts(m: &MysqlTarget, transport: &Transport, read_committed: bool) -> Opts {
+fn opts(m: &MysqlTarget, transport: &Transport, read_committed: bool, max: usize) -> Opts {
     let mut setup = SESSION_SETTINGS.to_vec();
     if read_committed {
         setup.push(READ_COMMITTED);
@@ -118,9 +120,10 @@ fn opts(m: &MysqlTarget, transport: &Transport, read_committed: bool) -> Opts {
         // it comes back, which restores the server's global settings; `setup` runs again after
         // every reset, `init` only once per connection.
         .setup(setup)
-        .pool_opts(PoolOpts::default().with_constraints(
-            PoolConstraints::new(1, 1 + MAX_WRITES_IN_FLIGHT).unwrap_or_default(),
-        ));
+        .pool_opts(
+            PoolOpts::default()
+                .with_constraints(PoolConstraints::new(1, max.max(1)).unwrap_or_default()),
+        );
     opts.into()
 }
 

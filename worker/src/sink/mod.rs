@@ -16,6 +16,7 @@ mod request;
 mod retry;
 mod scan;
 mod shadow;
+mod shared_pool;
 mod slot_lock;
 mod sql;
 mod target_claim;
@@ -37,6 +38,7 @@ pub use connect::ServerInfo;
 pub use progress_table::{Progress, ProgressRow, ProgressUpdate};
 pub use request::{WriteMode, WriteRequest};
 use retry::Failure;
+pub use shared_pool::SharedPool;
 use slot_lock::SlotLock;
 pub use sql::Dialect;
 use sql::{Statements, Template};
@@ -49,6 +51,8 @@ pub const MAX_WRITES_IN_FLIGHT: usize = 2;
 /// A connection to the target database, before the layout is known.
 pub struct MysqlConnection {
     pool: Pool,
+    /// The pool is a pooled worker's, shared with its other tables: never closed here.
+    shared: bool,
     opts: mysql_async::Opts,
     server: ServerInfo,
     /// `db.table`, for messages.
@@ -59,10 +63,15 @@ pub struct MysqlConnection {
 
 impl MysqlConnection {
     pub async fn open(cfg: &WorkerConfig) -> Result<Self> {
-        let (pool, opts, server) = connect::connect(&cfg.mysql).await?;
+        let (pool, opts, server) = match &cfg.shared_pool {
+            Some(shared) => shared.get(&cfg.mysql).await?,
+            // One connection for each write in flight, one for the checkpoint's reads.
+            None => connect::connect(&cfg.mysql, 1 + MAX_WRITES_IN_FLIGHT).await?,
+        };
         let redacted_url = cfg.mysql.redacted_url();
         Ok(Self {
             pool,
+            shared: cfg.shared_pool.is_some(),
             opts,
             server,
             target: cfg.target_name(),
@@ -89,9 +98,7 @@ impl MysqlConnection {
     }
 
     pub async fn close(self) {
-        if let Err(e) = self.pool.disconnect().await {
-            warn!(error = %e, "closing the MySQL pool");
-        }
+        close_pool(self.pool, self.shared).await
     }
 
     /// A read of the target that failed, naming the server.
@@ -105,6 +112,7 @@ impl MysqlConnection {
 
 pub struct MysqlSink {
     pool: Pool,
+    shared: bool,
     opts: mysql_async::Opts,
     /// At-least-once: the named lock that says this run owns its slot (see `slot_lock.rs`).
     slot_lock: Option<SlotLock>,
@@ -161,6 +169,7 @@ impl MysqlSink {
             max_retries: sink.max_retries,
             metrics,
             pool: conn.pool,
+            shared: conn.shared,
             opts: conn.opts,
             slot_lock: None,
             target: conn.target,
@@ -306,9 +315,16 @@ impl MysqlSink {
     }
 
     pub async fn close(self) {
-        if let Err(e) = self.pool.disconnect().await {
-            warn!(error = %e, "closing the MySQL pool");
-        }
+        close_pool(self.pool, self.shared).await
+    }
+}
+
+async fn close_pool(pool: Pool, shared: bool) {
+    if shared {
+        return;
+    }
+    if let Err(e) = pool.disconnect().await {
+        warn!(error = %e, "closing the MySQL pool");
     }
 }
 

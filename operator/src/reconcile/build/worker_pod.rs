@@ -116,17 +116,32 @@ pub fn overlay(pms: &PaimonMysqlSync, pod: &mut PodSpec) {
 /// statements built from it, plus the process itself (measured 40–90 MiB at the defaults); the
 /// limit leaves room for a full read's decode batches.
 pub fn default_resources(max_buffer_bytes: u64) -> ResourceRequirements {
-    const MIB: u64 = 1024 * 1024;
+    resources(
+        2 * max_buffer_bytes + 64 * MIB,
+        4 * max_buffer_bytes + 128 * MIB,
+    )
+}
+
+/// A pooled worker's default: `maxFullReads` tables' buffers at once, plus its tables at rest
+/// (a few MiB each, `make footprint`), for which a fixed 1 GiB of limit is left.
+pub fn pooled_resources(max_buffer_bytes: u64, max_full_reads: u32) -> ResourceRequirements {
+    let full_reads = u64::from(max_full_reads);
+    resources(
+        full_reads * 2 * max_buffer_bytes + 256 * MIB,
+        full_reads * 4 * max_buffer_bytes + 1024 * MIB,
+    )
+}
+
+const MIB: u64 = 1024 * 1024;
+
+fn resources(request: u64, limit: u64) -> ResourceRequirements {
     let mib = |bytes: u64| Quantity(format!("{}Mi", bytes.div_ceil(MIB)));
     ResourceRequirements {
         requests: Some(BTreeMap::from([
             ("cpu".to_string(), Quantity("100m".into())),
-            ("memory".to_string(), mib(2 * max_buffer_bytes + 64 * MIB)),
+            ("memory".to_string(), mib(request)),
         ])),
-        limits: Some(BTreeMap::from([(
-            "memory".to_string(),
-            mib(4 * max_buffer_bytes + 128 * MIB),
-        )])),
+        limits: Some(BTreeMap::from([("memory".to_string(), mib(limit))])),
         ..Default::default()
     }
 }
