@@ -30,14 +30,15 @@ test:
 
 test-deps: build fixtures k8s-tools s3-server images prometheus-tools mysql8-server
 
-## Memory and MySQL connections of 50 small tables: one process for all, or one per table.
+## Memory and MySQL connections of 50 small tables: one process for all, or one per table; and of
+## 50, 200 and 1,000 tables with placement pooled.
 footprint: fixtures
 	cargo build --release -p pms-worker
-	scripts/with-mariadb.sh cargo test --release -p pms-tests --test database_sync -- --ignored --nocapture footprint_of_50_tables
+	scripts/with-mariadb.sh cargo test --release -p pms-tests --test database_sync -- --ignored --nocapture --test-threads 1 footprint_
 
 ## The operator's API load: requests/s to the API server with 1, 50 and 200 idle syncs, by verb.
 api-load: build k8s-tools
-	scripts/with-kube-apiserver.sh cargo test -p pms-tests $(TEST_FEATURES) --test operator_e2e -- --ignored --nocapture operator_api_load
+	scripts/with-kube-apiserver.sh cargo test -p pms-tests $(TEST_FEATURES) --test operator_e2e -- --ignored --nocapture --test-threads 1 operator_api_load
 
 ## Benchmarks against the raw MariaDB limits (BENCH_SIZE=quick|full|huge: 200k, 2M, 10M rows).
 BENCH_SIZE ?= full

@@ -1,5 +1,7 @@
 //! What every reconcile shares.
 
+use std::collections::BTreeMap;
+
 use kube::runtime::events::Recorder;
 use kube::Client;
 use pms_crds::{SyncPhase, TableStatus};
@@ -65,7 +67,13 @@ pub struct Metrics {
     /// `pms_database_tables{namespace,database_sync,phase}`: a database sync's tables by the
     /// phase of their sync (a table without one yet counts as `Pending`).
     pub database_tables: IntGaugeVec,
+    /// By pooled database sync, the sync names of its tables given a `pms_sync_phase` (a
+    /// pooled table has no `PaimonMysqlSync` to report it), so a table that goes loses it.
+    pooled_tables: std::sync::Arc<std::sync::Mutex<PooledTables>>,
 }
+
+/// By (namespace, database sync), its pooled tables' sync names.
+type PooledTables = BTreeMap<(String, String), Vec<String>>;
 
 impl Metrics {
     pub fn new() -> Result<Self, prometheus::Error> {
@@ -130,6 +138,7 @@ impl Metrics {
         registry.register(Box::new(database_tables.clone()))?;
         Ok(Self {
             database_tables,
+            pooled_tables: Default::default(),
             api_requests,
             registry,
             reconciles,
@@ -183,8 +192,33 @@ impl Metrics {
         }
     }
 
+    /// Each pooled table's `pms_sync_phase` (under its sync name), as its sync's would be, so
+    /// the per-sync alerts hold per table; `tables` empty: not pooled.
+    pub fn pooled_table_phases(&self, ns: &str, name: &str, tables: &[TableStatus]) {
+        let now: Vec<String> = tables.iter().map(|t| t.sync.clone()).collect();
+        let key = (ns.to_string(), name.to_string());
+        let mut pooled = self.pooled_tables.lock().unwrap_or_else(|p| p.into_inner());
+        for gone in pooled
+            .get(&key)
+            .into_iter()
+            .flatten()
+            .filter(|s| !now.contains(s))
+        {
+            self.forget_sync(ns, gone);
+        }
+        for t in tables {
+            self.sync_phase(ns, &t.sync, t.phase.unwrap_or(SyncPhase::Pending));
+        }
+        if now.is_empty() {
+            pooled.remove(&key);
+        } else {
+            pooled.insert(key, now);
+        }
+    }
+
     /// A deleted database sync's series go with it.
     pub fn forget_database(&self, ns: &str, name: &str) {
+        self.pooled_table_phases(ns, name, &[]);
         for p in SyncPhase::ALL {
             let _ = self
                 .database_tables
@@ -221,6 +255,37 @@ mod tests {
             "{text}"
         );
         m.forget_sync("ns", "s");
+        assert!(!pms_runtime::render(&m.registry).contains("pms_sync_phase{"));
+    }
+
+    #[test]
+    fn a_pooled_tables_phase_is_a_syncs_until_the_table_goes() {
+        let m = Metrics::new().unwrap();
+        let table = |sync: &str, phase| TableStatus {
+            sync: sync.into(),
+            phase: Some(phase),
+            ..Default::default()
+        };
+        m.pooled_table_phases(
+            "ns",
+            "lake",
+            &[
+                table("lake-a", SyncPhase::Failed),
+                table("lake-b", SyncPhase::Running),
+            ],
+        );
+        let text = pms_runtime::render(&m.registry);
+        assert!(
+            text.contains("pms_sync_phase{namespace=\"ns\",phase=\"Failed\",sync=\"lake-a\"} 1"),
+            "{text}"
+        );
+        m.pooled_table_phases("ns", "lake", &[table("lake-b", SyncPhase::Running)]);
+        let text = pms_runtime::render(&m.registry);
+        assert!(
+            !text.contains("sync=\"lake-a\"") && text.contains("sync=\"lake-b\""),
+            "{text}"
+        );
+        m.forget_database("ns", "lake");
         assert!(!pms_runtime::render(&m.registry).contains("pms_sync_phase{"));
     }
 

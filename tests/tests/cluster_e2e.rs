@@ -785,26 +785,7 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
 
     // Changes committed, and at once a worker pod killed (no grace): its tables resume from
     // their progress rows on the pod that replaces it, each change applied once.
-    let changed: Vec<&Table> = tables
-        .iter()
-        .filter(|t| t.name != "t_bad")
-        .step_by(3)
-        .collect();
-    wh.commit(
-        changed
-            .iter()
-            .map(|t| {
-                (
-                    *t,
-                    vec![
-                        generate(5, 5, "+U", 100),
-                        generate(15, 3, "-D", 0),
-                        generate(30, 2, "+I", 9),
-                    ],
-                )
-            })
-            .collect(),
-    );
+    commit_to_every(&wh, &tables, 3, 100);
     let killed = list("pod", NS, "paimonsync.io/sync=lake--pool-0");
     kubectl(&[
         "delete",
@@ -827,8 +808,7 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
             .then_some(())
     })
     .await;
-    let live: Vec<&Table> = tables.iter().filter(|t| t.name != "t_bad").collect();
-    assert_all_synced(&wh, db, &live, || logs_of("paimonsync.io/component=worker")).await;
+    pooled_tables_synced(&wh, db, &tables).await;
     let deployments = list("deployment", NS, "paimonsync.io/database-sync=lake");
     assert_eq!(
         deployments.len(),
@@ -847,26 +827,7 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
 
     // Changes while a third worker is added: the tables that move stop at a commit on the
     // worker they leave and resume from it on the new one.
-    let changed: Vec<&Table> = tables
-        .iter()
-        .filter(|t| t.name != "t_bad")
-        .step_by(5)
-        .collect();
-    wh.commit(
-        changed
-            .iter()
-            .map(|t| {
-                (
-                    *t,
-                    vec![
-                        generate(6, 4, "+U", 200),
-                        generate(18, 2, "-D", 0),
-                        generate(40, 2, "+I", 8),
-                    ],
-                )
-            })
-            .collect(),
-    );
+    commit_to_every(&wh, &tables, 5, 200);
     kubectl(&[
         "patch",
         "pmds",
@@ -878,8 +839,7 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
         r#"{"spec":{"placement":{"workers":3}}}"#,
     ]);
     wait_for("200 tables following on 3 workers", LONG, following(200, 3)).await;
-    let live: Vec<&Table> = tables.iter().filter(|t| t.name != "t_bad").collect();
-    assert_all_synced(&wh, db, &live, || logs_of("paimonsync.io/component=worker")).await;
+    pooled_tables_synced(&wh, db, &tables).await;
 
     // A table created and one dropped, then back to 2 workers, with more changes.
     let added = Instant::now();
@@ -903,17 +863,7 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
         "figure: pooled: a new Paimon table → its rows in MySQL: {:.1} s",
         added.elapsed().as_secs_f64()
     );
-    let changed: Vec<&Table> = tables
-        .iter()
-        .filter(|t| t.name != "t_bad")
-        .step_by(11)
-        .collect();
-    wh.commit(
-        changed
-            .iter()
-            .map(|t| (*t, vec![generate(2, 3, "+U", 300)]))
-            .collect(),
-    );
+    commit_to_every(&wh, &tables, 11, 300);
     kubectl(&[
         "patch",
         "pmds",
@@ -936,8 +886,7 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
             .then_some(())
     })
     .await;
-    let live: Vec<&Table> = tables.iter().filter(|t| t.name != "t_bad").collect();
-    assert_all_synced(&wh, db, &live, || logs_of("paimonsync.io/component=worker")).await;
+    pooled_tables_synced(&wh, db, &tables).await;
     assert_eq!(
         db.count("t005_rt").await,
         ROWS,
@@ -959,6 +908,35 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
             .then_some(())
     })
     .await;
+}
+
+/// Commits an update, a delete and an insert to every `step`-th table but the refused one.
+fn commit_to_every(wh: &Database, tables: &[Table], step: usize, salt: i64) {
+    let changed: Vec<&Table> = tables
+        .iter()
+        .filter(|t| t.name != "t_bad")
+        .step_by(step)
+        .collect();
+    let at = 2 + salt % 7;
+    wh.commit(
+        changed
+            .iter()
+            .map(|t| {
+                let steps = vec![
+                    generate(at, 4, "+U", salt),
+                    generate(at + 10, 2, "-D", 0),
+                    generate(30 + salt % 11, 2, "+I", salt),
+                ];
+                (*t, steps)
+            })
+            .collect(),
+    );
+}
+
+/// Every table but the refused one equal to its reference read.
+async fn pooled_tables_synced(wh: &Database, db: &TestDb, tables: &[Table]) {
+    let live: Vec<&Table> = tables.iter().filter(|t| t.name != "t_bad").collect();
+    assert_all_synced(wh, db, &live, || logs_of("paimonsync.io/component=worker")).await;
 }
 
 /// The reasons of the events a phase change publishes.

@@ -2602,37 +2602,47 @@ async fn cut_timing_on_a_large_table() {
 /// first idle (no worker running), then busy (a stand-in worker per sync writes its checkpoint
 /// ConfigMap every 10 s, as a worker does, and applies a new snapshot every 60 s). A
 /// measurement: it prints the figures and fails only if the syncs are not all reconciled.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "a measurement: run with `make api-load`"]
-async fn operator_api_load() {
-    const LOAD_NS: &str = "load";
-    kubectl(&[
-        "apply",
-        "--server-side",
-        "-f",
-        repo_root()
-            .join("crds/paimonmysqlsync.yaml")
-            .to_str()
-            .unwrap(),
-    ]);
-    kubectl(&["create", "namespace", LOAD_NS]);
-    pms_tests::kube::writer_secret(LOAD_NS, "u", "p");
-    // The stand-in workers' client reads it.
-    std::env::set_var("KUBECONFIG", kubeconfig());
-    let port = pms_tests::http::free_port();
-    let log = std::env::temp_dir().join("pms-api-load-operator.log");
-    let admin = format!("127.0.0.1:{port}");
-    let args = [
-        "--namespace",
-        LOAD_NS,
-        "--lease-namespace",
-        LOAD_NS,
-        "--admin-addr",
-        &admin,
-    ];
-    let _operator = spawn_operator(&args, &log, "info");
-    let requests = || -> (f64, BTreeMap<String, f64>) {
-        let answer = pms_tests::http::get(port, "/metrics").unwrap_or_default();
+/// An operator watching namespace `ns` (made here, with the Secret `mysql-writer` and the CRDs),
+/// and its own count of API requests.
+struct ApiLoad {
+    port: u16,
+    _operator: Operator,
+}
+
+impl ApiLoad {
+    fn start(ns: &str) -> Self {
+        kubectl(&[
+            "apply",
+            "--server-side",
+            "-f",
+            repo_root()
+                .join("crds/paimonmysqlsync.yaml")
+                .to_str()
+                .unwrap(),
+        ]);
+        kubectl(&["create", "namespace", ns]);
+        pms_tests::kube::writer_secret(ns, "u", "p");
+        let port = pms_tests::http::free_port();
+        let log = std::env::temp_dir().join(format!("pms-api-load-operator-{ns}.log"));
+        let admin = format!("127.0.0.1:{port}");
+        let args = [
+            "--namespace",
+            ns,
+            "--lease-namespace",
+            ns,
+            "--admin-addr",
+            &admin,
+        ];
+        let operator = spawn_operator(&args, &log, "info");
+        Self {
+            port,
+            _operator: operator,
+        }
+    }
+
+    /// Requests so far, in all and by verb.
+    fn requests(&self) -> (f64, BTreeMap<String, f64>) {
+        let answer = pms_tests::http::get(self.port, "/metrics").unwrap_or_default();
         let mut by_verb = BTreeMap::new();
         for line in answer
             .lines()
@@ -2647,18 +2657,33 @@ async fn operator_api_load() {
             by_verb.insert(verb, n);
         }
         (by_verb.values().sum(), by_verb)
-    };
-    // Requests per second over 60 s, and by verb.
-    let measure = || async {
-        let (before, verbs_before) = requests();
+    }
+
+    /// Requests per second over 60 s, and by verb.
+    async fn measure(&self) -> (f64, String) {
+        let (before, verbs_before) = self.requests();
         tokio::time::sleep(Duration::from_secs(60)).await;
-        let (after, verbs_after) = requests();
+        let (after, verbs_after) = self.requests();
         let verbs: Vec<String> = verbs_after
             .iter()
             .map(|(v, a)| format!("{v} {}", a - verbs_before.get(v).copied().unwrap_or(0.0)))
             .collect();
         ((after - before) / 60.0, verbs.join(", "))
-    };
+    }
+}
+
+/// The operator's API load (`make api-load`): requests per second it sends the API server with
+/// 1, 50 and 200 syncs (valid, reconciled), counted by its own `pms_operator_api_requests_total`:
+/// first idle (no worker running), then busy (a stand-in worker per sync writes its checkpoint
+/// ConfigMap every 10 s, as a worker does, and applies a new snapshot every 60 s). A
+/// measurement: it prints the figures and fails only if the syncs are not all reconciled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run with `make api-load`"]
+async fn operator_api_load() {
+    const LOAD_NS: &str = "load";
+    let load = ApiLoad::start(LOAD_NS);
+    // The stand-in workers' client reads it.
+    std::env::set_var("KUBECONFIG", kubeconfig());
     let mut made = 0;
     println!("api-load: syncs | idle or busy | requests/s | per sync | by verb (requests in 60 s)");
     for n in [1, 50, 200] {
@@ -2680,7 +2705,7 @@ async fn operator_api_load() {
         )
         .await;
         tokio::time::sleep(Duration::from_secs(20)).await;
-        let (rate, verbs) = measure().await;
+        let (rate, verbs) = load.measure().await;
         println!(
             "api-load: {n} | idle | {rate:.1} | {:.2} | {verbs}",
             rate / n as f64
@@ -2689,7 +2714,7 @@ async fn operator_api_load() {
             .map(|i| tokio::spawn(stand_in_worker(LOAD_NS, i)))
             .collect();
         tokio::time::sleep(Duration::from_secs(20)).await;
-        let (rate, verbs) = measure().await;
+        let (rate, verbs) = load.measure().await;
         println!(
             "api-load: {n} | busy | {rate:.1} | {:.2} | {verbs}",
             rate / n as f64
@@ -2698,6 +2723,53 @@ async fn operator_api_load() {
             worker.abort();
         }
     }
+}
+
+/// The operator's API load with one pooled database sync of 1,000 tables on 10 workers
+/// (`make api-load`): its listing is written here, no discovery or worker pod runs against
+/// this API server, so the workers' reports stay empty and every table counts as starting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run with `make api-load`"]
+async fn operator_api_load_pooled() {
+    const LOAD_NS: &str = "load-pooled";
+    let load = ApiLoad::start(LOAD_NS);
+    let tables: Vec<String> = (0..1000).map(|i| format!("t{i:04}")).collect();
+    let date = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .expect("date");
+    let at = String::from_utf8_lossy(&date.stdout).trim().to_string();
+    apply_ok(
+        &json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "pooled--tables", "namespace": LOAD_NS},
+            "data": {"report.json": json!({"tables": tables, "at": at}).to_string()},
+        })
+        .to_string(),
+    );
+    apply_ok(&format!(
+        "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlDatabaseSync\nmetadata: {{name: pooled, namespace: {LOAD_NS}}}\n\
+         spec:\n  tables: {{pattern: '.*'}}\n  placement: {{mode: pooled, workers: 10}}\n  template:\n    \
+         source: {{warehouse: /nowhere, database: db, table: '{{table}}'}}\n    \
+         sink: {{url: 'mysql://127.0.0.1:1/db', credentialsSecretRef: {{name: mysql-writer}}, table: '{{table}}_rt', delivery: exactly-once}}\n"
+    ));
+    wait_for(
+        "the 1,000 tables assigned",
+        Duration::from_secs(120),
+        || {
+            let s = get("pmds", "pooled", LOAD_NS)?;
+            (s["status"]["tablesReady"] == "0/1000").then_some(())
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let (rate, verbs) = load.measure().await;
+    println!("api-load: a pooled database sync of 1000 tables on 10 workers | idle | {rate:.1} | {verbs}");
+    let status = get("pmds", "pooled", LOAD_NS).unwrap();
+    println!(
+        "api-load: the pooled database sync's status: {} bytes",
+        status["status"].to_string().len()
+    );
 }
 
 /// Writes sync `load-<i>`'s slot 0 checkpoint ConfigMap as a busy worker does: every 10 s

@@ -432,7 +432,7 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
     if let Some(addr) = &admin_addr {
         pms_runtime::serve_admin(addr, metrics.registry().clone(), ready.clone()).await?;
     }
-    pipeline::prepare(&cfg).await?;
+    pipeline::prepare(&cfg, None).await?;
     let stop = stop_on_signal();
     let result = pipeline::run(
         cfg.clone(),
@@ -442,6 +442,7 @@ async fn run(args: RunArgs) -> Result<(), pms_worker::error::WorkerError> {
             stop,
             ready,
             full_reads: None,
+            mysql: None,
         },
         metrics.clone(),
     )

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::Deployment;
-use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Service, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::ObjectMeta;
@@ -39,6 +39,9 @@ pub struct Discovery {
     /// Where it writes its listing or report, empty: made by the operator (the worker may not
     /// create).
     pub listing: ConfigMap,
+    /// A pooled worker's metrics Service (every table's series, labelled by its sync), which
+    /// the chart's ServiceMonitor scrapes as any sync's.
+    pub metrics: Option<Service>,
 }
 
 fn owner(pmds: &PaimonMysqlDatabaseSync) -> Option<Vec<OwnerReference>> {
@@ -70,6 +73,7 @@ pub fn discovery(pmds: &PaimonMysqlDatabaseSync, settings: &Settings) -> Result<
         config: helper.config,
         deployment: helper.deployment,
         listing: empty_config_map(pmds, &name, Component::Discovery),
+        metrics: None,
     })
 }
 
@@ -155,15 +159,34 @@ pub fn pool_worker(
         &["get", "update", "patch"],
         vec![name.clone()],
     ));
-    Ok(Discovery {
+    let mut w = Discovery {
         service_account: helper.service_account,
         role,
         role_binding: helper.role_binding,
         config: helper.config,
         deployment: helper.deployment,
         listing: empty_config_map(pmds, &name, Component::Pool),
-    })
+        metrics: Some(helper.metrics),
+    };
+    // What the reconcile compares to skip applying a worker whose objects are as wanted.
+    let hash = build::hash_of(&(
+        &w.service_account,
+        &w.role,
+        &w.role_binding,
+        &w.config,
+        &w.deployment,
+        &w.metrics,
+    ));
+    w.deployment
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(POOL_OBJECTS_HASH.to_string(), hash);
+    Ok(w)
 }
+
+/// On a pooled worker's Deployment: the hash of all its objects as last applied.
+pub const POOL_OBJECTS_HASH: &str = "paimonsync.io/pool-objects-hash";
 
 /// The assignment of tables to the pooled workers, in `<name>--pool`.
 pub fn pool_assignment(pmds: &PaimonMysqlDatabaseSync, assignment: &PoolAssignment) -> ConfigMap {
@@ -215,6 +238,7 @@ struct Helper {
     role_binding: RoleBinding,
     config: ConfigMap,
     deployment: Deployment,
+    metrics: Service,
 }
 
 fn helper(
@@ -245,6 +269,8 @@ fn helper(
     let mut service_account = build::service_account(&lister);
     let mut role = build::role(&lister, 1);
     let mut role_binding = build::role_binding(&lister);
+    let mut metrics = build::metrics_service(&lister, settings);
+    owned(&mut metrics.metadata, pmds);
     owned(&mut config.metadata, pmds);
     owned(&mut deployment.metadata, pmds);
     owned(&mut service_account.metadata, pmds);
@@ -256,6 +282,7 @@ fn helper(
         role_binding,
         config,
         deployment,
+        metrics,
     })
 }
 
@@ -401,22 +428,19 @@ template:
         assert_eq!(w.listing.name_any(), "shop--pool-1");
     }
 
+    /// Pooled worker 0's config hash.
+    fn pooled_hash(p: &PaimonMysqlDatabaseSync) -> String {
+        let w = pool_worker(p, 0, &Settings::default()).unwrap();
+        let t = w.deployment.spec.unwrap().template;
+        t.metadata.unwrap().annotations.unwrap()["paimonsync.io/config-hash"].clone()
+    }
+
     #[test]
     fn a_new_number_of_pooled_workers_restarts_none() {
-        let hash = |workers| {
-            let w = pool_worker(&pooled(workers), 0, &Settings::default()).unwrap();
-            let t = w.deployment.spec.unwrap().template;
-            t.metadata.unwrap().annotations.unwrap()["paimonsync.io/config-hash"].clone()
-        };
-        assert_eq!(hash(2), hash(5));
+        assert_eq!(pooled_hash(&pooled(2)), pooled_hash(&pooled(5)));
         let mut other = pooled(2);
         other.spec.placement.max_full_reads = 7;
-        let w = pool_worker(&other, 0, &Settings::default()).unwrap();
-        let t = w.deployment.spec.unwrap().template;
-        assert_ne!(
-            t.metadata.unwrap().annotations.unwrap()["paimonsync.io/config-hash"],
-            hash(2)
-        );
+        assert_ne!(pooled_hash(&other), pooled_hash(&pooled(2)));
     }
 
     #[test]

@@ -312,6 +312,13 @@ async fn write_status(
 ) -> Result<()> {
     let tables = status::tables(found);
     ctx.metrics.database_tables(ns, &pmds.name_any(), &tables);
+    let pooled = if found.pool.is_some() {
+        tables.as_slice()
+    } else {
+        &[]
+    };
+    ctx.metrics
+        .pooled_table_phases(ns, &pmds.name_any(), pooled);
     let status = status::status(found, &tables);
     if pmds.status.as_ref() == Some(&status) {
         return Ok(());

@@ -93,20 +93,31 @@ pub(super) async fn apply(
         );
         publish(ctx, pmds, EventType::Normal, "TablePooled", note).await;
     }
+    let existing = pool_deployments(pmds, ctx, ns).await?;
     let mut reports = BTreeMap::new();
     for k in 0..workers {
         let w = build::pool_worker(pmds, k, &ctx.settings)?;
-        apply::apply_one(&ctx.client, ns, &w.service_account).await?;
-        apply::apply_one(&ctx.client, ns, &w.role).await?;
-        apply::apply_one(&ctx.client, ns, &w.role_binding).await?;
-        apply::apply_one(&ctx.client, ns, &w.config).await?;
-        apply::create_missing(&ctx.client, ns, std::slice::from_ref(&w.listing)).await?;
-        apply::apply_one(&ctx.client, ns, &w.deployment).await?;
+        // A worker whose objects were applied as they are wanted now is left alone: the
+        // reconcile, every 15 s, then costs a request per worker, not eight.
+        let applied = existing
+            .get(&k)
+            .and_then(|d| d.annotations().get(build::POOL_OBJECTS_HASH));
+        if applied != w.deployment.annotations().get(build::POOL_OBJECTS_HASH) {
+            apply::apply_one(&ctx.client, ns, &w.service_account).await?;
+            apply::apply_one(&ctx.client, ns, &w.role).await?;
+            apply::apply_one(&ctx.client, ns, &w.role_binding).await?;
+            apply::apply_one(&ctx.client, ns, &w.config).await?;
+            apply::create_missing(&ctx.client, ns, std::slice::from_ref(&w.listing)).await?;
+            if let Some(service) = &w.metrics {
+                apply::apply_one(&ctx.client, ns, service).await?;
+            }
+            apply::apply_one(&ctx.client, ns, &w.deployment).await?;
+        }
         if let Some(r) = read_report::<PoolReport>(ctx, ns, &pool_worker_name(&name, k)).await? {
             reports.insert(k, r);
         }
     }
-    remove_workers(pmds, ctx, ns, workers).await?;
+    remove(pmds, ctx, ns, existing, workers).await?;
     let found = status::Found {
         pmds,
         listing,
@@ -131,6 +142,35 @@ pub(super) async fn remove_workers(
     ns: &str,
     from: u32,
 ) -> Result<usize> {
+    let existing = pool_deployments(pmds, ctx, ns).await?;
+    remove(pmds, ctx, ns, existing, from).await
+}
+
+async fn remove(
+    pmds: &PaimonMysqlDatabaseSync,
+    ctx: &Context,
+    ns: &str,
+    existing: BTreeMap<u32, Deployment>,
+    from: u32,
+) -> Result<usize> {
+    let name = pmds.name_any();
+    let mut left = 0;
+    for k in existing.into_keys().filter(|k| *k >= from) {
+        let worker = pool_worker_name(&name, k);
+        warn!(database_sync = %name, %worker, "removing a pooled worker (its tables move to the others)");
+        left += apply::delete_all(&ctx.client, ns, &worker, false, deleting_for(pmds))
+            .await?
+            .unwrap_or(0);
+    }
+    Ok(left)
+}
+
+/// The pooled workers' Deployments, by worker.
+async fn pool_deployments(
+    pmds: &PaimonMysqlDatabaseSync,
+    ctx: &Context,
+    ns: &str,
+) -> Result<BTreeMap<u32, Deployment>> {
     let name = pmds.name_any();
     let api: Api<Deployment> = Api::namespaced(ctx.client.clone(), ns);
     let selector = format!("{DATABASE_SYNC_LABEL}={name}");
@@ -140,22 +180,16 @@ pub(super) async fn remove_workers(
         .map_err(|e| Error::api::<Deployment>(Verb::List, ns, &selector, e))?;
     let worker_0 = pool_worker_name(&name, 0);
     let prefix = worker_0.strip_suffix('0').unwrap_or(&worker_0);
-    let mut left = 0;
-    for d in deployments {
-        let Some(k) = d
-            .name_any()
-            .strip_prefix(prefix)
-            .and_then(|rest| rest.strip_suffix("-slot-0"))
-            .and_then(|k| k.parse::<u32>().ok())
-            .filter(|k| *k >= from)
-        else {
-            continue;
-        };
-        let worker = pool_worker_name(&name, k);
-        warn!(database_sync = %name, %worker, "removing a pooled worker (its tables move to the others)");
-        left += apply::delete_all(&ctx.client, ns, &worker, false, deleting_for(pmds))
-            .await?
-            .unwrap_or(0);
-    }
-    Ok(left)
+    Ok(deployments
+        .into_iter()
+        .filter_map(|d| {
+            let k = d
+                .name_any()
+                .strip_prefix(prefix)?
+                .strip_suffix("-slot-0")?
+                .parse::<u32>()
+                .ok()?;
+            Some((k, d))
+        })
+        .collect())
 }

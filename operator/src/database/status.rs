@@ -161,15 +161,17 @@ pub fn status(f: &Found, tables: &[TableStatus]) -> DatabaseSyncStatus {
                 .map(|at| f.now.duration_since(at))
                 .filter(|age| age.as_secs() > limit.as_secs() as i64);
         conditions.push(match (&l.error, age) {
-            (None, Some(age)) => condition(
+            // The message names the listing's time, not its age: a message that changed at
+            // every reconcile would be a status write each time, hence another reconcile.
+            (None, Some(_)) => condition(
                 pmds,
                 "Discovered",
                 false,
                 "ListingStale",
                 format!(
-                    "the last listing is {} s old (more than {STALE_AFTER_INTERVALS} × discoveryInterval): is the discovery \
-                     worker (Deployment {}-slot-0) running?",
-                    age.as_secs(),
+                    "the last listing was at {} (more than {STALE_AFTER_INTERVALS} × discoveryInterval ago): is the \
+                     discovery worker (Deployment {}-slot-0) running?",
+                    l.at,
                     pms_crds::contract::discovery_name(&pmds.name_any())
                 ),
             ),
@@ -537,6 +539,18 @@ template:
             stale.message.contains("shop--tables-slot-0"),
             "{}",
             stale.message
+        );
+        let later = listed_status(
+            &p,
+            &listed("2026-12-02T09:00:00Z"),
+            &syncs,
+            now.checked_add(k8s_openapi::jiff::SignedDuration::from_secs(7))
+                .unwrap(),
+        );
+        assert_eq!(
+            of_type(&later, "Discovered").message,
+            stale.message,
+            "the same status a few seconds later: no status write, no reconcile loop"
         );
     }
 

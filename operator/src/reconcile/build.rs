@@ -322,6 +322,11 @@ pub fn set_config_hash(template: &mut PodTemplateSpec, hash: &str) {
         .insert(CONFIG_HASH_ANNOTATION.to_string(), hash.to_string());
 }
 
+/// A short hash of what `value` serializes to (a tuple for several).
+pub fn hash_of(value: &impl serde::Serialize) -> String {
+    sha256_hex(&[&canonical(value)])
+}
+
 /// JSON text with object keys in order (`serde_json::Value` keeps a sorted map).
 fn canonical(value: &impl serde::Serialize) -> String {
     serde_json::to_value(value)

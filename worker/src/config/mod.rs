@@ -31,8 +31,8 @@ pub struct WorkerConfig {
     pub pod_namespace: Option<String>,
     /// How the sync's checkpoint files are named, slot by slot (used with file checkpoints).
     pub checkpoint_files: CheckpointFiles,
-    /// A table of a pooled worker: the MySQL pool it shares with the worker's other tables.
-    pub shared_pool: Option<crate::sink::SharedPool>,
+    /// A table of a pooled worker (its MySQL pool is the worker's, `RunOptions::mysql`).
+    pub pooled: bool,
 }
 
 /// Slot K of N's checkpoint file: `checkpoint.path` (default `pms-checkpoint-<sync>.json`), with
@@ -321,7 +321,7 @@ impl WorkerConfig {
             consumer_id,
             pod_namespace,
             checkpoint_files,
-            shared_pool: None,
+            pooled: false,
         })
     }
 
@@ -344,7 +344,7 @@ impl WorkerConfig {
     /// ConfigMap checkpoints (their namespace; `None`: the kubeconfig's), or under the operator
     /// whatever the checkpoint store (the pod's).
     pub fn config_map_namespace(&self) -> Option<Option<String>> {
-        if self.shared_pool.is_some() {
+        if self.pooled {
             // A pooled table has no ConfigMaps of its own: its worker reports for it.
             return None;
         }

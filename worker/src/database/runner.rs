@@ -57,7 +57,7 @@ const POOL_EVERY: Duration = Duration::from_secs(5);
 
 /// One table's sync, as `pms-worker run` does a single table.
 async fn run_table(cfg: WorkerConfig, opts: RunOptions, metrics: Metrics) -> Result<RunSummary> {
-    pipeline::prepare(&cfg).await?;
+    pipeline::prepare(&cfg, opts.mysql.as_ref()).await?;
     pipeline::run(cfg, opts, metrics).await
 }
 
@@ -130,6 +130,7 @@ impl Tables<'_> {
                 stop,
                 ready: Default::default(),
                 full_reads: self.shared.as_ref().map(|s| s.full_reads.clone()),
+                mysql: self.shared.as_ref().map(|s| s.mysql.clone()),
             };
             let metrics = Metrics::new(&cfg.sync_name, 0);
             self.registries
@@ -142,15 +143,16 @@ impl Tables<'_> {
         }
     }
 
-    /// `table`'s config; pooled, with the shared MySQL pool, and under the operator the
-    /// progress row as its only checkpoint unless it has S3 (standalone keeps its files).
+    /// `table`'s config; pooled (it then writes through the shared MySQL pool), under the
+    /// operator with the progress row as its only checkpoint unless it has S3 (standalone keeps
+    /// its files).
     fn table_config(&self, table: &str) -> Result<WorkerConfig> {
         let mut cfg = self.db.table_config(table, Slot::SINGLE, self.env)?;
-        if let Some(shared) = &self.shared {
+        if self.shared.is_some() {
             if let Some(why) = self.db.spec.pooled_refusal(&cfg.spec) {
                 return Err(WorkerError::Config(format!("table {table}: {why}")));
             }
-            cfg.shared_pool = Some(shared.mysql.clone());
+            cfg.pooled = true;
             if self.pool.is_some() && cfg.spec.checkpoint.storage.is_none() {
                 cfg.checkpoint = CheckpointTarget::ProgressRow;
             }

@@ -78,6 +78,8 @@ pub struct RunOptions {
     pub ready: pms_runtime::Readiness,
     /// A pooled worker's places for full reads, shared by its tables.
     pub full_reads: Option<crate::database::pool::FullReadGate>,
+    /// A pooled worker's MySQL pool, shared by its tables.
+    pub mysql: Option<crate::sink::SharedPool>,
 }
 
 struct Pipeline {
@@ -117,8 +119,8 @@ struct Pipeline {
 /// What runs before a sync's first write: `sink.createTable`; the rebuild guard (the old
 /// generation must not write while a new one is being built); with ConfigMaps (under the
 /// operator) the pre-flight, published for the status.
-pub async fn prepare(cfg: &WorkerConfig) -> Result<()> {
-    let created_table = crate::sink::create_table::ensure(cfg).await?;
+pub async fn prepare(cfg: &WorkerConfig, mysql: Option<&crate::sink::SharedPool>) -> Result<()> {
+    let created_table = crate::sink::create_table::ensure(cfg, mysql).await?;
     crate::generation::refuse_if_in_progress(cfg).await?;
     if let Err(e) = crate::check::preflight::run(cfg, created_table).await {
         Checkpointer::note_failure(cfg, &e).await;
@@ -182,7 +184,7 @@ async fn run_with_one_schema(
     start_over: Option<String>,
 ) -> Result<(RunSummary, Option<Reopen>)> {
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
-    let mysql = MysqlConnection::open(&cfg).await?;
+    let mysql = MysqlConnection::open_in(&cfg, opts.mysql.as_ref()).await?;
     if cfg.slot.index == 0 {
         crate::generation::drop_old_if_due(&mysql, &cfg, false).await?;
     }

@@ -157,6 +157,7 @@ async fn load(shadows: &[WorkerConfig], report: &mut Reporter) -> Result<i64> {
             stop: stop.clone(),
             ready: pms_runtime::Readiness::default(),
             full_reads: None,
+            mysql: None,
         };
         pipeline::run(s.clone(), opts, m.clone())
     });

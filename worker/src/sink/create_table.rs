@@ -12,11 +12,14 @@ use crate::source::PaimonSource;
 
 /// Creates the target when `sink.createTable` is on and it does not exist; returns the
 /// statement it ran. Every slot may race here: `IF NOT EXISTS` makes the losers no-ops.
-pub async fn ensure(cfg: &WorkerConfig) -> Result<Option<String>> {
+pub async fn ensure(
+    cfg: &WorkerConfig,
+    shared: Option<&super::SharedPool>,
+) -> Result<Option<String>> {
     if !cfg.spec.sink.create_table {
         return Ok(None);
     }
-    let mysql = MysqlConnection::open(cfg).await?;
+    let mysql = MysqlConnection::open_in(cfg, shared).await?;
     let created = create_if_missing(cfg, &mysql).await;
     mysql.close().await;
     created

@@ -63,7 +63,12 @@ pub struct MysqlConnection {
 
 impl MysqlConnection {
     pub async fn open(cfg: &WorkerConfig) -> Result<Self> {
-        let (pool, opts, server) = match &cfg.shared_pool {
+        Self::open_in(cfg, None).await
+    }
+
+    /// Through `shared` when given (a pooled worker's pool, which is never closed here).
+    pub async fn open_in(cfg: &WorkerConfig, shared: Option<&SharedPool>) -> Result<Self> {
+        let (pool, opts, server) = match shared {
             Some(shared) => shared.get(&cfg.mysql).await?,
             // One connection for each write in flight, one for the checkpoint's reads.
             None => connect::connect(&cfg.mysql, 1 + MAX_WRITES_IN_FLIGHT).await?,
@@ -71,7 +76,7 @@ impl MysqlConnection {
         let redacted_url = cfg.mysql.redacted_url();
         Ok(Self {
             pool,
-            shared: cfg.shared_pool.is_some(),
+            shared: shared.is_some(),
             opts,
             server,
             target: cfg.target_name(),
