@@ -124,13 +124,7 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
     let name = pmds.name_any();
     let selector = match pmds.spec.validate() {
         Ok(s) => s,
-        Err(why) => {
-            let status = status::invalid(pmds, &why);
-            if pmds.status.as_ref() != Some(&status) {
-                apply::apply_status(&ctx.client, ns, pmds, &status).await?;
-            }
-            return Ok(Action::requeue(Duration::from_secs(30)));
-        }
+        Err(why) => return refuse(ctx, pmds, ns, &why).await,
     };
     let d = build::discovery(pmds, &ctx.settings)?;
     apply::apply_one(&ctx.client, ns, &d.service_account).await?;
@@ -258,6 +252,20 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
     };
     write_status(ctx, pmds, ns, &found).await?;
     Ok(Action::requeue(RESYNC.min(pmds.spec.discovery_interval.0)))
+}
+
+/// The resource is invalid (`why`): `Failed`, nothing applied, looked at again in 30 s.
+async fn refuse(
+    ctx: &Context,
+    pmds: &PaimonMysqlDatabaseSync,
+    ns: &str,
+    why: &str,
+) -> Result<Action> {
+    let status = status::invalid(pmds, why);
+    if pmds.status.as_ref() != Some(&status) {
+        apply::apply_status(&ctx.client, ns, pmds, &status).await?;
+    }
+    Ok(Action::requeue(Duration::from_secs(30)))
 }
 
 /// Whether the API server refused an object as invalid (400, 422), not failed to take it.

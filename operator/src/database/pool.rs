@@ -25,10 +25,10 @@ use pms_crds::contract::{
 use pms_crds::{pool_worker, PaimonMysqlDatabaseSync, PaimonMysqlSync};
 use tracing::{info, warn};
 
-use super::{build, read_report, status, write_status, RESYNC};
+use super::{build, read_report, refuse, status, write_status, RESYNC};
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
-use crate::reconcile::{apply, deleting_for, publish};
+use crate::reconcile::{apply, deleting_for, publish, validate};
 
 pub(super) async fn apply(
     pmds: &PaimonMysqlDatabaseSync,
@@ -40,6 +40,12 @@ pub(super) async fn apply(
     syncs: BTreeMap<String, PaimonMysqlSync>,
 ) -> Result<Action> {
     let name = pmds.name_any();
+    // The workers are built from the template with no sync of their own to check it.
+    let template = PaimonMysqlSync::new(&pool_worker_name(&name, 0), pmds.spec.template.clone());
+    let problems = validate::spec_problems(&template);
+    if !problems.is_empty() {
+        return refuse(ctx, pmds, ns, &format!("template: {}", problems.join("; "))).await;
+    }
     let workers = pmds.spec.placement.workers;
     for table in chosen {
         if invalid.contains_key(table) {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
-use pms_crds::contract::{PoolAssignment, PoolReport, PooledState, TableListing};
+use pms_crds::contract::{PoolAssignment, PoolReport, PooledState, PooledTable, TableListing};
 use pms_crds::{
     table_sync_name, DatabaseSyncStatus, PaimonMysqlDatabaseSync, PaimonMysqlSync, PoolStatus,
     SyncPhase, TableStatus, MAX_POOLED_TABLES_LISTED,
@@ -39,10 +39,11 @@ const REPORT_STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(6
 
 /// Every chosen table's status.
 pub fn tables(f: &Found) -> Vec<TableStatus> {
+    let rows = f.pool.as_ref().map(assigned_rows).unwrap_or_default();
     f.chosen
         .iter()
         .map(|t| match &f.pool {
-            Some(p) => pooled_table_status(f, p, t),
+            Some(p) => pooled_table_status(f, p, &rows, t),
             None => table_status(f, t),
         })
         .collect()
@@ -218,16 +219,19 @@ pub fn status(f: &Found, tables: &[TableStatus]) -> DatabaseSyncStatus {
     }
 }
 
-/// The rows of the workers' reports, by table.
-fn pooled_rows<'a>(p: &Pooled<'a>) -> BTreeMap<&'a str, &'a pms_crds::contract::PooledTable> {
+/// Each table's row in the report of the worker it is assigned to (a row another worker still
+/// reports, of a table moving away from it, is not the table's).
+fn assigned_rows<'a>(p: &Pooled<'a>) -> BTreeMap<&'a str, &'a PooledTable> {
     p.reports
-        .values()
-        .flat_map(|r| r.tables.iter().map(move |t| (t.table.as_str(), t)))
+        .iter()
+        .flat_map(|(w, r)| r.tables.iter().map(move |t| (*w, t)))
+        .filter(|(w, t)| p.assignment.tables.get(&t.table) == Some(w))
+        .map(|(_, t)| (t.table.as_str(), t))
         .collect()
 }
 
 fn pool_status(f: &Found, p: &Pooled, tables: &[TableStatus]) -> PoolStatus {
-    let rows = pooled_rows(p);
+    let rows = assigned_rows(p);
     let count = |state: PooledState| {
         f.chosen
             .iter()
@@ -264,7 +268,12 @@ fn pool_status(f: &Found, p: &Pooled, tables: &[TableStatus]) -> PoolStatus {
 }
 
 /// A pooled table's status: refused, or as its worker reports it.
-fn pooled_table_status(f: &Found, p: &Pooled, table: &str) -> TableStatus {
+fn pooled_table_status(
+    f: &Found,
+    p: &Pooled,
+    rows: &BTreeMap<&str, &PooledTable>,
+    table: &str,
+) -> TableStatus {
     let mut out = TableStatus {
         table: table.to_string(),
         sync: table_sync_name(&f.pmds.name_any(), table),
@@ -283,15 +292,7 @@ fn pooled_table_status(f: &Found, p: &Pooled, table: &str) -> TableStatus {
         return out;
     }
     let worker = p.assignment.tables.get(table).copied();
-    let rows = pooled_rows(p);
-    let row = rows.get(table).filter(|_| {
-        worker.is_some_and(|w| {
-            p.reports
-                .get(&w)
-                .is_some_and(|r| r.tables.iter().any(|t| t.table == table))
-        })
-    });
-    let Some(row) = row else {
+    let Some(row) = rows.get(table) else {
         out.message = Some(match worker {
             Some(w) => format!("waiting for pooled worker {w} to start it"),
             None => "not assigned yet".into(),
@@ -573,7 +574,6 @@ template:
 
     #[test]
     fn a_pooled_status_of_1000_tables_counts_them_and_lists_only_those_not_running() {
-        use pms_crds::contract::PooledTable;
         let mut p = pmds();
         p.spec.placement.mode = pms_crds::PlacementMode::Pooled;
         p.spec.placement.workers = 10;

@@ -56,7 +56,22 @@ pub fn validate<'a>(
             problems.extend(secret_problem(field, namespace, secret, &keys));
         }
     }
-    problems.extend(worker_pod_clashes(pms));
+    problems.extend(spec_problems(pms));
+    if !problems.is_empty() {
+        return Err(Invalid(problems));
+    }
+    Ok(Validated {
+        pms,
+        name: pms.name_any(),
+        namespace: namespace.to_string(),
+        slots_known: slots_known(pms, found),
+    })
+}
+
+/// What is wrong with the spec itself, whatever the cluster holds: also checked on the
+/// template of a pooled database sync, whose workers are built from it without a sync.
+pub fn spec_problems(pms: &PaimonMysqlSync) -> Vec<String> {
+    let mut problems = worker_pod_clashes(pms);
     if url_has_password(&pms.spec.sink.url) {
         problems.push(
             "sink.url carries a password, which would be copied into the sync's ConfigMap for anyone who can read \
@@ -72,15 +87,7 @@ pub fn validate<'a>(
                 .to_string(),
         );
     }
-    if !problems.is_empty() {
-        return Err(Invalid(problems));
-    }
-    Ok(Validated {
-        pms,
-        name: pms.name_any(),
-        namespace: namespace.to_string(),
-        slots_known: slots_known(pms, found),
-    })
+    problems
 }
 
 fn secret_problem(
