@@ -91,8 +91,19 @@ pub enum PlacementMode {
     #[default]
     PerTable,
     /// `workers` pods share the tables; each table keeps its own checkpoint (the exactly-once
-    /// progress row), consumer and full read, and its status is in the database sync's.
+    /// progress row), consumer and full read, and its status is in the database sync's. A
+    /// table whose override asks for an operation or settings of its own runs as its own
+    /// `PaimonMysqlSync` meanwhile.
     Pooled,
+}
+
+/// Where a table of a pooled database sync runs (`PaimonMysqlDatabaseSyncSpec::pool_fit`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PoolFit {
+    /// On the shared workers.
+    Shared,
+    /// As its own `PaimonMysqlSync`, because of this.
+    Own(String),
 }
 
 impl Default for Placement {
@@ -231,53 +242,100 @@ impl PaimonMysqlDatabaseSyncSpec {
         if self.discovery_interval.0 < std::time::Duration::from_secs(1) {
             return Err("discoveryInterval must be at least 1s".into());
         }
-        if let Some(why) = self.pooled_refusal(tpl) {
+        if let Some(why) = self.pooled_template_refusal() {
             return Err(format!("template: {why}"));
         }
         Ok(selector)
     }
 
-    /// Why a table's rendered spec can't run on the shared pods of `placement: pooled`, if it
-    /// can't. Each table there is fenced and resumed by its exactly-once progress row (a table
-    /// moved between workers resumes where its last commit left it, and a worker that still
-    /// had it can't commit after the move), runs as one slot, and shares the pods' MySQL
-    /// credentials, Paimon access and pod settings; per-table operations run per sync.
-    pub fn pooled_refusal(&self, spec: &PaimonMysqlSyncSpec) -> Option<String> {
+    /// Where a table of `placement: pooled` runs, from its rendered spec: on the shared pods,
+    /// as its own `PaimonMysqlSync` (with its own pods) when it needs what they can't share, or
+    /// nowhere (`Err`, why) when it can't move between the two exactly. The shared pods fence
+    /// and resume each table by its exactly-once progress row and run it as one slot; so does
+    /// a table's own sync, which is why a table can move between them at any commit. Any other
+    /// placement: `Shared` (nothing to decide).
+    pub fn pool_fit(&self, spec: &PaimonMysqlSyncSpec) -> Result<PoolFit, String> {
         if self.placement.mode != PlacementMode::Pooled {
-            return None;
+            return Ok(PoolFit::Shared);
+        }
+        if spec.sink.delivery != crate::Delivery::ExactlyOnce {
+            return Err("placement pooled needs sink.delivery exactly-once: a table moved between workers (or to \
+                 and from its own sync) resumes from its progress row, and the row's epoch fences where it left"
+                .into());
+        }
+        if spec.parallelism != 1 {
+            return Err(
+                "placement pooled runs each table as one slot: parallelism must be 1 (use perTable for more)".into(),
+            );
         }
         let tpl = &self.template;
-        let shared_with_the_pods = spec.sink.url != tpl.sink.url
-            || spec.sink.credentials_secret_ref != tpl.sink.credentials_secret_ref
-            || spec.sink.tls != tpl.sink.tls
-            || spec.source.warehouse != tpl.source.warehouse
-            || spec.source.s3 != tpl.source.s3
-            || spec.worker_pod != tpl.worker_pod
-            || spec.state != tpl.state;
-        let why = if spec.sink.delivery != crate::Delivery::ExactlyOnce {
-            "placement pooled needs sink.delivery exactly-once: a table moved between workers resumes from its \
-             progress row, and the row's epoch fences the worker it left"
-        } else if spec.parallelism != 1 {
-            "placement pooled runs each table as one slot: parallelism must be 1 (use perTable for more)"
-        } else if spec.checkpoint.storage == Some(crate::CheckpointStorage::Configmap) {
-            "placement pooled keeps no ConfigMap per table: leave checkpoint.storage unset (the progress row is \
-             the checkpoint) or use s3"
-        } else if spec.verify.is_some()
-            || spec.savepoint.is_some()
-            || spec.restore_from.is_some()
-            || spec.rebuild.trigger.is_some()
-            || spec.rebuild.policy != crate::RebuildPolicy::Manual
-            || spec.rollback.is_some()
-        {
-            "placement pooled does not run verify, savepoint, restoreFrom, rebuild or rollback yet: use \
-             perTable for a table that needs them (or run `pms-worker verify` against it)"
-        } else if shared_with_the_pods {
-            "placement pooled shares sink.url, sink.credentialsSecretRef, sink.tls, source.warehouse, source.s3, \
-             workerPod and state among its tables: an override may not change them"
-        } else {
-            return None;
-        };
-        Some(why.to_string())
+        let operations = [
+            ("verify", spec.verify.is_some()),
+            ("savepoint", spec.savepoint.is_some()),
+            ("restoreFrom", spec.restore_from.is_some()),
+            (
+                "rebuild",
+                spec.rebuild.trigger.is_some()
+                    || spec.rebuild.policy != crate::RebuildPolicy::Manual,
+            ),
+            ("rollback", spec.rollback.is_some()),
+        ];
+        let own: Vec<&str> = operations
+            .into_iter()
+            .filter(|(_, asked)| *asked)
+            .map(|(field, _)| field)
+            .chain(
+                [
+                    ("sink.url", spec.sink.url != tpl.sink.url),
+                    (
+                        "sink.credentialsSecretRef",
+                        spec.sink.credentials_secret_ref != tpl.sink.credentials_secret_ref,
+                    ),
+                    ("sink.tls", spec.sink.tls != tpl.sink.tls),
+                    (
+                        "source.warehouse",
+                        spec.source.warehouse != tpl.source.warehouse,
+                    ),
+                    ("source.s3", spec.source.s3 != tpl.source.s3),
+                    ("workerPod", spec.worker_pod != tpl.worker_pod),
+                    ("state", spec.state != tpl.state),
+                    (
+                        "checkpoint.storage",
+                        spec.checkpoint.storage == Some(crate::CheckpointStorage::Configmap),
+                    ),
+                ]
+                .into_iter()
+                .filter(|(_, differs)| *differs)
+                .map(|(field, _)| field),
+            )
+            .collect();
+        Ok(match own.as_slice() {
+            [] => PoolFit::Shared,
+            fields => PoolFit::Own(format!(
+                "its override sets {}, which the pooled workers don't share or run",
+                fields.join(", ")
+            )),
+        })
+    }
+
+    /// Why the template can't run pooled, if it can't: what a table's override may ask for
+    /// (an operation, its own settings) would put every table on its own pods.
+    fn pooled_template_refusal(&self) -> Option<String> {
+        match self.pool_fit(&self.template) {
+            Err(why) => Some(why),
+            Ok(PoolFit::Own(_)) if self.template.checkpoint.storage == Some(crate::CheckpointStorage::Configmap) => Some(
+                "placement pooled keeps no ConfigMap per table: leave checkpoint.storage unset (the progress row \
+                 is the checkpoint) or use s3"
+                    .into(),
+            ),
+            Ok(PoolFit::Own(_)) => Some(
+                "placement pooled runs no verify, savepoint, restoreFrom, rebuild or rollback for every table: \
+                 ask for them per table in overrides.<table> (that table then runs as its own PaimonMysqlSync \
+                 while they are there), or use perTable"
+                    .into(),
+            ),
+            Ok(PoolFit::Shared) => None,
+        }
     }
 
     /// The sync spec of `table`: the template with `{table}` replaced, then the table's
@@ -451,6 +509,10 @@ pub struct PoolStatus {
     pub starting: u32,
     /// Failed (retried with backoff) or refused (not run).
     pub failed: u32,
+    /// Tables running as their own `PaimonMysqlSync` (an override asks for an operation or
+    /// settings the pooled workers don't run), or moving to one.
+    #[serde(default)]
+    pub own_syncs: u32,
 }
 
 /// One table's sync, from its `PaimonMysqlSync`'s status.
@@ -627,9 +689,26 @@ template:
             "{dim_a: {sink: {url: 'mysql://other/db'}}, fact_b: {sink: {maxRows: 7}}}",
         )
         .unwrap();
-        let a = s.pooled_refusal(&s.render("dim_a").unwrap()).unwrap();
-        assert!(a.contains("may not change"), "{a}");
-        assert_eq!(s.pooled_refusal(&s.render("fact_b").unwrap()), None);
+        let fit = |s: &PaimonMysqlDatabaseSyncSpec, t: &str| s.pool_fit(&s.render(t).unwrap());
+        let Ok(PoolFit::Own(a)) = fit(&s, "dim_a") else {
+            panic!("another URL runs on pods of its own")
+        };
+        assert!(a.contains("sink.url"), "{a}");
+        assert_eq!(fit(&s, "fact_b"), Ok(PoolFit::Shared));
+        // Per-table operations: that table on its own sync while they are asked for.
+        s.overrides = serde_yaml::from_str(
+            "{dim_a: {verify: {interval: 1h}, savepoint: {trigger: s1}}, fact_b: {sink: {delivery: at-least-once}}}",
+        )
+        .unwrap();
+        let Ok(PoolFit::Own(a)) = fit(&s, "dim_a") else {
+            panic!("a verify runs on the table's own sync")
+        };
+        assert!(a.contains("verify, savepoint"), "{a}");
+        assert!(fit(&s, "fact_b").unwrap_err().contains("exactly-once"));
+        // The template can't ask for them: every table would leave the pool.
+        s.template.verify = s.render("dim_a").unwrap().verify;
+        assert!(s.validate().unwrap_err().contains("overrides.<table>"));
+        s.template.verify = None;
         s.template.parallelism = 2;
         assert!(s.validate().unwrap_err().contains("parallelism"));
     }

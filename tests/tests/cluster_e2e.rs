@@ -589,7 +589,8 @@ async fn on_a_real_cluster() {
 
 /// A `PaimonMysqlDatabaseSync` on real pods: the discovery pod lists the database, the operator
 /// makes one sync per table, their worker pods create and fill the MySQL tables; a table created
-/// while it runs is picked up; delete removes the syncs and pods and leaves the MySQL tables.
+/// while it runs is picked up; a switch to `placement: pooled` and back keeps every table equal;
+/// delete removes the syncs and pods and leaves the MySQL tables.
 async fn a_database_sync_on_real_pods(db: &TestDb) {
     let wh = Database::new("shop");
     let orders = |buckets: &str| {
@@ -678,6 +679,59 @@ async fn a_database_sync_on_real_pods(db: &TestDb) {
     );
     assert_synced(&new[0], db, "orders_c_rt", None).await;
 
+    // perTable → pooled (exactly-once, which pooled needs) → perTable, changes at each step:
+    // each table is taken on where it was left, whether it had a progress row or not.
+    let mut tables = tables;
+    tables.retain(|t| t.name != "scratch");
+    tables.extend(new);
+    let switched = Instant::now();
+    kubectl(&[
+        "patch",
+        "pmds",
+        "shop",
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"placement":{"mode":"pooled","workers":1},"template":{"sink":{"delivery":"exactly-once"}}}}"#,
+    ]);
+    wait_for("3 tables following on the pooled worker", LONG, || {
+        let s = get("pmds", "shop", NS)?["status"].clone();
+        (s["pool"]["following"] == 3
+            && list("pms", NS, "paimonsync.io/database-sync=shop").is_empty())
+        .then_some(())
+    })
+    .await;
+    println!(
+        "figure: a 3-table database sync switched perTable → pooled, every table following: {:.1} s",
+        switched.elapsed().as_secs_f64()
+    );
+    change_and_check(&wh, db, &tables, 1).await;
+    kubectl(&[
+        "patch",
+        "pmds",
+        "shop",
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"placement":{"mode":"perTable"}}}"#,
+    ]);
+    wait_for(
+        "3 tables running on their syncs again",
+        LONG,
+        tables_running(3),
+    )
+    .await;
+    wait_for("the pooled worker gone", LONG, || {
+        list("deployment", NS, "paimonsync.io/sync=shop--pool-0")
+            .is_empty()
+            .then_some(())
+    })
+    .await;
+    change_and_check(&wh, db, &tables, 2).await;
+    let rows = db.count("orders_a_rt").await;
+
     kubectl(&[
         "delete",
         "pmds",
@@ -693,14 +747,16 @@ async fn a_database_sync_on_real_pods(db: &TestDb) {
         .then_some(())
     })
     .await;
-    assert_eq!(db.count("orders_a_rt").await, 300, "the MySQL tables stay");
+    assert_eq!(db.count("orders_a_rt").await, rows, "the MySQL tables stay");
 }
 
 /// `placement: pooled` on real pods: 200 tables written by Paimon Java (and one whose MySQL
 /// table has another key, refused) on 2 worker pods, exactly-once. A worker pod is killed while
 /// the tables start, changes land while a third worker is added and again after it is removed,
 /// a table is created and one dropped; every table ends equal to its reference read, with no
-/// `PaimonMysqlSync` or per-table Deployment made, and the refused table stops no other.
+/// `PaimonMysqlSync` or per-table Deployment made, and the refused table stops no other. Then
+/// two tables' overrides ask for a rebuild, a savepoint and a verify: each runs on the table's
+/// own sync, and the tables come back to the pool when the overrides go.
 async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
     const TABLES: usize = 200;
     const ROWS: i64 = 20;
@@ -893,6 +949,81 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
         "a dropped table's MySQL table stays"
     );
 
+    // Per-table operations: t010 asks for a rebuild, t020 for a savepoint and a verify. Each
+    // leaves the pool for a PaimonMysqlSync of its own (once its worker stopped it), where the
+    // operation runs, while changes land; taking the overrides out brings them back.
+    commit_to_every(&wh, &tables, 7, 400);
+    kubectl(&[
+        "patch",
+        "pmds",
+        "lake",
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"overrides":{"t010":{"rebuild":{"trigger":"r1"}},"t020":{"savepoint":{"trigger":"s1"},"verify":{"interval":"1h"}}}}}"#,
+    ]);
+    let moved = Instant::now();
+    let rebuilt = wait_for("t010 rebuilt on its own sync", LONG, || {
+        let s = get("pms", "lake-t010", NS)?["status"].clone();
+        (s["rebuild"]["trigger"] == "r1"
+            && s["rebuild"]["phase"] == "Done"
+            && s["phase"] == "Running")
+            .then_some(s)
+    })
+    .await;
+    println!(
+        "figure: pooled: a table's rebuild trigger → rebuilt on its own sync and running: {:.1} s",
+        moved.elapsed().as_secs_f64()
+    );
+    assert!(rebuilt["rebuild"]["snapshotId"].is_i64(), "{rebuilt}");
+    wait_for("t020's savepoint Completed", LONG, || {
+        list("pmssp", NS, "app.kubernetes.io/managed-by=pms-operator")
+            .iter()
+            .any(|sp| sp["spec"]["syncName"] == "lake-t020" && sp["status"]["state"] == "Completed")
+            .then_some(())
+    })
+    .await;
+    let verified = wait_for("t020 verified", LONG, || {
+        let s = get("pms", "lake-t020", NS)?["status"].clone();
+        s["verify"]["result"].is_object().then_some(s)
+    })
+    .await;
+    assert_eq!(verified["verify"]["result"]["missing"], 0, "{verified}");
+    let s = wait_for("2 tables on own syncs, 198 following", LONG, || {
+        let s = pool()?;
+        (s["pool"]["ownSyncs"] == 2 && s["pool"]["following"] == 198).then_some(s)
+    })
+    .await;
+    assert_eq!(s["phase"], "Degraded", "t_bad still refused: {s}");
+    commit_to_every(&wh, &tables, 9, 500);
+    pooled_tables_synced(&wh, db, &tables).await;
+    kubectl(&[
+        "patch",
+        "pmds",
+        "lake",
+        "-n",
+        NS,
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"overrides":null}}"#,
+    ]);
+    let back = Instant::now();
+    wait_for("t010 and t020 back on the pooled workers", LONG, || {
+        let s = pool()?;
+        (s["pool"]["ownSyncs"] == 0
+            && s["pool"]["following"] == 200
+            && list("pms", NS, "paimonsync.io/database-sync=lake").is_empty())
+        .then_some(())
+    })
+    .await;
+    println!(
+        "figure: pooled: overrides taken out → both tables back on the pooled workers: {:.1} s",
+        back.elapsed().as_secs_f64()
+    );
+    commit_to_every(&wh, &tables, 10, 600);
+    pooled_tables_synced(&wh, db, &tables).await;
+
     kubectl(&[
         "delete",
         "pmds",
@@ -908,6 +1039,26 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
             .then_some(())
     })
     .await;
+}
+
+/// Commits updates and deletes to every table; then each equals its reference read.
+async fn change_and_check(wh: &Database, db: &TestDb, tables: &[Table], salt: i64) {
+    wh.commit(
+        tables
+            .iter()
+            .map(|t| {
+                (
+                    t,
+                    vec![
+                        generate(2 + salt, 3, "+U", salt),
+                        generate(20 + salt, 2, "-D", 0),
+                    ],
+                )
+            })
+            .collect(),
+    );
+    let live: Vec<&Table> = tables.iter().collect();
+    assert_all_synced(wh, db, &live, || logs_of("paimonsync.io/component=worker")).await;
 }
 
 /// Commits an update, a delete and an insert to every `step`-th table but the refused one.

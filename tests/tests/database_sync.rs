@@ -659,3 +659,127 @@ spec:
         );
     }
 }
+
+/// One huge table among 50 small ones on one pooled worker (`make footprint`), against the 50
+/// alone: the huge table's full read holds one of the 2 places for full reads and its own
+/// `maxBufferBytes`, and the small tables go through the other place. Prints when every small
+/// table had its rows, how far the huge one's full read was then, and the peak RSS. Fails if
+/// the small tables waited for the huge one's full read to end, or if the peak passed the pod
+/// limit the operator gives a pooled worker (`maxFullReads × 4 × maxBufferBytes + 1 GiB`).
+#[tokio::test]
+#[ignore = "a measurement: run with `make footprint`"]
+async fn footprint_pooled_one_huge_table() {
+    const SMALL: usize = 50;
+    const ROWS: i64 = 200;
+    const HUGE: i64 = 1_000_000;
+    const BUFFER: u64 = 32 << 20;
+    println!("| run | every small table synced s | huge table's rows in MySQL then | huge table synced s | peak RSS MiB |");
+    println!("|---|---:|---:|---:|---:|");
+    let mut alone_peak = 0.0;
+    for with_huge in [false, true] {
+        let db = TestDb::new(if with_huge {
+            "huge_among"
+        } else {
+            "small_alone"
+        })
+        .await;
+        let wh = Database::new("lake");
+        let small: Vec<String> = (0..SMALL).map(|i| format!("t{i:04}")).collect();
+        let options = json!({"bucket": "1", "changelog-producer": "input"});
+        let mut specs: Vec<(&str, Json, Vec<Json>)> = small
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                (
+                    n.as_str(),
+                    orders_create(options.clone(), false),
+                    vec![generate(1, ROWS, "+I", i as i64)],
+                )
+            })
+            .collect();
+        if with_huge {
+            // First by name: it takes a place before any small table.
+            let huge = json!({"bucket": "4", "changelog-producer": "input"});
+            specs.insert(
+                0,
+                (
+                    "a_huge",
+                    orders_create(huge, false),
+                    vec![generate(1, HUGE, "+I", 99)],
+                ),
+            );
+        }
+        wh.create_tables(specs);
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("worker.yaml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "apiVersion: paimonsync.io/v1alpha1
+kind: PaimonMysqlDatabaseSync
+metadata: {{name: lake}}
+spec:
+  tables: {{pattern: '.*'}}
+  placement: {{mode: pooled, workers: 1, maxFullReads: 2, maxConnectionsPerWorker: 10}}
+  template:
+    source: {{warehouse: '{}', database: lake, table: '{{table}}', pollInterval: 1s}}
+    sink: {{url: '{}', table: '{{table}}_rt', createTable: true, delivery: exactly-once, maxBufferBytes: {BUFFER}}}
+",
+                wh.warehouse().display(),
+                db.url()
+            ),
+        )
+        .unwrap();
+        let log = dir.path().join("worker.log");
+        let started = Instant::now();
+        let mut worker = spawn(&cfg, &log);
+        while !all_have(&db, &small, ROWS).await {
+            assert!(
+                started.elapsed() < Duration::from_secs(600),
+                "{}",
+                read_log(&log)
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let small_done = started.elapsed();
+        let huge_then = if with_huge {
+            db.count("a_huge_rt").await
+        } else {
+            0
+        };
+        let huge_done = if with_huge {
+            while !all_have(&db, &["a_huge".to_string()], HUGE).await {
+                assert!(
+                    started.elapsed() < Duration::from_secs(1200),
+                    "{}",
+                    read_log(&log)
+                );
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            format!("{:.1}", started.elapsed().as_secs_f64())
+        } else {
+            "–".into()
+        };
+        let peak = memory_mib(worker.id()).1;
+        stop_with_sigterm(&mut worker).await;
+        let run = if with_huge {
+            "50 small + 1 huge (1,000,000 rows)"
+        } else {
+            "50 small alone"
+        };
+        println!(
+            "| {run} | {:.1} | {huge_then} | {huge_done} | {peak:.0} |",
+            small_done.as_secs_f64()
+        );
+        if with_huge {
+            assert!(
+                huge_then < HUGE,
+                "the small tables waited for the huge table's full read to end"
+            );
+            let limit = 2.0 * 4.0 * (BUFFER >> 20) as f64 + 1024.0;
+            assert!(peak < limit, "peak RSS {peak:.0} MiB past the pooled pod limit {limit:.0} MiB (alone: {alone_peak:.0})");
+        } else {
+            alone_peak = peak;
+        }
+    }
+}

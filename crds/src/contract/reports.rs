@@ -322,6 +322,15 @@ pub struct PoolAssignment {
     /// RFC 3339, of the listing it was made from. A failed listing changes nothing: a table
     /// leaves the assignment only when a good listing no longer has it (or it stops matching).
     pub at: String,
+    /// One more at each change; a worker reports the one it acted on, so the operator knows
+    /// when a table that left the assignment has stopped everywhere.
+    #[serde(default)]
+    pub revision: u64,
+    /// Tables that left the assignment for their own `PaimonMysqlSync`, until it is made: it is
+    /// made without its one-shot triggers first (`rebuild.trigger`, `restoreFrom`), so that
+    /// those the table left the pool for run rather than count as served at its creation.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    pub leaving: std::collections::BTreeSet<String>,
 }
 
 /// What one pooled worker reports of its tables, every few seconds.
@@ -331,6 +340,10 @@ pub struct PoolReport {
     pub worker: u32,
     /// RFC 3339, when written.
     pub at: String,
+    /// The assignment's revision this worker acted on: every table it no longer has was told
+    /// to stop, and a table still stopping is still in `tables`.
+    #[serde(default)]
+    pub assignment_revision: u64,
     pub tables: Vec<PooledTable>,
 }
 

@@ -33,7 +33,9 @@ use pms_crds::contract::{
     discovery_name, too_long_for_kubernetes, Component, TableListing, COMPONENT_LABEL,
     DATABASE_SYNC_LABEL, MANAGER, REPORT_KEY, TABLE_ANNOTATION,
 };
-use pms_crds::{name_clashes, PaimonMysqlDatabaseSync, PaimonMysqlSync, PlacementMode};
+use pms_crds::{
+    name_clashes, PaimonMysqlDatabaseSync, PaimonMysqlSync, PlacementMode, TableStatus,
+};
 use tracing::{info, warn};
 
 use crate::context::Context;
@@ -161,54 +163,16 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
                 continue;
             }
         };
-        let desired = build::table_sync(pmds, table, spec);
-        // (A name ending like a rebuild's is among `name_clashes`.)
-        if let Some(why) = too_long_for_kubernetes(&desired.name_any()) {
-            invalid.insert(table.clone(), format!("table {table}: {why}; exclude it (spec.tables.exclude) or shorten this resource's name"));
-            continue;
-        }
-        if !syncs.contains_key(table) {
-            // A sync of that name that this database sync didn't make is someone else's: never
-            // taken over (server-side apply with force would make it ours).
-            if let Some(other) = syncs_api
-                .get_opt(&desired.name_any())
-                .await
-                .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::Get, ns, &desired.name_any(), e))?
-            {
-                invalid.insert(
-                    table.clone(),
-                    format!(
-                        "table {table}: a PaimonMysqlSync {} exists that this database sync did not make: it is \
-                         left alone and the table is not synced; delete or rename it, or exclude the table (spec.tables.exclude)",
-                        other.name_any()
-                    ),
-                );
-                continue;
-            }
-        }
-        let applied = match apply::apply_one(&ctx.client, ns, &desired).await {
-            Ok(applied) => applied,
-            // The API server refused this table's sync (an override its schema rejects): the
-            // other tables go on, and the status and an event name this one.
-            Err(Error::Api { source, .. }) if rejected(&source) => {
-                let why =
-                    format!("table {table}: the API server refused its PaimonMysqlSync: {source}");
-                publish(ctx, pmds, EventType::Warning, "TableRefused", why.clone()).await;
-                invalid.insert(table.clone(), why);
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        if !syncs.contains_key(table) {
-            info!(database_sync = %name, %table, sync = %applied.name_any(), "a table matches: its sync is created");
-            let note = format!(
-                "table {table} is synced by PaimonMysqlSync {} into {}",
-                applied.name_any(),
-                applied.spec.sink.table
-            );
-            publish(ctx, pmds, EventType::Normal, "TableAdded", note).await;
-        }
-        syncs.insert(table.clone(), applied);
+        apply_table_sync(
+            pmds,
+            ctx,
+            ns,
+            table,
+            build::table_sync(pmds, table, spec),
+            &mut syncs,
+            &mut invalid,
+        )
+        .await?;
     }
     // Only a good listing removes anything: a failed one keeps every table as it is.
     if let Some(l) = listing.as_ref().filter(|l| l.error.is_none()) {
@@ -252,6 +216,69 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
     };
     write_status(ctx, pmds, ns, &found).await?;
     Ok(Action::requeue(RESYNC.min(pmds.spec.discovery_interval.0)))
+}
+
+/// Applies `desired`, `table`'s own sync, into `syncs`; a sync the API server refuses, or one
+/// of that name this database sync didn't make, goes into `invalid` instead (the other tables
+/// go on).
+async fn apply_table_sync(
+    pmds: &PaimonMysqlDatabaseSync,
+    ctx: &Context,
+    ns: &str,
+    table: &str,
+    desired: PaimonMysqlSync,
+    syncs: &mut BTreeMap<String, PaimonMysqlSync>,
+    invalid: &mut BTreeMap<String, String>,
+) -> Result<()> {
+    let syncs_api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
+    // (A name ending like a rebuild's is among `name_clashes`.)
+    if let Some(why) = too_long_for_kubernetes(&desired.name_any()) {
+        invalid.insert(table.to_string(), format!("table {table}: {why}; exclude it (spec.tables.exclude) or shorten this resource's name"));
+        return Ok(());
+    }
+    if !syncs.contains_key(table) {
+        // A sync of that name that this database sync didn't make is someone else's: never
+        // taken over (server-side apply with force would make it ours).
+        if let Some(other) = syncs_api
+            .get_opt(&desired.name_any())
+            .await
+            .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::Get, ns, &desired.name_any(), e))?
+        {
+            invalid.insert(
+                table.to_string(),
+                format!(
+                    "table {table}: a PaimonMysqlSync {} exists that this database sync did not make: it is \
+                     left alone and the table is not synced; delete or rename it, or exclude the table (spec.tables.exclude)",
+                    other.name_any()
+                ),
+            );
+            return Ok(());
+        }
+    }
+    let applied = match apply::apply_one(&ctx.client, ns, &desired).await {
+        Ok(applied) => applied,
+        // The API server refused this table's sync (an override its schema rejects): the
+        // other tables go on, and the status and an event name this one.
+        Err(Error::Api { source, .. }) if rejected(&source) => {
+            let why =
+                format!("table {table}: the API server refused its PaimonMysqlSync: {source}");
+            publish(ctx, pmds, EventType::Warning, "TableRefused", why.clone()).await;
+            invalid.insert(table.to_string(), why);
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    if !syncs.contains_key(table) {
+        info!(database_sync = %pmds.name_any(), %table, sync = %applied.name_any(), "a table matches: its sync is created");
+        let note = format!(
+            "table {table} is synced by PaimonMysqlSync {} into {}",
+            applied.name_any(),
+            applied.spec.sink.table
+        );
+        publish(ctx, pmds, EventType::Normal, "TableAdded", note).await;
+    }
+    syncs.insert(table.to_string(), applied);
+    Ok(())
 }
 
 /// The resource is invalid (`why`): `Failed`, nothing applied, looked at again in 30 s.
@@ -320,13 +347,17 @@ async fn write_status(
 ) -> Result<()> {
     let tables = status::tables(found);
     ctx.metrics.database_tables(ns, &pmds.name_any(), &tables);
-    let pooled = if found.pool.is_some() {
-        tables.as_slice()
-    } else {
-        &[]
+    // A table on a sync of its own has its phase set by that sync's reconcile.
+    let pooled: Vec<TableStatus> = match &found.pool {
+        Some(p) => tables
+            .iter()
+            .filter(|t| !p.own.contains_key(&t.table))
+            .cloned()
+            .collect(),
+        None => Vec::new(),
     };
     ctx.metrics
-        .pooled_table_phases(ns, &pmds.name_any(), pooled);
+        .pooled_table_phases(ns, &pmds.name_any(), &pooled);
     let status = status::status(found, &tables);
     if pmds.status.as_ref() == Some(&status) {
         return Ok(());

@@ -1,17 +1,23 @@
 //! `placement: pooled`: the database sync's tables on `workers` shared pods instead of a
 //! `PaimonMysqlSync` each. One reconcile:
 //!
-//! 1. the chosen tables whose spec renders and can run pooled (`pooled_refusal`) are assigned,
-//!    each to a worker by rendezvous hashing of its name, in `<name>--pool` (only from a good
-//!    listing: a failed one keeps the assignment as it is);
-//! 2. the tables' own syncs of an earlier `perTable` placement are deleted (the pooled worker
-//!    takes each table on from its exactly-once progress row);
-//! 3. worker k's objects are applied for k < workers, those of k ≥ workers removed;
-//! 4. the status, from the workers' reports (`<name>--pool-<k>`).
+//! 1. each chosen table's place (`pool_fit`): the shared workers; its own `PaimonMysqlSync`
+//!    when its override asks for an operation (verify, savepoint, restore, rebuild, rollback)
+//!    or settings the workers don't share; or refused;
+//! 2. the own syncs no longer wanted are deleted (those of an earlier `perTable` placement
+//!    too): the pooled worker takes each table on from its exactly-once progress row, once the
+//!    sync and its pods are gone;
+//! 3. the shared tables are assigned, each to a worker by rendezvous hashing of its name, in
+//!    `<name>--pool` (only from a good listing: a failed one keeps the assignment as it is);
+//! 4. worker k's objects are applied for k < workers, those of k ≥ workers removed;
+//! 5. a table leaving the pool gets its own sync once every worker reported the assignment
+//!    without it and no longer runs it (a hand-over at a commit, as between two workers);
+//! 6. the status, from the workers' reports (`<name>--pool-<k>`) and the own syncs.
 //!
-//! The objects and requests per reconcile grow with the workers, not with the tables.
+//! The objects and requests per reconcile grow with the workers and the tables on syncs of
+//! their own, not with the pooled tables.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::{DeleteParams, ListParams};
@@ -22,10 +28,13 @@ use pms_crds::contract::{
     pool_assignment_name, pool_worker_name, PoolAssignment, PoolReport, TableListing,
     DATABASE_SYNC_LABEL,
 };
-use pms_crds::{pool_worker, PaimonMysqlDatabaseSync, PaimonMysqlSync};
+use pms_crds::{
+    pool_worker, table_sync_name, PaimonMysqlDatabaseSync, PaimonMysqlSync, PaimonMysqlSyncSpec,
+    PoolFit,
+};
 use tracing::{info, warn};
 
-use super::{build, read_report, refuse, status, write_status, RESYNC};
+use super::{apply_table_sync, build, read_report, refuse, status, write_status, RESYNC};
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
 use crate::reconcile::{apply, deleting_for, publish, validate};
@@ -37,7 +46,7 @@ pub(super) async fn apply(
     listing: Option<&TableListing>,
     chosen: &[String],
     mut invalid: BTreeMap<String, String>,
-    syncs: BTreeMap<String, PaimonMysqlSync>,
+    mut syncs: BTreeMap<String, PaimonMysqlSync>,
 ) -> Result<Action> {
     let name = pmds.name_any();
     // The workers are built from the template with no sync of their own to check it.
@@ -47,60 +56,44 @@ pub(super) async fn apply(
         return refuse(ctx, pmds, ns, &format!("template: {}", problems.join("; "))).await;
     }
     let workers = pmds.spec.placement.workers;
+    let mut shared = BTreeSet::new();
+    let mut own = BTreeMap::new();
     for table in chosen {
         if invalid.contains_key(table) {
             continue;
         }
-        let refused = match pmds.spec.render(table) {
-            Ok(spec) => pmds
-                .spec
-                .pooled_refusal(&spec)
-                .map(|why| format!("table {table}: {why}")),
-            Err(why) => Some(why),
-        };
-        if let Some(why) = refused {
-            invalid.insert(table.clone(), why);
+        let fit = pmds.spec.render(table).and_then(|spec| {
+            let fit = pmds.spec.pool_fit(&spec);
+            Ok((fit.map_err(|why| format!("table {table}: {why}"))?, spec))
+        });
+        match fit {
+            Err(why) => drop(invalid.insert(table.clone(), why)),
+            Ok((PoolFit::Shared, _)) => drop(shared.insert(table.clone())),
+            Ok((PoolFit::Own(why), spec)) => drop(own.insert(table.clone(), (spec, why))),
         }
     }
-    let mut assignment = read_report::<PoolAssignment>(ctx, ns, &pool_assignment_name(&name))
+    let good = listing.filter(|l| l.error.is_none());
+    delete_unwanted_syncs(pmds, ctx, ns, &shared, &own, good.is_some(), &syncs).await?;
+    let previous = read_report::<PoolAssignment>(ctx, ns, &pool_assignment_name(&name))
         .await?
         .unwrap_or_default();
-    if let Some(l) = listing.filter(|l| l.error.is_none()) {
-        let next = PoolAssignment {
-            workers,
-            tables: chosen
-                .iter()
-                .filter(|t| !invalid.contains_key(*t))
-                .map(|t| (t.clone(), pool_worker(t, workers)))
-                .collect(),
-            at: l.at.clone(),
-        };
-        if (next.workers, &next.tables) != (assignment.workers, &assignment.tables) {
+    let mut assignment = previous.clone();
+    if let Some(l) = good {
+        let next = next_assignment(&previous, &shared, &own, &syncs, workers, &l.at);
+        if next.revision != previous.revision {
             let moved = next
                 .tables
                 .iter()
-                .filter(|(t, w)| assignment.tables.get(*t).is_some_and(|old| old != *w))
+                .filter(|(t, w)| previous.tables.get(*t).is_some_and(|old| old != *w))
                 .count();
-            info!(database_sync = %name, tables = next.tables.len(), workers, moved, "assigning the tables to the pooled workers");
+            info!(database_sync = %name, tables = next.tables.len(), workers, moved, leaving = next.leaving.len(),
+                  "assigning the tables to the pooled workers");
             apply::apply_one(&ctx.client, ns, &build::pool_assignment(pmds, &next)).await?;
             assignment = next;
         }
     }
-    let syncs_api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
-    for (table, sync) in &syncs {
-        syncs_api
-            .delete(&sync.name_any(), &DeleteParams::background())
-            .await
-            .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::Delete, ns, &sync.name_any(), e))?;
-        let note = format!(
-            "table {table} moves to the pooled workers: PaimonMysqlSync {} is deleted, and a pooled worker \
-             resumes the table from its progress row",
-            sync.name_any()
-        );
-        publish(ctx, pmds, EventType::Normal, "TablePooled", note).await;
-    }
     let existing = pool_deployments(pmds, ctx, ns).await?;
-    let mut reports = BTreeMap::new();
+    let live: BTreeSet<u32> = existing.keys().copied().chain(0..workers).collect();
     for k in 0..workers {
         let w = build::pool_worker(pmds, k, &ctx.settings)?;
         // A worker whose objects were applied as they are wanted now is left alone: the
@@ -119,25 +112,168 @@ pub(super) async fn apply(
             }
             apply::apply_one(&ctx.client, ns, &w.deployment).await?;
         }
+    }
+    let mut reports = BTreeMap::new();
+    for &k in &live {
         if let Some(r) = read_report::<PoolReport>(ctx, ns, &pool_worker_name(&name, k)).await? {
             reports.insert(k, r);
         }
     }
-    remove(pmds, ctx, ns, existing, workers).await?;
+    let stopping = remove(pmds, ctx, ns, existing, workers).await?;
+    // The tables on syncs of their own: each made once no pooled worker runs it any more.
+    let mut own_status = BTreeMap::new();
+    for (table, (spec, why)) in own {
+        let sync = syncs.get(&table);
+        let made = sync.is_some();
+        if !made {
+            if let Some(wait) = still_pooled(&table, &assignment, &reports, &live, stopping) {
+                let message = format!("{why}: it moves to its own PaimonMysqlSync once {wait}");
+                own_status.insert(table, Some(message));
+                continue;
+            }
+        }
+        let mut spec = spec;
+        let leaving =
+            assignment.leaving.contains(&table) && sync.is_none_or(|s| s.status.is_none());
+        if leaving {
+            // Made without its one-shot triggers, given once the sync has reconciled: so they
+            // run, rather than count as served at its creation.
+            spec.rebuild.trigger = None;
+            spec.restore_from = None;
+        }
+        let desired = build::table_sync(pmds, &table, spec);
+        apply_table_sync(pmds, ctx, ns, &table, desired, &mut syncs, &mut invalid).await?;
+        if !made {
+            let note = format!(
+                "table {table} leaves the pooled workers: {why}; it runs as PaimonMysqlSync {}",
+                table_sync_name(&name, &table)
+            );
+            publish(ctx, pmds, EventType::Normal, "TableOwnSync", note).await;
+        }
+        own_status.insert(table, None);
+    }
     let found = status::Found {
         pmds,
         listing,
         chosen,
-        syncs: &BTreeMap::new(),
+        syncs: &syncs,
         invalid: &invalid,
         pool: Some(status::Pooled {
             assignment: &assignment,
             reports: &reports,
+            own: &own_status,
         }),
         now: k8s_openapi::jiff::Timestamp::now(),
     };
     write_status(ctx, pmds, ns, &found).await?;
     Ok(Action::requeue(RESYNC.min(pmds.spec.discovery_interval.0)))
+}
+
+/// The tables' own syncs that are no longer wanted are deleted: a table back on the pooled
+/// workers (the pool takes it on once its sync is gone, its pods included) and, on a good
+/// listing, a table dropped or no longer matching.
+async fn delete_unwanted_syncs(
+    pmds: &PaimonMysqlDatabaseSync,
+    ctx: &Context,
+    ns: &str,
+    shared: &BTreeSet<String>,
+    own: &BTreeMap<String, (PaimonMysqlSyncSpec, String)>,
+    good_listing: bool,
+    syncs: &BTreeMap<String, PaimonMysqlSync>,
+) -> Result<()> {
+    let api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
+    for (table, sync) in syncs {
+        let going = sync.metadata.deletion_timestamp.is_some();
+        if going || own.contains_key(table) || !(good_listing || shared.contains(table)) {
+            continue;
+        }
+        api.delete(&sync.name_any(), &DeleteParams::background())
+            .await
+            .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::Delete, ns, &sync.name_any(), e))?;
+        let (reason, note) = if shared.contains(table) {
+            ("TablePooled", format!(
+                "table {table} moves to the pooled workers: PaimonMysqlSync {} is deleted, and once its pods are \
+                 gone a pooled worker resumes the table from its progress row",
+                sync.name_any()
+            ))
+        } else {
+            ("TableDropped", format!(
+                "table {table} was dropped in Paimon or no longer matches spec.tables: PaimonMysqlSync {} is \
+                 deleted (its workers stop); the MySQL table {} is left as it is",
+                sync.name_any(),
+                sync.spec.sink.table
+            ))
+        };
+        warn!(database_sync = %pmds.name_any(), %table, "{note}");
+        publish(ctx, pmds, EventType::Normal, reason, note).await;
+    }
+    Ok(())
+}
+
+/// The assignment from a good listing: each shared table to its worker, once no sync of its
+/// own is left (one still stopping keeps it out); a new revision if anything changed.
+fn next_assignment(
+    previous: &PoolAssignment,
+    shared: &BTreeSet<String>,
+    own: &BTreeMap<String, (PaimonMysqlSyncSpec, String)>,
+    syncs: &BTreeMap<String, PaimonMysqlSync>,
+    workers: u32,
+    at: &str,
+) -> PoolAssignment {
+    let tables: BTreeMap<String, u32> = shared
+        .iter()
+        .filter(|t| !syncs.contains_key(*t))
+        .map(|t| (t.clone(), pool_worker(t, workers)))
+        .collect();
+    // A table leaving the pool is marked until its sync has reconciled once.
+    let leaving = own
+        .keys()
+        .filter(|t| previous.tables.contains_key(*t) || previous.leaving.contains(*t))
+        .filter(|t| syncs.get(*t).is_none_or(|s| s.status.is_none()))
+        .cloned()
+        .collect();
+    let mut next = PoolAssignment {
+        workers,
+        tables,
+        at: at.to_string(),
+        revision: previous.revision,
+        leaving,
+    };
+    if (next.workers, &next.tables, &next.leaving)
+        != (previous.workers, &previous.tables, &previous.leaving)
+    {
+        next.revision += 1;
+    }
+    next
+}
+
+/// What `table`, on its way to a sync of its own, still waits for, if anything: its leaving
+/// the assignment, and then every pooled worker having read that assignment and stopped it.
+/// (Its own sync is exactly-once too, so the progress row's epoch would fence a worker that
+/// still wrote; this wait spares that worker the fencing error.)
+fn still_pooled(
+    table: &str,
+    assignment: &PoolAssignment,
+    reports: &BTreeMap<u32, PoolReport>,
+    live: &BTreeSet<u32>,
+    stopping_pods: usize,
+) -> Option<String> {
+    if let Some(w) = assignment.tables.get(table) {
+        return Some(format!(
+            "the assignment no longer gives it to pooled worker {w} (at the next good listing)"
+        ));
+    }
+    for k in live {
+        let wait = match reports.get(k) {
+            None => "has reported",
+            Some(r) if r.assignment_revision < assignment.revision => "has read the new assignment",
+            Some(r) if r.tables.iter().any(|row| row.table == table) => "has stopped it",
+            Some(_) => continue,
+        };
+        return Some(format!("pooled worker {k} {wait}"));
+    }
+    (stopping_pods > 0)
+        .then(|| format!("the {stopping_pods} pod(s) of removed pooled workers are gone"))
 }
 
 /// Removes pooled workers `from` and up (all with 0); returns how many of their pods are
@@ -198,4 +334,116 @@ async fn pool_deployments(
             Some((k, d))
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pms_crds::contract::PooledTable;
+
+    fn own(tables: &[&str]) -> BTreeMap<String, (PaimonMysqlSyncSpec, String)> {
+        let spec: PaimonMysqlSyncSpec = serde_yaml::from_str(
+            "source: {warehouse: /wh, database: shop, table: t}\nsink: {url: 'mysql://h/db', table: t}",
+        )
+        .unwrap();
+        tables
+            .iter()
+            .map(|t| (t.to_string(), (spec.clone(), "verify".to_string())))
+            .collect()
+    }
+
+    fn report(worker: u32, revision: u64, tables: &[&str]) -> PoolReport {
+        PoolReport {
+            worker,
+            assignment_revision: revision,
+            tables: tables
+                .iter()
+                .map(|t| PooledTable {
+                    table: t.to_string(),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_table_leaves_the_pool_for_its_own_sync_only_once_every_worker_stopped_it() {
+        let shared: BTreeSet<String> = ["a", "b", "c"].map(String::from).into();
+        let syncs = BTreeMap::new();
+        let first = next_assignment(
+            &PoolAssignment::default(),
+            &shared,
+            &own(&[]),
+            &syncs,
+            2,
+            "t0",
+        );
+        assert_eq!((first.tables.len(), first.revision), (3, 1));
+        // Unchanged: the same revision (nothing written, no worker waits).
+        let same = next_assignment(&first, &shared, &own(&[]), &syncs, 2, "t1");
+        assert_eq!(same.revision, 1);
+        // An override asks `b` for a verify: it leaves the assignment, marked leaving.
+        let shared: BTreeSet<String> = ["a", "c"].map(String::from).into();
+        let next = next_assignment(&first, &shared, &own(&["b"]), &syncs, 2, "t2");
+        assert_eq!((next.revision, next.tables.contains_key("b")), (2, false));
+        assert!(next.leaving.contains("b"));
+        let live = BTreeSet::from([0, 1]);
+        let w = first.tables["b"];
+        let other = 1 - w;
+        // The worker that ran it has not read revision 2, then is still stopping it.
+        let old = BTreeMap::from([(w, report(w, 1, &["b"])), (other, report(other, 2, &[]))]);
+        let wait = still_pooled("b", &next, &old, &live, 0).unwrap();
+        assert!(wait.contains("has read the new assignment"), "{wait}");
+        let stopping = BTreeMap::from([(w, report(w, 2, &["b"])), (other, report(other, 2, &[]))]);
+        let wait = still_pooled("b", &next, &stopping, &live, 0).unwrap();
+        assert!(wait.contains("has stopped it"), "{wait}");
+        let stopped = BTreeMap::from([(w, report(w, 2, &[])), (other, report(other, 2, &[]))]);
+        assert_eq!(still_pooled("b", &next, &stopped, &live, 0), None);
+        // A worker not reporting, or pods of a removed worker, hold it too.
+        assert!(still_pooled("b", &next, &BTreeMap::new(), &live, 0).is_some());
+        assert!(still_pooled("b", &next, &stopped, &live, 1).is_some());
+        // Still assigned (a failed listing kept the assignment): held.
+        assert!(still_pooled("b", &first, &stopped, &live, 0).is_some());
+    }
+
+    #[test]
+    fn a_table_back_from_its_own_sync_is_assigned_once_that_sync_is_gone() {
+        let shared: BTreeSet<String> = ["a", "b"].map(String::from).into();
+        let mut syncs = BTreeMap::new();
+        let spec = own(&["b"]).remove("b").unwrap().0;
+        syncs.insert("b".to_string(), PaimonMysqlSync::new("shop-b", spec));
+        let previous = PoolAssignment {
+            leaving: ["b".to_string()].into(),
+            ..Default::default()
+        };
+        let next = next_assignment(&previous, &shared, &own(&[]), &syncs, 2, "t");
+        assert!(!next.tables.contains_key("b"), "its sync is still there");
+        assert!(next.leaving.is_empty(), "no longer leaving: coming back");
+        syncs.clear();
+        let next = next_assignment(&next, &shared, &own(&[]), &syncs, 2, "t");
+        assert!(next.tables.contains_key("b"));
+    }
+
+    #[test]
+    fn a_leaving_table_stays_marked_until_its_sync_has_reconciled() {
+        let shared = BTreeSet::new();
+        let previous = PoolAssignment {
+            tables: [("b".to_string(), 0)].into(),
+            revision: 4,
+            ..Default::default()
+        };
+        let mut syncs = BTreeMap::new();
+        let marked = next_assignment(&previous, &shared, &own(&["b"]), &syncs, 1, "t");
+        assert!(marked.leaving.contains("b"));
+        let spec = own(&["b"]).remove("b").unwrap().0;
+        let mut made = PaimonMysqlSync::new("shop-b", spec);
+        syncs.insert("b".to_string(), made.clone());
+        let next = next_assignment(&marked, &shared, &own(&["b"]), &syncs, 1, "t");
+        assert!(next.leaving.contains("b"), "made, not reconciled yet");
+        made.status = Some(Default::default());
+        syncs.insert("b".to_string(), made);
+        let next = next_assignment(&next, &shared, &own(&["b"]), &syncs, 1, "t");
+        assert!(next.leaving.is_empty());
+    }
 }

@@ -32,6 +32,9 @@ pub struct Pooled<'a> {
     pub assignment: &'a PoolAssignment,
     /// By worker.
     pub reports: &'a BTreeMap<u32, PoolReport>,
+    /// The tables on syncs of their own (`f.syncs`), with what each waits for while it is
+    /// still moving there.
+    pub own: &'a BTreeMap<String, Option<String>>,
 }
 
 /// A pooled worker whose report is older than this is not reporting.
@@ -43,7 +46,15 @@ pub fn tables(f: &Found) -> Vec<TableStatus> {
     f.chosen
         .iter()
         .map(|t| match &f.pool {
-            Some(p) => pooled_table_status(f, p, &rows, t),
+            Some(p) => match p.own.get(t) {
+                Some(None) => table_status(f, t),
+                Some(Some(waiting)) => TableStatus {
+                    phase: Some(SyncPhase::Pending),
+                    message: Some(waiting.clone()),
+                    ..pooled_table_status(f, p, &rows, t)
+                },
+                None => pooled_table_status(f, p, &rows, t),
+            },
             None => table_status(f, t),
         })
         .collect()
@@ -235,6 +246,7 @@ fn pool_status(f: &Found, p: &Pooled, tables: &[TableStatus]) -> PoolStatus {
     let count = |state: PooledState| {
         f.chosen
             .iter()
+            .filter(|t| !p.own.contains_key(*t))
             .filter(|t| rows.get(t.as_str()).is_some_and(|r| r.state == state))
             .count() as u32
     };
@@ -245,6 +257,13 @@ fn pool_status(f: &Found, p: &Pooled, tables: &[TableStatus]) -> PoolStatus {
     };
     let failed = tables
         .iter()
+        .filter(|t| t.phase == Some(SyncPhase::Failed))
+        .count() as u32;
+    let pooled = |t: &&TableStatus| !p.own.contains_key(&t.table);
+    let pooled_tables = tables.iter().filter(pooled).count();
+    let pooled_failed = tables
+        .iter()
+        .filter(pooled)
         .filter(|t| t.phase == Some(SyncPhase::Failed))
         .count() as u32;
     let (following, full_read, queued) = (
@@ -262,8 +281,10 @@ fn pool_status(f: &Found, p: &Pooled, tables: &[TableStatus]) -> PoolStatus {
         following,
         full_read,
         queued,
-        starting: (tables.len() as u32).saturating_sub(following + full_read + queued + failed),
+        starting: (pooled_tables as u32)
+            .saturating_sub(following + full_read + queued + pooled_failed),
         failed,
+        own_syncs: p.own.len() as u32,
     }
 }
 
@@ -295,6 +316,10 @@ fn pooled_table_status(
     let Some(row) = rows.get(table) else {
         out.message = Some(match worker {
             Some(w) => format!("waiting for pooled worker {w} to start it"),
+            None if f.syncs.contains_key(table) => {
+                "back to the pooled workers once its own PaimonMysqlSync and its pods are gone"
+                    .into()
+            }
             None => "not assigned yet".into(),
         });
         return out;
@@ -585,6 +610,7 @@ template:
                 .map(|t| (t.clone(), pms_crds::pool_worker(t, 10)))
                 .collect(),
             at: "2026-12-03T00:00:00Z".into(),
+            ..Default::default()
         };
         let now = Timestamp::now();
         // Worker 9 has not reported: its tables are waiting for it.
@@ -614,6 +640,7 @@ template:
                         worker: w,
                         at: now.to_string(),
                         tables,
+                        ..Default::default()
                     },
                 )
             })
@@ -624,15 +651,26 @@ template:
             error: None,
         };
         let invalid = BTreeMap::from([(chosen[0].clone(), "table_0000: refused".to_string())]);
+        // Two tables on syncs of their own (an override asks for a verify): one runs there, one
+        // waits for its pooled worker to let it go.
+        let syncs = BTreeMap::from([(chosen[1].clone(), sync(&p, &chosen[1], SyncPhase::Running))]);
+        let own = BTreeMap::from([
+            (chosen[1].clone(), None),
+            (
+                chosen[2].clone(),
+                Some("moving: pooled worker 3 has stopped it".to_string()),
+            ),
+        ]);
         let found = Found {
             pmds: &p,
             listing: Some(&listing),
             chosen: &chosen,
-            syncs: &BTreeMap::new(),
+            syncs: &syncs,
             invalid: &invalid,
             pool: Some(Pooled {
                 assignment: &assignment,
                 reports: &reports,
+                own: &own,
             }),
             now,
         };
@@ -642,10 +680,22 @@ template:
         let on_9 = assignment.tables.values().filter(|w| **w == 9).count() as u32;
         assert_eq!((pool.workers, pool.workers_reporting), (10, 9));
         assert_eq!(pool.queued, 9);
-        assert!(pool.failed >= 9, "{pool:?}");
+        assert!(pool.failed >= 7, "{pool:?}");
+        assert_eq!(pool.own_syncs, 2);
         assert_eq!(
-            pool.following + pool.queued + pool.failed + pool.starting + pool.full_read,
+            pool.following
+                + pool.queued
+                + pool.failed
+                + pool.starting
+                + pool.full_read
+                + pool.own_syncs,
             1000
+        );
+        assert_eq!(all[1].phase, Some(SyncPhase::Running), "from its own sync");
+        assert_eq!(all[2].phase, Some(SyncPhase::Pending));
+        assert_eq!(
+            all[2].message.as_deref(),
+            Some("moving: pooled worker 3 has stopped it")
         );
         assert!(pool.starting >= on_9, "{pool:?}");
         assert_eq!(s.phase, Some(SyncPhase::Degraded));

@@ -10,6 +10,7 @@
 //! of it, that flush can't commit: nothing is applied twice, nothing is skipped.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use pms_crds::contract::{
@@ -95,6 +96,8 @@ impl Shared {
 /// This process as worker `worker` of a pooled database sync.
 pub struct PoolMember {
     pub worker: u32,
+    /// The revision of the last assignment read.
+    revision: AtomicU64,
     assignment: ReportConfigMap,
     report: ReportConfigMap,
     pub shared: Shared,
@@ -111,6 +114,7 @@ impl PoolMember {
         let assignment = pool_assignment_name(database_sync);
         Ok(Self {
             worker,
+            revision: AtomicU64::new(0),
             assignment: ReportConfigMap::connect(
                 namespace.clone(),
                 assignment.clone(),
@@ -133,25 +137,30 @@ impl PoolMember {
             error: Some(error),
         };
         match self.assignment.read::<PoolAssignment>().await {
-            Ok(Some(a)) => TableListing {
-                tables: a
-                    .tables
-                    .into_iter()
-                    .filter(|(_, w)| *w == self.worker)
-                    .map(|(t, _)| t)
-                    .collect(),
-                at,
-                error: None,
-            },
+            Ok(Some(a)) => {
+                self.revision.store(a.revision, Ordering::Relaxed);
+                TableListing {
+                    tables: a
+                        .tables
+                        .into_iter()
+                        .filter(|(_, w)| *w == self.worker)
+                        .map(|(t, _)| t)
+                        .collect(),
+                    at,
+                    error: None,
+                }
+            }
             Ok(None) => failed("the operator has not assigned the tables yet".into()),
             Err(e) => failed(e.to_string()),
         }
     }
 
-    /// Writes the report of this worker's tables.
+    /// Writes the report of this worker's tables, after it acted on the assignment it read
+    /// last (stopped the tables it no longer has: those still stopping are in `tables`).
     pub async fn report(&self, tables: Vec<PooledTable>) -> Result<()> {
         let report = PoolReport {
             worker: self.worker,
+            assignment_revision: self.revision.load(Ordering::Relaxed),
             at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             tables,
         };

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use pms_crds::contract::{Slot, TableListing};
-use pms_crds::{name_clashes, PlacementMode};
+use pms_crds::{name_clashes, PlacementMode, PoolFit};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::{error, info, warn};
@@ -130,7 +130,12 @@ impl Tables<'_> {
                 stop,
                 ready: Default::default(),
                 full_reads: self.shared.as_ref().map(|s| s.full_reads.clone()),
-                mysql: self.shared.as_ref().map(|s| s.mysql.clone()),
+                // A table on connections of its own (`PoolFit::Own`) still queues for a full read.
+                mysql: self
+                    .shared
+                    .as_ref()
+                    .filter(|_| cfg.pooled)
+                    .map(|s| s.mysql.clone()),
             };
             let metrics = Metrics::new(&cfg.sync_name, 0);
             self.registries
@@ -149,8 +154,17 @@ impl Tables<'_> {
     fn table_config(&self, table: &str) -> Result<WorkerConfig> {
         let mut cfg = self.db.table_config(table, Slot::SINGLE, self.env)?;
         if self.shared.is_some() {
-            if let Some(why) = self.db.spec.pooled_refusal(&cfg.spec) {
-                return Err(WorkerError::Config(format!("table {table}: {why}")));
+            match self.db.spec.pool_fit(&cfg.spec) {
+                Err(why) => return Err(WorkerError::Config(format!("table {table}: {why}"))),
+                // The operator runs such a table as its own sync, and never assigns it here.
+                Ok(PoolFit::Own(why)) if self.pool.is_some() => {
+                    return Err(WorkerError::Config(format!(
+                        "table {table}: {why}: it runs as its own PaimonMysqlSync, not on a pooled worker"
+                    )))
+                }
+                // Standalone, it runs in this process on connections of its own.
+                Ok(PoolFit::Own(_)) => return Ok(cfg),
+                Ok(PoolFit::Shared) => {}
             }
             cfg.pooled = true;
             if self.pool.is_some() && cfg.spec.checkpoint.storage.is_none() {
