@@ -5,7 +5,7 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 # debug build is only slightly slower without them.
 export CARGO_INCREMENTAL ?= 0
 
-.PHONY: demo test test-deps bench bench-scale bench-cut footprint api-load soak unit fixtures k8s-tools s3-server images prometheus-tools mysql8-server manifests build release bench-bin crds check clean
+.PHONY: demo test test-deps docs mdbook krew bench bench-scale bench-cut footprint api-load soak unit fixtures k8s-tools s3-server images prometheus-tools mysql8-server manifests build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker). Builds
 ## only pms-worker, unoptimised (the demo profile: minutes from a fresh clone, where the release build
@@ -24,14 +24,15 @@ test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target test-deps
 	$(TIMED) smoke-bench scripts/with-mariadb.sh $(TEST_BIN)/bench --smoke --size quick
 	PMS_WORKER=$(TEST_BIN)/pms-worker $(TIMED) demo-script scripts/demo.sh >/dev/null
+	$(TIMED) docs-book sh -c '$$(scripts/mdbook.sh) build docs'
 	PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) PMS_MYSQL8_BIN=$$(scripts/mysql8-server.sh) $(TIMED) tests \
 	  scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh scripts/with-hdfs.sh \
 	  scripts/test-all.sh $(TEST_FEATURES)
 
-test-deps: build fixtures k8s-tools s3-server images prometheus-tools mysql8-server
+test-deps: build fixtures k8s-tools s3-server images prometheus-tools mysql8-server mdbook
 
 ## Memory and MySQL connections of 50 small tables: one process for all, or one per table; and of
-## 50, 200 and 1,000 tables with placement pooled.
+## 50, 200 and 1,000 tables with placement pooled, and one huge table among 50 small pooled ones.
 footprint: fixtures
 	cargo build --release -p pms-worker
 	scripts/with-mariadb.sh cargo test --release -p pms-tests --test database_sync -- --ignored --nocapture --test-threads 1 footprint_
@@ -91,6 +92,19 @@ fixtures:
 
 ## kube-apiserver, etcd, helm and the node's kubelet, controller-manager and scheduler, built from
 ## the Go module proxy, cached in ~/.cache/pms/k8s.
+## The user guide (docs/) as a book in target/book; its links, the YAML and the commands it shows
+## are checked by tests/tests/docs.rs (part of `make test` too), its field reference by pms-crds'.
+docs: mdbook
+	$(TIMED) docs-book sh -c '$$(scripts/mdbook.sh) build docs'
+	cargo test -q -p pms-tests --test docs
+
+## The kubectl plugin's archive and krew manifest (target/krew/).
+krew:
+	scripts/krew-manifest.sh
+
+mdbook:
+	@nice $(TIMED) mdbook scripts/mdbook.sh >/dev/null
+
 k8s-tools:
 	PMS_K8S_NODE=1 $(TIMED) k8s-tools scripts/k8s-tools.sh >/dev/null
 
@@ -120,6 +134,7 @@ crds:
 	cargo run -q -p pms-crds --bin crdgen > crds/paimonmysqlsync.yaml
 	mkdir -p charts/paimon-mysql-sync/crds
 	cp crds/paimonmysqlsync.yaml charts/paimon-mysql-sync/crds/paimonmysqlsync.yaml
+	cargo run -q -p pms-crds --bin crdgen -- reference > docs/reference.md
 
 check:
 	cargo fmt --all -- --check

@@ -168,14 +168,19 @@ pub struct RestoreFrom {
     pub snapshot_id: Option<i64>,
 }
 
-/// Periodic verification.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+/// Verification: periodic, on demand, or both.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct VerifySpec {
     /// How often: a verify Job starts when the sync runs and this much time has passed
     /// since the last one started (the first one as soon as the sync runs).
-    pub interval: HumanDuration,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<HumanDuration>,
+    /// Any string; setting or changing it starts a verify once the sync runs (`kubectl pms
+    /// verify` sets it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
 }
 
 /// How a rebuild treats the table it replaces.

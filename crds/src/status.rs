@@ -181,6 +181,9 @@ pub struct VerifyStatus {
     /// Why the last verify Job failed without a result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// `spec.verify.trigger` when the last verify started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_trigger: Option<String>,
 }
 
 /// Where a sync stands, as `kubectl get pms` shows it.

@@ -62,3 +62,14 @@ fn a_standalone_spec_parses_with_defaults() {
         .to_string()
         .contains("invalid duration \"soon\""));
 }
+
+/// The guide's field reference is what the schemas generate (`make crds` rewrites it).
+#[test]
+fn the_guides_reference_matches_the_types() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/reference.md");
+    let committed = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        committed == pms_crds::reference_markdown(),
+        "{path} is stale: run `make crds` and commit the result"
+    );
+}

@@ -61,6 +61,34 @@ pub fn kubectl_output(args: &[&str], stdin: Option<&str>) -> Output {
     run(Command::new(tool("kubectl")).args(args), stdin)
 }
 
+/// `kubectl pms ARGS`: the plugin found on the PATH as kubectl finds any plugin; its output
+/// (stdout, or stderr when it failed) and whether it succeeded.
+pub fn kubectl_pms(args: &[&str]) -> (bool, String) {
+    let plugin = crate::worker::workspace_bin("kubectl-pms");
+    let dir = plugin.parent().expect("the plugin's directory");
+    let path = format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = run(
+        Command::new(tool("kubectl"))
+            .arg("pms")
+            .args(args)
+            .env("PATH", path),
+        None,
+    );
+    let text = if out.status.success() {
+        &out.stdout
+    } else {
+        &out.stderr
+    };
+    (
+        out.status.success(),
+        String::from_utf8_lossy(text).into_owned(),
+    )
+}
+
 /// `kubectl apply -f -` of a manifest; returns the whole output (callers check success).
 pub fn apply(manifest: &str) -> Output {
     kubectl_output(&["apply", "-f", "-"], Some(manifest))

@@ -5,12 +5,17 @@ use std::process::{Child, Command, Output, Stdio};
 
 /// The worker binary next to the test executable (`make test` builds it first).
 pub fn worker_bin() -> PathBuf {
+    workspace_bin("pms-worker")
+}
+
+/// The workspace's binary `name` next to the test executable (`make test` builds them first).
+pub fn workspace_bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current exe");
     let dir = exe
         .parent()
         .and_then(Path::parent)
         .expect("target/<profile>");
-    let bin = dir.join("pms-worker");
+    let bin = dir.join(name);
     assert!(
         bin.exists(),
         "{} is missing: build it first with `cargo build --bins` (make test does)",

@@ -1,4 +1,4 @@
-//! The dependency graph stays lean enough for a cold build on a small machine (see the README's
+//! The dependency graph stays lean enough for a cold build on a small machine (see docs/tests.md's
 //! build figures): one TLS stack, ring. aws-lc-sys (a C library built with cmake) and OpenSSL came in
 //! through the defaults of paimon's HTTP clients until vendor/paimon turned them off; a dependency
 //! update that brings either back fails here rather than in CI's time budget.

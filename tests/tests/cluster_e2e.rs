@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use common::*;
 use pms_tests::config::SyncConfigBuilder;
 use pms_tests::kube::{
-    apply_ok, condition, get, helm, kubectl, kubectl_output, list, mysql_writer_secret, patch_sync,
-    wait_for, wait_sync_status, Watch,
+    apply_ok, condition, get, helm, kubectl, kubectl_output, kubectl_pms, list,
+    mysql_writer_secret, patch_sync, wait_for, wait_sync_status, Watch,
 };
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::{Database, Table};
@@ -357,15 +357,18 @@ async fn on_a_real_cluster() {
     ready_worker_pods(3).await;
     wait_synced(&table, &db).await;
 
-    // Suspend: real SIGTERM, each worker flushes and checkpoints, then exits 0; resume goes on.
-    patch_sync(NS, SYNC, &json!({"spec": {"state": "suspended"}}));
+    // Suspend (`kubectl pms suspend`): real SIGTERM, each worker flushes and checkpoints, then
+    // exits 0; resume goes on.
+    pms_ok(&["suspend", SYNC, "-n", NS]);
     wait_for("no worker pods", LONG, || {
         worker_pods_now().is_empty().then_some(())
     })
     .await;
     wait_status("Suspended", |s| s["phase"] == "Suspended").await;
     table.commits(vec![generate(7001, 50, "+I", 0)]);
-    patch_sync(NS, SYNC, &json!({"spec": {"state": "running"}}));
+    let (_, screen) = kubectl_pms(&["status", SYNC, "-n", NS]);
+    assert!(screen.contains(": Suspended"), "{screen}");
+    pms_ok(&["resume", SYNC, "-n", NS]);
     ready_worker_pods(3).await;
     wait_synced(&table, &db).await;
 
@@ -488,6 +491,7 @@ async fn on_a_real_cluster() {
         &logs[..logs.len().min(500)]
     );
     assert!(!logs.contains(PASSWORD), "a secret in the logs");
+    the_kubectl_plugin(&table, &db).await;
 
     // Delete with retainOnDelete, right after a commit reached MySQL: the workers stop first
     // (each flushes and checkpoints, exit 0: none in Error, as their RBAC goes only after them),
@@ -585,6 +589,111 @@ async fn on_a_real_cluster() {
         took < Duration::from_secs(20),
         "helm uninstall took {took:?}"
     );
+}
+
+/// `kubectl pms` (the plugin found on the PATH by kubectl) on the running sync: each command
+/// does what it says through the field a user would set, and nothing it prints holds the
+/// password.
+async fn the_kubectl_plugin(table: &Table, db: &TestDb) {
+    let (ok, screen) = kubectl_pms(&["status", SYNC, "-n", NS]);
+    assert!(ok, "{screen}");
+    assert!(
+        screen.starts_with(&format!("PaimonMysqlSync {NS}/{SYNC}: Running")),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("SLOT  SNAPSHOT  LAG  LAST CHECKPOINT"),
+        "{screen}"
+    );
+    let (ok, logs) = kubectl_pms(&["logs", SYNC, "-n", NS, "--slot", "0", "--tail", "50"]);
+    assert!(
+        ok && logs.contains(&format!("==> pod {SYNC}-slot-0")),
+        "{logs}"
+    );
+    let (ok, missing) = kubectl_pms(&["status", "no-such-sync", "-n", NS]);
+    assert!(
+        !ok && missing.contains("no PaimonMysqlSync or PaimonMysqlDatabaseSync no-such-sync"),
+        "{missing}"
+    );
+
+    // verify: spec.verify.trigger, one verify Job, its result in the screen.
+    pms_ok(&["verify", SYNC, "-n", NS]);
+    let s = wait_status("the verify asked by kubectl pms", |s| {
+        s["verify"]["lastTrigger"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("kubectl-pms-"))
+            && s["verify"]["running"] == false
+            && s["verify"]["result"].is_object()
+    })
+    .await;
+    assert_eq!(s["verify"]["result"]["missing"], 0, "{s}");
+    let (_, screen) = kubectl_pms(&["status", SYNC, "-n", NS]);
+    assert!(screen.contains("0 differ"), "{screen}");
+
+    // savepoint: a PaimonMysqlSyncSavepoint; then rebuild; then restore from the savepoint.
+    pms_ok(&["savepoint", SYNC, "-n", NS, "--name", "by-kubectl-pms"]);
+    wait_for("savepoint by-kubectl-pms Completed", LONG, || {
+        let sp = get("pmssp", "by-kubectl-pms", NS)?;
+        (sp["status"]["state"] == "Completed").then_some(())
+    })
+    .await;
+    table.commits(vec![generate(8001, 20, "+I", 0)]);
+    let (ok, wrong) = kubectl_pms(&[
+        "restore",
+        SYNC,
+        "-n",
+        NS,
+        "--savepoint",
+        "no-such-savepoint",
+    ]);
+    assert!(
+        !ok && wrong.contains("no PaimonMysqlSyncSavepoint no-such-savepoint"),
+        "{wrong}"
+    );
+    pms_ok(&["restore", SYNC, "-n", NS, "--savepoint", "by-kubectl-pms"]);
+    wait_status("the restore from by-kubectl-pms Done, running", |s| {
+        s["restore"]["phase"] == "Done" && s["phase"] == "Running"
+    })
+    .await;
+    wait_synced(table, db).await;
+    pms_ok(&["rebuild", SYNC, "-n", NS]);
+    wait_status("the rebuild asked by kubectl pms Done, running", |s| {
+        s["rebuild"]["trigger"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("kubectl-pms-"))
+            && s["rebuild"]["phase"] == "Done"
+            && s["phase"] == "Running"
+    })
+    .await;
+    wait_synced(table, db).await;
+
+    // report: one YAML document with the resource, savepoints, events, pods and logs.
+    let (ok, report) = kubectl_pms(&["report", SYNC, "-n", NS]);
+    assert!(ok, "{report}");
+    assert!(!report.contains(PASSWORD), "a secret in the report");
+    let doc: Json = serde_yaml::from_str(&report).expect("the report is YAML");
+    assert_eq!(doc["sync"]["metadata"]["name"], SYNC);
+    assert!(
+        doc["savepoints"].as_array().is_some_and(|s| !s.is_empty()),
+        "{doc}"
+    );
+    assert!(
+        doc["events"].as_array().is_some_and(|e| !e.is_empty()),
+        "{doc}"
+    );
+    assert!(
+        doc["logs"].as_object().is_some_and(|l| !l.is_empty()),
+        "{doc}"
+    );
+    // The restore's spec field stays as the user would leave it; take it out as a user would.
+    patch_sync(NS, SYNC, &json!({"spec": {"restoreFrom": null}}));
+}
+
+/// `kubectl pms ARGS` that must succeed.
+fn pms_ok(args: &[&str]) -> String {
+    let (ok, out) = kubectl_pms(args);
+    assert!(ok, "kubectl pms {}: {out}", args.join(" "));
+    out
 }
 
 /// A `PaimonMysqlDatabaseSync` on real pods: the discovery pod lists the database, the operator

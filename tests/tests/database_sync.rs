@@ -94,7 +94,7 @@ fn tables() -> Vec<(String, Json, Vec<Json>)> {
     ];
     for (name, options) in shapes {
         let mut commits = churn(None);
-        // MySQL follows its last full compaction (see the README's shape matrix).
+        // MySQL follows its last full compaction (see the shape matrix in docs/guarantees.md).
         if name == "fact_full_compaction" {
             commits.push(json!({"compact": "full"}));
         }

@@ -65,8 +65,9 @@ impl EtaLine {
             let mut err = std::io::stderr().lock();
             let _ = write!(
                 err,
-                "\r{}: {} / {} rows ({pct:.0}%), {rate:.0} rows/s, ETA {eta:.0}s   {}",
+                "\r{}: {} {} / {} rows ({pct:.0}%), {rate:.0} rows/s, ETA {eta:.0}s   {}",
                 self.what,
+                bar(pct),
                 self.done,
                 self.expected,
                 if last { "\n" } else { "" }
@@ -75,5 +76,23 @@ impl EtaLine {
         } else {
             info!(what = %self.what, rows = self.done, expected = self.expected, rows_per_sec = rate as u64, eta_secs = eta as u64, "progress");
         }
+    }
+}
+
+/// A progress bar of `pct` percent, 20 characters between brackets.
+fn bar(pct: f64) -> String {
+    const WIDTH: usize = 20;
+    let full = ((pct.clamp(0.0, 100.0) / 100.0) * WIDTH as f64).round() as usize;
+    format!("[{}{}]", "#".repeat(full), ".".repeat(WIDTH - full))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_bar_fills_with_the_percentage() {
+        assert_eq!(super::bar(0.0), "[....................]");
+        assert_eq!(super::bar(50.0), "[##########..........]");
+        assert_eq!(super::bar(100.0), "[####################]");
+        assert_eq!(super::bar(140.0), "[####################]");
     }
 }

@@ -3,7 +3,7 @@
 //! table (`sink/target_claim.rs`) is released, so the next run starts by
 //! `source.scanMode`: with the default `latest-full`, a full read that ends by removing the
 //! rows the snapshot doesn't have. The way out when a checkpoint was refused as made for
-//! another table (README "What a checkpoint belongs to"). The sync must be stopped.
+//! another table (docs/guarantees.md "What a checkpoint belongs to"). The sync must be stopped.
 
 use pms_crds::Delivery;
 use tracing::info;

@@ -1,6 +1,6 @@
 //! What a checkpoint belongs to: the Paimon table and history it was made in and the MySQL
 //! table and server it describes. A resume compares each with what the sync sees now (the
-//! worker's `checkpoint/belongs_to.rs` says what a difference leads to; README "What a
+//! worker's `checkpoint/belongs_to.rs` says what a difference leads to; docs/guarantees.md "What a
 //! checkpoint belongs to").
 
 use serde::{Deserialize, Serialize};

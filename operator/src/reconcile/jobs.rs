@@ -508,20 +508,31 @@ fn next_verify(
         }
         return verify;
     };
-    let interval = SignedDuration::try_from(spec.interval.0).unwrap_or(SignedDuration::MAX);
+    let interval = spec
+        .interval
+        .map(|i| SignedDuration::try_from(i.0).unwrap_or(SignedDuration::MAX));
+    let last_trigger = verify.as_ref().and_then(|v| v.last_trigger.clone());
+    let asked = spec.trigger.is_some() && spec.trigger != last_trigger;
     let due = sync_running
-        && verify.as_ref().is_none_or(|v| {
-            !v.running && parse(&v.started_at).is_none_or(|s| now.duration_since(s) >= interval)
-        });
+        && verify.as_ref().is_none_or(|v| !v.running)
+        && (asked
+            || interval.is_some_and(|every| {
+                verify
+                    .as_ref()
+                    .and_then(|v| parse(&v.started_at))
+                    .is_none_or(|s| now.duration_since(s) >= every)
+            }));
     if due {
         let mut next = verify.unwrap_or(VerifyStatus {
             started_at: String::new(),
             running: false,
             result: None,
             error: None,
+            last_trigger: None,
         });
         next.started_at = seconds(now);
         next.running = true;
+        next.last_trigger = spec.trigger.clone();
         verify = Some(next);
     }
     verify

@@ -454,7 +454,12 @@ pub fn phase_event(
 
 /// [`RESYNC`], or sooner when a periodic verify or savepoint comes more often.
 fn resync(pms: &PaimonMysqlSync) -> Duration {
-    let verify = pms.spec.verify.as_ref().map(|v| v.interval.0);
+    let verify = pms
+        .spec
+        .verify
+        .as_ref()
+        .and_then(|v| v.interval)
+        .map(|i| i.0);
     let savepoint = pms
         .spec
         .savepoint

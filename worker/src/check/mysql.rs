@@ -199,7 +199,7 @@ fn split_fix(problem: &str) -> (String, String) {
 /// Server settings noted or warned about (the sink overrides the session's time zone and
 /// sql_mode, so those are notes only).
 /// What this slot's next start will do with its checkpoint and the rows the target holds
-/// (README "What a checkpoint belongs to").
+/// (docs/guarantees.md "What a checkpoint belongs to").
 async fn next_start(
     mysql: &MysqlConnection,
     cfg: &WorkerConfig,

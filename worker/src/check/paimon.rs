@@ -54,7 +54,7 @@ pub(super) async fn check(
                 "table options unknown to this worker: {}; none is in a family that changes what a reader must do",
                 source.unknown_options().join(", ")
             ),
-            "see the README's table of Paimon options; an option a newer Paimon added may need a newer worker",
+            "see the table of Paimon options in docs/guarantees.md; an option a newer Paimon added may need a newer worker",
         );
     }
     let full_load = match source.latest_snapshot_info().await {

@@ -1,5 +1,5 @@
 //! What a checkpoint belongs to ([`BelongsTo`]), what the sync is now, and what a difference
-//! leads to (README "What a checkpoint belongs to"):
+//! leads to (docs/guarantees.md "What a checkpoint belongs to"):
 //!
 //! - Another sync's checkpoint, another Paimon table or another MySQL table: refused before
 //!   anything is written. A copied config and a moved sync look the same, and guessing wrong

@@ -557,7 +557,7 @@ impl Pipeline {
     /// At-least-once: the writes a checkpoint covers went to the server this run started on.
     /// After a reconnect to another one (a failover behind the same URL) what it holds of them
     /// is unknown: no checkpoint is written, and the run stops; the next start sees the other
-    /// server and starts over (README "What a checkpoint belongs to"). Exactly-once needs no
+    /// server and starts over (docs/guarantees.md "What a checkpoint belongs to"). Exactly-once needs no
     /// check: the progress row is on whichever server holds the rows, and a flush whose expected
     /// row isn't there commits nothing. A server that can't be reached now (a restart) is asked
     /// at the next checkpoint: a checkpoint taken meanwhile changes nothing a start-over reads.

@@ -339,7 +339,7 @@ fn progress_error(source: mysql_async::Error) -> WorkerError {
             table: progress_table::TABLE.into(),
             problems: vec![format!(
                 "{source}: with delivery exactly-once the MySQL user also needs `GRANT CREATE, SELECT, INSERT, \
-                 UPDATE, ALTER ON <database>.{} TO …` (or create the table first: see the README)",
+                 UPDATE, ALTER ON <database>.{} TO …` (or create the table first: see docs/standalone.md)",
                 progress_table::TABLE
             )],
         };

@@ -3,7 +3,7 @@
 //! tables) or refused before the first write, naming it and what to change. An option this list
 //! has never heard of is reported by `check`; when it belongs to a family that changes reads
 //! (merge, sequence, changelog, deletion vectors, data files, record expiry, branches), it is
-//! refused. The README's option table is this list, rendered (a test keeps them equal).
+//! refused. The guide's option table (docs/guarantees.md) is this list, rendered (a test keeps them equal).
 
 use std::collections::HashMap;
 
@@ -229,7 +229,7 @@ fn handling(key: &str) -> Option<Handling> {
         .map(|(_, h)| *h)
 }
 
-/// The README's option table (tested against it, below).
+/// The guide's option table in docs/guarantees.md (tested against it, below).
 #[cfg(test)]
 pub fn readme_table() -> String {
     let mut out = String::from("| option | handling |\n|---|---|\n");
@@ -306,12 +306,12 @@ mod tests {
     }
 
     #[test]
-    fn the_readme_shows_this_list() {
-        let readme = include_str!("../../../README.md");
+    fn the_guide_shows_this_list() {
+        let readme = include_str!("../../../docs/guarantees.md");
         let table = readme_table();
         assert!(
             readme.contains(&table),
-            "README.md's option table is stale; this is the table:\n{table}"
+            "docs/guarantees.md's option table is stale; this is the table:\n{table}"
         );
     }
 }

@@ -206,6 +206,32 @@ fn verify_runs_every_interval_while_the_sync_runs_and_keeps_its_last_result() {
 }
 
 #[test]
+fn a_verify_trigger_starts_one_verify_when_set_or_changed() {
+    let mut pms = sync("verify: {trigger: first}\n");
+    let mut facts = JobFacts::default();
+    let p = plan(&pms, &facts, &[], at("2026-11-30T10:00:00Z"));
+    assert!(p.verify_job, "a new trigger");
+    assert_eq!(
+        p.verify.as_ref().unwrap().last_trigger.as_deref(),
+        Some("first")
+    );
+    settle(&mut pms, &p);
+    facts.verify_report = Some(VerifyReport {
+        finished_at: "2026-11-30T10:01:00Z".into(),
+        ..Default::default()
+    });
+    let p = plan(&pms, &facts, &[], at("2026-11-30T10:01:10Z"));
+    assert!(!p.verify_job);
+    settle(&mut pms, &p);
+    assert!(
+        !plan(&pms, &facts, &[], at("2026-11-30T20:00:00Z")).verify_job,
+        "the same trigger, no interval: no second verify"
+    );
+    pms.spec.verify.as_mut().unwrap().trigger = Some("second".into());
+    assert!(plan(&pms, &facts, &[], at("2026-11-30T20:00:00Z")).verify_job);
+}
+
+#[test]
 fn a_rebuild_job_killed_mid_phase_fails_the_rebuild() {
     let mut pms = sync("rebuild: {trigger: one}\n");
     let p = plan(&pms, &JobFacts::default(), &[], at("2026-11-30T10:00:00Z"));

@@ -1,0 +1,260 @@
+//! The commands: each reads or edits what a user would, and says what it did.
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{ListParams, LogParams, Patch, PatchParams, PostParams};
+use kube::{Api, Client};
+use pms_crds::contract::{SLOT_LABEL, SYNC_LABEL};
+use pms_crds::{
+    PaimonMysqlDatabaseSync, PaimonMysqlSync, PaimonMysqlSyncSavepoint,
+    PaimonMysqlSyncSavepointSpec,
+};
+use serde_json::json;
+
+use crate::redact::redact;
+use crate::status;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot reach the Kubernetes API (is KUBECONFIG set?): {0}")]
+    Connect(kube::Error),
+    #[error("{what}: {source}")]
+    Api {
+        what: String,
+        #[source]
+        source: kube::Error,
+    },
+    #[error("{0}")]
+    NotFound(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+pub struct Ctx {
+    pub client: Client,
+    pub ns: String,
+}
+
+impl Ctx {
+    fn api<K>(&self) -> Api<K>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+    {
+        Api::namespaced(self.client.clone(), &self.ns)
+    }
+
+    pub async fn sync(&self, name: &str) -> Result<Option<PaimonMysqlSync>> {
+        self.api::<PaimonMysqlSync>()
+            .get_opt(name)
+            .await
+            .map_err(|source| api(format!("get PaimonMysqlSync {}/{name}", self.ns), source))
+    }
+
+    pub async fn savepoints(&self) -> Result<Vec<PaimonMysqlSyncSavepoint>> {
+        Ok(self
+            .api::<PaimonMysqlSyncSavepoint>()
+            .list(&ListParams::default())
+            .await
+            .map_err(|source| api(format!("list savepoints in {}", self.ns), source))?
+            .items)
+    }
+
+    /// The sync, or an error that says there is none.
+    pub async fn existing_sync(&self, name: &str) -> Result<PaimonMysqlSync> {
+        self.sync(name).await?.ok_or_else(|| {
+            Error::NotFound(format!(
+                "no PaimonMysqlSync {name} in namespace {} (kubectl get pms -n {})",
+                self.ns, self.ns
+            ))
+        })
+    }
+
+    /// A merge patch of the sync's spec: the field a user would set by hand.
+    async fn patch_spec(&self, sync: &str, spec: serde_json::Value) -> Result<()> {
+        self.existing_sync(sync).await?;
+        self.api::<PaimonMysqlSync>()
+            .patch(
+                sync,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": spec})),
+            )
+            .await
+            .map(drop)
+            .map_err(|source| api(format!("patch PaimonMysqlSync {}/{sync}", self.ns), source))
+    }
+}
+
+fn api(what: String, source: kube::Error) -> Error {
+    Error::Api { what, source }
+}
+
+/// A trigger value no earlier one has: the command and the time.
+fn token() -> String {
+    format!("kubectl-pms-{}", Timestamp::now().strftime("%Y%m%d-%H%M%S"))
+}
+
+pub async fn status(ctx: &Ctx, name: &str) -> Result<String> {
+    if let Some(pms) = ctx.sync(name).await? {
+        return Ok(status::sync_screen(
+            &pms,
+            &ctx.savepoints().await?,
+            Timestamp::now(),
+        ));
+    }
+    let pmds = ctx
+        .api::<PaimonMysqlDatabaseSync>()
+        .get_opt(name)
+        .await
+        .map_err(|source| {
+            api(
+                format!("get PaimonMysqlDatabaseSync {}/{name}", ctx.ns),
+                source,
+            )
+        })?;
+    match pmds {
+        Some(pmds) => Ok(status::database_screen(&pmds)),
+        None => Err(Error::NotFound(format!(
+            "no PaimonMysqlSync or PaimonMysqlDatabaseSync {name} in namespace {}",
+            ctx.ns
+        ))),
+    }
+}
+
+pub async fn savepoint(ctx: &Ctx, sync: &str, name: Option<String>) -> Result<String> {
+    ctx.existing_sync(sync).await?;
+    let name =
+        name.unwrap_or_else(|| format!("{sync}-{}", Timestamp::now().strftime("%Y%m%d-%H%M%S")));
+    let sp = PaimonMysqlSyncSavepoint::new(
+        &name,
+        PaimonMysqlSyncSavepointSpec {
+            sync_name: sync.to_string(),
+        },
+    );
+    ctx.api::<PaimonMysqlSyncSavepoint>()
+        .create(&PostParams::default(), &sp)
+        .await
+        .map_err(|source| {
+            api(
+                format!("create PaimonMysqlSyncSavepoint {}/{name}", ctx.ns),
+                source,
+            )
+        })?;
+    Ok(format!(
+        "created PaimonMysqlSyncSavepoint {}/{name} (spec.syncName {sync}); `kubectl get pmssp -n {} {name}` shows its state\n",
+        ctx.ns, ctx.ns
+    ))
+}
+
+pub async fn rebuild(ctx: &Ctx, sync: &str) -> Result<String> {
+    let t = token();
+    ctx.patch_spec(sync, json!({"rebuild": {"trigger": t}}))
+        .await?;
+    Ok(format!(
+        "set spec.rebuild.trigger of {}/{sync} to {t}: the operator stops the workers, rebuilds the table and \
+         swaps it in; `kubectl pms status {sync}` shows the rebuild\n",
+        ctx.ns
+    ))
+}
+
+pub async fn verify(ctx: &Ctx, sync: &str) -> Result<String> {
+    let t = token();
+    ctx.patch_spec(sync, json!({"verify": {"trigger": t}}))
+        .await?;
+    Ok(format!(
+        "set spec.verify.trigger of {}/{sync} to {t}: a verify Job starts while the sync runs; \
+         `kubectl pms status {sync}` shows its result\n",
+        ctx.ns
+    ))
+}
+
+pub async fn restore(ctx: &Ctx, sync: &str, savepoint: &str) -> Result<String> {
+    let found = ctx
+        .api::<PaimonMysqlSyncSavepoint>()
+        .get_opt(savepoint)
+        .await
+        .map_err(|source| {
+            api(
+                format!("get PaimonMysqlSyncSavepoint {}/{savepoint}", ctx.ns),
+                source,
+            )
+        })?;
+    match found {
+        Some(sp) if sp.spec.sync_name == sync => {}
+        Some(sp) => {
+            return Err(Error::NotFound(format!(
+                "savepoint {savepoint} is of sync {}, not {sync}",
+                sp.spec.sync_name
+            )))
+        }
+        None => {
+            return Err(Error::NotFound(format!(
+                "no PaimonMysqlSyncSavepoint {savepoint} in namespace {} (kubectl get pmssp -n {})",
+                ctx.ns, ctx.ns
+            )))
+        }
+    }
+    ctx.patch_spec(
+        sync,
+        json!({"restoreFrom": {"savepoint": savepoint, "snapshotId": null}}),
+    )
+    .await?;
+    Ok(format!(
+        "set spec.restoreFrom.savepoint of {}/{sync} to {savepoint}: the operator stops the workers and starts \
+         them from the savepoint\n",
+        ctx.ns
+    ))
+}
+
+pub async fn set_state(ctx: &Ctx, sync: &str, state: &str) -> Result<String> {
+    ctx.patch_spec(sync, json!({"state": state})).await?;
+    Ok(format!("set spec.state of {}/{sync} to {state}\n", ctx.ns))
+}
+
+pub async fn logs(ctx: &Ctx, sync: &str, slot: Option<u32>, tail: i64) -> Result<String> {
+    let pods = worker_pods(ctx, sync, slot).await?;
+    if pods.is_empty() {
+        return Err(Error::NotFound(format!(
+            "no worker pod of {}/{sync}{} (suspended, or not started yet?)",
+            ctx.ns,
+            slot.map(|k| format!(" slot {k}")).unwrap_or_default()
+        )));
+    }
+    let mut out = String::new();
+    for (name, log) in pod_logs(ctx, &pods, tail).await {
+        out.push_str(&format!("==> pod {name} <==\n{}\n", redact(&log)));
+    }
+    Ok(out)
+}
+
+/// The sync's worker pods (one slot's with `slot`).
+pub async fn worker_pods(ctx: &Ctx, sync: &str, slot: Option<u32>) -> Result<Vec<Pod>> {
+    let mut selector = format!("{SYNC_LABEL}={sync}");
+    if let Some(k) = slot {
+        selector.push_str(&format!(",{SLOT_LABEL}={k}"));
+    }
+    Ok(ctx
+        .api::<Pod>()
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(|source| api(format!("list pods {selector}"), source))?
+        .items)
+}
+
+/// Each pod's log end (or why it has none).
+pub async fn pod_logs(ctx: &Ctx, pods: &[Pod], tail: i64) -> Vec<(String, String)> {
+    let api = ctx.api::<Pod>();
+    let mut out = Vec::new();
+    for pod in pods {
+        let name = pod.metadata.name.clone().unwrap_or_default();
+        let params = LogParams {
+            tail_lines: Some(tail),
+            ..Default::default()
+        };
+        let log = match api.logs(&name, &params).await {
+            Ok(log) => log,
+            Err(e) => format!("(no log: {e})"),
+        };
+        out.push((name, log));
+    }
+    out
+}

@@ -1,0 +1,104 @@
+//! `kubectl pms`: the everyday commands for paimon-mysql-sync, as a kubectl plugin (copy
+//! `kubectl-pms` onto the PATH, or install it with krew: `kubectl-pms/krew.yaml`).
+//!
+//! Every command that changes something edits the field a user would (a trigger in the spec,
+//! `spec.state`, a `PaimonMysqlSyncSavepoint`), so a GitOps tool sees what it did, and prints
+//! which field it set. It never reads a Secret.
+
+mod commands;
+mod redact;
+mod report;
+mod status;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "kubectl pms",
+    version,
+    about = "paimon-mysql-sync from kubectl"
+)]
+struct Cli {
+    /// The namespace (default: the kubeconfig context's).
+    #[arg(short, long, global = true)]
+    namespace: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// A sync (or database sync) in one screen: phase, each slot's snapshot, lag and last
+    /// checkpoint, the last error, rebuild / verify / savepoint state.
+    Status { sync: String },
+    /// Takes a savepoint now: creates a `PaimonMysqlSyncSavepoint` of the sync.
+    Savepoint {
+        sync: String,
+        /// The savepoint's name (default `<sync>-<UTC time>`).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Rebuilds the MySQL table: sets `spec.rebuild.trigger`.
+    Rebuild { sync: String },
+    /// Verifies MySQL against Paimon now: sets `spec.verify.trigger`.
+    Verify { sync: String },
+    /// Restores the sync from a savepoint: sets `spec.restoreFrom.savepoint`.
+    Restore {
+        sync: String,
+        #[arg(long)]
+        savepoint: String,
+    },
+    /// Stops every worker after a flush and checkpoint: sets `spec.state: suspended`.
+    Suspend { sync: String },
+    /// Starts the workers again from their checkpoints: sets `spec.state: running`.
+    Resume { sync: String },
+    /// The worker pods' logs (each slot's, or one's).
+    Logs {
+        sync: String,
+        #[arg(long)]
+        slot: Option<u32>,
+        /// Lines from the end of each pod's log.
+        #[arg(long, default_value_t = 200)]
+        tail: i64,
+    },
+    /// Everything a bug report needs, as YAML on stdout: the resource, its savepoints, events,
+    /// pods and their logs' ends, every password in a URL redacted.
+    Report { sync: String },
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    pms_runtime::install_tls_provider();
+    let cli = Cli::parse();
+    let result = async {
+        let client = kube::Client::try_default()
+            .await
+            .map_err(commands::Error::Connect)?;
+        let ns = cli
+            .namespace
+            .clone()
+            .unwrap_or_else(|| client.default_namespace().to_string());
+        let ctx = commands::Ctx { client, ns };
+        match cli.command {
+            Command::Status { sync } => commands::status(&ctx, &sync).await,
+            Command::Savepoint { sync, name } => commands::savepoint(&ctx, &sync, name).await,
+            Command::Rebuild { sync } => commands::rebuild(&ctx, &sync).await,
+            Command::Verify { sync } => commands::verify(&ctx, &sync).await,
+            Command::Restore { sync, savepoint } => {
+                commands::restore(&ctx, &sync, &savepoint).await
+            }
+            Command::Suspend { sync } => commands::set_state(&ctx, &sync, "suspended").await,
+            Command::Resume { sync } => commands::set_state(&ctx, &sync, "running").await,
+            Command::Logs { sync, slot, tail } => commands::logs(&ctx, &sync, slot, tail).await,
+            Command::Report { sync } => report::print(&ctx, &sync).await,
+        }
+    }
+    .await;
+    match result {
+        Ok(out) => print!("{out}"),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+}
