@@ -48,7 +48,7 @@ pub fn sync_screen(
     );
     let _ = writeln!(
         out,
-        "\n  SLOT  SNAPSHOT  LAG  LAST CHECKPOINT                 RESTARTS"
+        "\n  SLOT  SNAPSHOT  LAG  LAST CHECKPOINT                     RESTARTS"
     );
     for s in &status.slots {
         let checkpoint = match &s.last_checkpoint_time {
@@ -57,7 +57,7 @@ pub fn sync_screen(
         };
         let _ = writeln!(
             out,
-            "  {:<4}  {:<8}  {:<3}  {checkpoint:<30}  {}",
+            "  {:<4}  {:<8}  {:<3}  {checkpoint:<34}  {}",
             s.slot,
             opt(s.snapshot_id),
             opt(s.lag_snapshots),
@@ -265,14 +265,13 @@ parallelism: 2",
                     lag_snapshots: Some(1),
                     last_checkpoint_time: Some("2026-12-03T10:00:00Z".into()),
                     restarts: Some(0),
-                    ..Default::default()
                 },
                 SlotStatus {
                     slot: 1,
                     snapshot_id: Some(41),
                     lag_snapshots: Some(2),
+                    last_checkpoint_time: None,
                     restarts: Some(4),
-                    ..Default::default()
                 },
             ],
             conditions: vec![

@@ -597,6 +597,7 @@ async fn on_a_real_cluster() {
 async fn the_kubectl_plugin(table: &Table, db: &TestDb) {
     let (ok, screen) = kubectl_pms(&["status", SYNC, "-n", NS]);
     assert!(ok, "{screen}");
+    println!("figure: kubectl pms status {SYNC}:\n{screen}");
     assert!(
         screen.starts_with(&format!("PaimonMysqlSync {NS}/{SYNC}: Running")),
         "{screen}"
@@ -685,8 +686,25 @@ async fn the_kubectl_plugin(table: &Table, db: &TestDb) {
         doc["logs"].as_object().is_some_and(|l| !l.is_empty()),
         "{doc}"
     );
-    // The restore's spec field stays as the user would leave it; take it out as a user would.
+    println!(
+        "figure: kubectl pms status {SYNC}, after them:\n{}",
+        pms_ok(&["status", SYNC, "-n", NS])
+    );
+    // The restore's spec field stays as the user would leave it; take it out as a user would,
+    // and the savepoint (it outlives the sync, with its data ConfigMap).
     patch_sync(NS, SYNC, &json!({"spec": {"restoreFrom": null}}));
+    kubectl(&["delete", "pmssp", "by-kubectl-pms", "-n", NS, "--wait=true"]);
+    wait_for("the savepoint's data gone", LONG, || {
+        get("configmap", "by-kubectl-pms-data", NS)
+            .is_none()
+            .then_some(())
+    })
+    .await;
+}
+
+/// A merge patch of the database sync `name`.
+fn patch_pmds(name: &str, patch: &str) {
+    kubectl(&["patch", "pmds", name, "-n", NS, "--type=merge", "-p", patch]);
 }
 
 /// `kubectl pms ARGS` that must succeed.
@@ -794,16 +812,10 @@ async fn a_database_sync_on_real_pods(db: &TestDb) {
     tables.retain(|t| t.name != "scratch");
     tables.extend(new);
     let switched = Instant::now();
-    kubectl(&[
-        "patch",
-        "pmds",
+    patch_pmds(
         "shop",
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
         r#"{"spec":{"placement":{"mode":"pooled","workers":1},"template":{"sink":{"delivery":"exactly-once"}}}}"#,
-    ]);
+    );
     wait_for("3 tables following on the pooled worker", LONG, || {
         let s = get("pmds", "shop", NS)?["status"].clone();
         (s["pool"]["following"] == 3
@@ -816,16 +828,7 @@ async fn a_database_sync_on_real_pods(db: &TestDb) {
         switched.elapsed().as_secs_f64()
     );
     change_and_check(&wh, db, &tables, 1).await;
-    kubectl(&[
-        "patch",
-        "pmds",
-        "shop",
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"placement":{"mode":"perTable"}}}"#,
-    ]);
+    patch_pmds("shop", r#"{"spec":{"placement":{"mode":"perTable"}}}"#);
     wait_for(
         "3 tables running on their syncs again",
         LONG,
@@ -993,16 +996,7 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
     // Changes while a third worker is added: the tables that move stop at a commit on the
     // worker they leave and resume from it on the new one.
     commit_to_every(&wh, &tables, 5, 200);
-    kubectl(&[
-        "patch",
-        "pmds",
-        "lake",
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"placement":{"workers":3}}}"#,
-    ]);
+    patch_pmds("lake", r#"{"spec":{"placement":{"workers":3}}}"#);
     wait_for("200 tables following on 3 workers", LONG, following(200, 3)).await;
     pooled_tables_synced(&wh, db, &tables).await;
 
@@ -1029,16 +1023,7 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
         added.elapsed().as_secs_f64()
     );
     commit_to_every(&wh, &tables, 11, 300);
-    kubectl(&[
-        "patch",
-        "pmds",
-        "lake",
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"placement":{"workers":2}}}"#,
-    ]);
+    patch_pmds("lake", r#"{"spec":{"placement":{"workers":2}}}"#);
     wait_for(
         "200 tables following on 2 workers again",
         LONG,
@@ -1062,16 +1047,10 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
     // leaves the pool for a PaimonMysqlSync of its own (once its worker stopped it), where the
     // operation runs, while changes land; taking the overrides out brings them back.
     commit_to_every(&wh, &tables, 7, 400);
-    kubectl(&[
-        "patch",
-        "pmds",
+    patch_pmds(
         "lake",
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
         r#"{"spec":{"overrides":{"t010":{"rebuild":{"trigger":"r1"}},"t020":{"savepoint":{"trigger":"s1"},"verify":{"interval":"1h"}}}}}"#,
-    ]);
+    );
     let moved = Instant::now();
     let rebuilt = wait_for("t010 rebuilt on its own sync", LONG, || {
         let s = get("pms", "lake-t010", NS)?["status"].clone();
@@ -1107,16 +1086,7 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
     assert_eq!(s["phase"], "Degraded", "t_bad still refused: {s}");
     commit_to_every(&wh, &tables, 9, 500);
     pooled_tables_synced(&wh, db, &tables).await;
-    kubectl(&[
-        "patch",
-        "pmds",
-        "lake",
-        "-n",
-        NS,
-        "--type=merge",
-        "-p",
-        r#"{"spec":{"overrides":null}}"#,
-    ]);
+    patch_pmds("lake", r#"{"spec":{"overrides":null}}"#);
     let back = Instant::now();
     wait_for("t010 and t020 back on the pooled workers", LONG, || {
         let s = pool()?;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use common::*;
 use pms_tests::config::SyncConfigBuilder;
 use pms_tests::kube::{
-    apply, apply_ok, condition, get, helm, kubeconfig, kubectl, kubectl_output, list,
+    apply, apply_ok, condition, get, helm, kubeconfig, kubectl, kubectl_output, kubectl_pms, list,
     mysql_writer_secret, patch_sync, sync_status, wait_for, wait_sync_status,
 };
 use pms_tests::mysql::TestDb;
@@ -1250,6 +1250,43 @@ async fn periodic_verify_finds_a_deleted_row(db: &TestDb) {
     let message = s["conditions"].to_string();
     assert!(message.contains("1 rows differ"), "{message}");
     assert!(event_reasons().contains("Divergent"));
+
+    // On demand: no interval, `kubectl pms verify` sets spec.verify.trigger, one Job runs.
+    merge_patch(json!({"spec": {"verify": {"interval": null}}}));
+    let second = job["metadata"]["annotations"]["paimonsync.io/job-id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (ok, said) = kubectl_pms(&["verify", SYNC, "-n", NS]);
+    assert!(ok && said.contains("spec.verify.trigger"), "{said}");
+    // (A verify of the interval may have started before it went: the harness runs it first.)
+    let mut last = second;
+    let s = loop {
+        let job = wait_job(&format!("{SYNC}-verify"), Some(&last)).await;
+        assert_eq!(
+            run_job(&job).status.code(),
+            Some(3),
+            "the row is still missing"
+        );
+        last = job["metadata"]["annotations"]["paimonsync.io/job-id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        // The Job's id is its verify's start.
+        let s = wait_status("that verify's result", |s| {
+            s["verify"]["startedAt"] == last.as_str() && s["verify"]["running"] == false
+        })
+        .await;
+        if s["verify"]["lastTrigger"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("kubectl-pms-"))
+        {
+            break s;
+        }
+    };
+    assert_eq!(s["verify"]["result"]["missing"], 1, "{s}");
+    let (ok, screen) = kubectl_pms(&["status", SYNC, "-n", NS]);
+    assert!(ok && screen.contains("1 differ"), "{screen}");
     merge_patch(json!({"spec": {"verify": null}}));
 }
 
