@@ -73,7 +73,7 @@ pub(super) async fn apply(
         }
     }
     let good = listing.filter(|l| l.error.is_none());
-    delete_unwanted_syncs(pmds, ctx, ns, &shared, &own, good.is_some(), &syncs).await?;
+    delete_unwanted_syncs(pmds, ctx, ns, &shared, chosen, good.is_some(), &syncs).await?;
     let previous = read_report::<PoolAssignment>(ctx, ns, &pool_assignment_name(&name))
         .await?
         .unwrap_or_default();
@@ -171,41 +171,43 @@ pub(super) async fn apply(
 
 /// The tables' own syncs that are no longer wanted are deleted: a table back on the pooled
 /// workers (the pool takes it on once its sync is gone, its pods included) and, on a good
-/// listing, a table dropped or no longer matching.
+/// listing, a table dropped or no longer matching. A refused table keeps its sync at its last
+/// good spec, as under `perTable`.
 async fn delete_unwanted_syncs(
     pmds: &PaimonMysqlDatabaseSync,
     ctx: &Context,
     ns: &str,
     shared: &BTreeSet<String>,
-    own: &BTreeMap<String, (PaimonMysqlSyncSpec, String)>,
+    chosen: &[String],
     good_listing: bool,
     syncs: &BTreeMap<String, PaimonMysqlSync>,
 ) -> Result<()> {
     let api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
     for (table, sync) in syncs {
         let going = sync.metadata.deletion_timestamp.is_some();
-        if going || own.contains_key(table) || !(good_listing || shared.contains(table)) {
+        let gone = good_listing && !chosen.contains(table);
+        if going || !(shared.contains(table) || gone) {
             continue;
         }
         api.delete(&sync.name_any(), &DeleteParams::background())
             .await
             .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::Delete, ns, &sync.name_any(), e))?;
-        let (reason, note) = if shared.contains(table) {
-            ("TablePooled", format!(
+        let (type_, reason, note) = if shared.contains(table) {
+            (EventType::Normal, "TablePooled", format!(
                 "table {table} moves to the pooled workers: PaimonMysqlSync {} is deleted, and once its pods are \
                  gone a pooled worker resumes the table from its progress row",
                 sync.name_any()
             ))
         } else {
-            ("TableDropped", format!(
+            (EventType::Warning, "TableDropped", format!(
                 "table {table} was dropped in Paimon or no longer matches spec.tables: PaimonMysqlSync {} is \
                  deleted (its workers stop); the MySQL table {} is left as it is",
                 sync.name_any(),
                 sync.spec.sink.table
             ))
         };
-        warn!(database_sync = %pmds.name_any(), %table, "{note}");
-        publish(ctx, pmds, EventType::Normal, reason, note).await;
+        info!(database_sync = %pmds.name_any(), %table, "{note}");
+        publish(ctx, pmds, type_, reason, note).await;
     }
     Ok(())
 }
