@@ -568,6 +568,22 @@ async fn footprint_of_50_tables() {
     );
 }
 
+/// The footprint's small tables: one bucket, `rows` inserted rows each.
+fn small_tables(names: &[String], rows: i64) -> Vec<(&str, Json, Vec<Json>)> {
+    let options = json!({"bucket": "1", "changelog-producer": "input"});
+    names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            (
+                n.as_str(),
+                orders_create(options.clone(), false),
+                vec![generate(1, rows, "+I", i as i64)],
+            )
+        })
+        .collect()
+}
+
 fn read_log(path: &Path) -> String {
     format!(
         "worker log:\n{}",
@@ -591,20 +607,7 @@ async fn footprint_pooled() {
         let db = TestDb::new(&format!("pooled{tables}")).await;
         let wh = Database::new("lake");
         let names: Vec<String> = (0..tables).map(|i| format!("t{i:04}")).collect();
-        let options = json!({"bucket": "1", "changelog-producer": "input"});
-        wh.create_tables(
-            names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| {
-                    (
-                        n.as_str(),
-                        orders_create(options.clone(), false),
-                        vec![generate(1, ROWS, "+I", i as i64)],
-                    )
-                })
-                .collect(),
-        );
+        wh.create_tables(small_tables(&names, ROWS));
         let dir = tempfile::tempdir().unwrap();
         let started = Instant::now();
         let mut processes: Vec<Child> = (0..workers)
@@ -685,18 +688,7 @@ async fn footprint_pooled_one_huge_table() {
         .await;
         let wh = Database::new("lake");
         let small: Vec<String> = (0..SMALL).map(|i| format!("t{i:04}")).collect();
-        let options = json!({"bucket": "1", "changelog-producer": "input"});
-        let mut specs: Vec<(&str, Json, Vec<Json>)> = small
-            .iter()
-            .enumerate()
-            .map(|(i, n)| {
-                (
-                    n.as_str(),
-                    orders_create(options.clone(), false),
-                    vec![generate(1, ROWS, "+I", i as i64)],
-                )
-            })
-            .collect();
+        let mut specs = small_tables(&small, ROWS);
         if with_huge {
             // First by name: it takes a place before any small table.
             let huge = json!({"bucket": "4", "changelog-producer": "input"});
