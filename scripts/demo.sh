@@ -29,8 +29,8 @@ sql demo < "$root/examples/orders.sql"
 
 # A copy, so the consumer file the worker writes doesn't touch the repository.
 cp -r "$root/examples/warehouse" "$work/warehouse"
-sed -e "s#warehouse: examples/warehouse#warehouse: $work/warehouse#" \
-    -e "s#127.0.0.1:3306#127.0.0.1:$port#" "$root/examples/sync.yaml" > "$work/sync.yaml"
+# (Its paths are relative to it: the warehouse copy beside it is the one read.)
+sed -e "s#127.0.0.1:3306#127.0.0.1:$port#" "$root/examples/sync.yaml" > "$work/sync.yaml"
 
 echo "== pms-worker check --config sync.yaml   (the pre-flight: exit 0 = nothing is ✗)"
 "$bin" check --config "$work/sync.yaml"

@@ -245,6 +245,10 @@ pub struct SlotStatus {
     /// liveness check failed by a stalled worker), in its current pod.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restarts: Option<i32>,
+    /// While the slot's full read is under way: the rows its last checkpoint covers, and the
+    /// rows its snapshot's files hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_read: Option<crate::contract::FullReadProgress>,
 }
 
 #[cfg(test)]

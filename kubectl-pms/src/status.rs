@@ -48,16 +48,25 @@ pub fn sync_screen(
     );
     let _ = writeln!(
         out,
-        "\n  SLOT  SNAPSHOT  LAG  LAST CHECKPOINT                     RESTARTS"
+        "\n  SLOT  SNAPSHOT  LAG  LAST CHECKPOINT                     RESTARTS  FULL READ"
     );
     for s in &status.slots {
         let checkpoint = match &s.last_checkpoint_time {
             Some(t) => format!("{t} ({} ago)", age(t, now)),
             None => "-".into(),
         };
+        let full_read = match s.full_read {
+            Some(f) => format!(
+                "{} / {} rows ({:.0}%)",
+                f.rows,
+                f.expected_rows,
+                f.rows as f64 * 100.0 / f.expected_rows.max(1) as f64
+            ),
+            None => "-".into(),
+        };
         let _ = writeln!(
             out,
-            "  {:<4}  {:<8}  {:<3}  {checkpoint:<34}  {}",
+            "  {:<4}  {:<8}  {:<3}  {checkpoint:<34}  {:<8}  {full_read}",
             s.slot,
             opt(s.snapshot_id),
             opt(s.lag_snapshots),
@@ -265,6 +274,7 @@ parallelism: 2",
                     lag_snapshots: Some(1),
                     last_checkpoint_time: Some("2026-12-03T10:00:00Z".into()),
                     restarts: Some(0),
+                    full_read: None,
                 },
                 SlotStatus {
                     slot: 1,
@@ -272,6 +282,18 @@ parallelism: 2",
                     lag_snapshots: Some(2),
                     last_checkpoint_time: None,
                     restarts: Some(4),
+                    full_read: None,
+                },
+                SlotStatus {
+                    slot: 2,
+                    snapshot_id: None,
+                    lag_snapshots: None,
+                    last_checkpoint_time: Some("2026-12-03T10:00:20Z".into()),
+                    restarts: Some(0),
+                    full_read: Some(pms_crds::contract::FullReadProgress {
+                        rows: 250_000,
+                        expected_rows: 1_000_000,
+                    }),
                 },
             ],
             conditions: vec![
@@ -304,6 +326,10 @@ parallelism: 2",
             "{screen}"
         );
         assert!(screen.contains("  1     41        2    -"), "{screen}");
+        assert!(
+            screen.contains("  2     -         -    2026-12-03T10:00:20Z (10s ago)      0         250000 / 1000000 rows (25%)"),
+            "the full read's progress of slot 2: {screen}"
+        );
         assert!(
             screen.contains("last error   WorkerFailed: slot 1: Access denied"),
             "{screen}"

@@ -101,6 +101,7 @@ mod tests {
             paused_for: paused_for.map(String::from),
             belongs_to: None,
             sweep: false,
+            full_read: None,
         }
     }
 

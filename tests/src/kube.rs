@@ -25,6 +25,15 @@ fn tool(name: &str) -> PathBuf {
     bin.unwrap_or_else(|| PathBuf::from(name))
 }
 
+/// Shell lines that give a documented command this API server and the built `kubectl`/`helm`.
+pub fn shell_prelude() -> String {
+    let tools = std::env::var("PMS_K8S_BIN").unwrap_or_default();
+    format!(
+        "export KUBECONFIG='{}'\nexport PATH='{tools}':\"$PATH\"",
+        kubeconfig()
+    )
+}
+
 fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
     use std::io::Write;
     cmd.env("KUBECONFIG", kubeconfig());

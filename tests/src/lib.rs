@@ -8,6 +8,7 @@
 pub mod bench;
 pub mod compare;
 pub mod config;
+pub mod docs;
 pub mod fixtures;
 pub mod http;
 pub mod kube;

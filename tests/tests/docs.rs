@@ -6,49 +6,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use pms_tests::docs::{self, pages, split};
 use pms_tests::repo_root;
-
-/// README.md and every page of the guide.
-fn pages() -> Vec<PathBuf> {
-    let root = repo_root();
-    let mut pages: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
-        .expect("docs/")
-        .filter_map(|e| Some(e.ok()?.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "md"))
-        .collect();
-    pages.sort();
-    pages.push(root.join("README.md"));
-    pages
-}
-
-/// The page's text outside fenced code blocks, and its fenced blocks as (language, text).
-fn split(text: &str) -> (String, Vec<(String, String)>) {
-    let mut prose = String::new();
-    let mut blocks = Vec::new();
-    let mut block: Option<(String, String)> = None;
-    // A block inside a list item is indented as its fence is: that much is not the block's.
-    let mut indent = 0;
-    for line in text.lines() {
-        let fence = line.trim_start().starts_with("```");
-        match (&mut block, fence) {
-            (None, true) => {
-                indent = line.len() - line.trim_start().len();
-                block = Some((line.trim_start()[3..].trim().to_string(), String::new()))
-            }
-            (Some(_), true) => blocks.extend(block.take()),
-            (Some((_, body)), false) => {
-                let cut = line.len() - line.trim_start().len();
-                body.push_str(&line[cut.min(indent)..]);
-                body.push('\n');
-            }
-            (None, false) => {
-                prose.push_str(line);
-                prose.push('\n');
-            }
-        }
-    }
-    (prose, blocks)
-}
 
 /// mdBook's (and GitHub's) id of a heading.
 fn slug(heading: &str) -> String {
@@ -62,8 +21,7 @@ fn slug(heading: &str) -> String {
 }
 
 fn anchors(page: &Path) -> BTreeSet<String> {
-    let text = std::fs::read_to_string(page).unwrap_or_default();
-    let (prose, _) = split(&text);
+    let (prose, _) = split(page);
     prose
         .lines()
         .filter(|l| l.starts_with('#'))
@@ -88,8 +46,7 @@ fn links(prose: &str) -> Vec<String> {
 fn every_link_of_the_readme_and_the_guide_goes_to_a_file_and_heading_that_exist() {
     let mut broken = Vec::new();
     for page in pages() {
-        let text = std::fs::read_to_string(&page).unwrap();
-        let (prose, _) = split(&text);
+        let (prose, _) = split(&page);
         for link in links(&prose) {
             if link.starts_with("http://") || link.starts_with("https://") {
                 continue;
@@ -132,43 +89,64 @@ fn every_page_of_the_guide_is_in_its_summary() {
 
 #[test]
 fn every_resource_and_config_shown_parses_as_the_types_read() {
-    let mut checked = 0;
     let mut wrong = Vec::new();
-    for page in pages() {
-        let (_, blocks) = split(&std::fs::read_to_string(&page).unwrap());
-        for (lang, body) in blocks.iter().filter(|(l, _)| l == "yaml") {
-            // A sketch with elisions (`...`, `…`) shows a part, not a whole: not parsed.
-            if body.contains("...") || body.contains('…') {
-                continue;
+    for b in docs::blocks().iter().filter(|b| b.lang == "yaml") {
+        // A sketch with elisions can't be checked whole: the guide shows none.
+        if b.body.contains("...") || b.body.contains('…') {
+            wrong.push(format!(
+                "{}: an elided block (`...`): show it whole\n{}",
+                b.page_name(),
+                b.body
+            ));
+        }
+    }
+    let resources = docs::resources_shown();
+    for (page, resource) in &resources {
+        let parsed = match resource["kind"].as_str() {
+            Some("PaimonMysqlSync") => {
+                serde_json::from_value::<pms_crds::PaimonMysqlSync>(resource.clone()).map(drop)
             }
-            let parsed = if body.contains("kind: PaimonMysqlSync\n") {
-                serde_yaml::from_str::<pms_crds::PaimonMysqlSync>(body).map(drop)
-            } else if body.contains("kind: PaimonMysqlDatabaseSync") {
-                serde_yaml::from_str::<pms_crds::PaimonMysqlDatabaseSync>(body).map(drop)
-            } else if body.starts_with("source:") || body.starts_with("sink:") {
-                // A part of a sync's spec: merged over a minimal whole one.
-                let part: serde_json::Value = match serde_yaml::from_str(body) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        wrong.push(format!("{} ({lang}): {e}\n{body}", page.display()));
-                        continue;
-                    }
-                };
-                let mut spec = serde_json::json!({
-                    "source": {"warehouse": "/wh", "database": "d", "table": "t"},
-                    "sink": {"url": "mysql://h/d", "table": "t"},
-                });
-                merge(&mut spec, &part);
-                serde_json::from_value::<pms_crds::PaimonMysqlSyncSpec>(spec)
+            Some("PaimonMysqlDatabaseSync") => {
+                serde_json::from_value::<pms_crds::PaimonMysqlDatabaseSync>(resource.clone())
                     .map(drop)
-                    .map_err(|e| serde::de::Error::custom(e.to_string()))
-            } else {
-                continue;
-            };
-            checked += 1;
-            if let Err(e) = parsed {
-                wrong.push(format!("{} ({lang}): {e}\n{body}", page.display()));
             }
+            Some("PaimonMysqlSyncSavepoint") => {
+                serde_json::from_value::<pms_crds::PaimonMysqlSyncSavepoint>(resource.clone())
+                    .map(drop)
+            }
+            kind => {
+                wrong.push(format!(
+                    "{page}: a resource of kind {kind:?}, which no test sends"
+                ));
+                continue;
+            }
+        };
+        if let Err(e) = parsed {
+            wrong.push(format!("{page}: {e}\n{resource:#}"));
+        }
+    }
+    // Standalone configs go through the worker's own loader (unknown fields refused).
+    let mut configs = 0;
+    for b in docs::blocks().iter().filter(|b| b.lang == "yaml") {
+        let Ok(value) = serde_yaml::from_str::<serde_json::Value>(&b.body) else {
+            continue;
+        };
+        if !docs::is_standalone_config(&value) {
+            continue;
+        }
+        configs += 1;
+        let loaded = pms_worker::config::WorkerConfig::from_yaml(
+            &b.body,
+            pms_crds::contract::Slot::new(0, 1).unwrap(),
+            &|_| None,
+            Some(&repo_root()),
+        );
+        if let Err(e) = loaded {
+            wrong.push(format!(
+                "{}: the worker refuses it: {e}\n{}",
+                b.page_name(),
+                b.body
+            ));
         }
     }
     assert!(
@@ -177,21 +155,67 @@ fn every_resource_and_config_shown_parses_as_the_types_read() {
         wrong.join("\n")
     );
     assert!(
-        checked >= 3,
-        "only {checked} YAML blocks checked: is the guide's YAML still found?"
+        resources.len() >= 8 && configs >= 3,
+        "only {} resources and {configs} configs found: is the guide's YAML still found?",
+        resources.len()
     );
 }
 
-/// `patch` merged into `target`, object by object.
-fn merge(target: &mut serde_json::Value, patch: &serde_json::Value) {
-    match (target, patch) {
-        (serde_json::Value::Object(t), serde_json::Value::Object(p)) => {
-            for (k, v) in p {
-                merge(t.entry(k.clone()).or_insert(serde_json::Value::Null), v);
+/// The README's quick-start config is a part of examples/sync.yaml, the file its commands run
+/// (tests/docs_commands.rs): each value it shows is the file's.
+#[test]
+fn the_quick_start_config_is_the_file_its_commands_run() {
+    let shown = docs::split(&repo_root().join("README.md"))
+        .1
+        .into_iter()
+        .find(|b| b.lang == "yaml" && b.body.starts_with("source:"))
+        .expect("README.md shows the standalone config");
+    let shown: serde_json::Value = serde_yaml::from_str(&shown.body).unwrap();
+    let file: serde_json::Value = serde_yaml::from_str(
+        &std::fs::read_to_string(repo_root().join("examples/sync.yaml")).unwrap(),
+    )
+    .unwrap();
+    let mut merged = file.clone();
+    docs::merge(&mut merged, &shown);
+    assert_eq!(
+        merged, file,
+        "README.md's config differs from examples/sync.yaml"
+    );
+}
+
+/// Each command a page shows is one a test runs (`docs::RUN`); `make test` is what CI runs,
+/// and it runs `make demo`'s script.
+#[test]
+fn every_command_shown_is_one_a_test_runs() {
+    let run: BTreeSet<String> = docs::RUN
+        .iter()
+        .flat_map(|(page, holding, _)| docs::run_block(page, holding))
+        .collect();
+    let mut not_run = Vec::new();
+    for b in docs::blocks().iter().filter(|b| b.lang == "sh") {
+        for command in docs::commands(&b.body) {
+            if !run.contains(&command) {
+                not_run.push(format!("{}: {command}", b.page_name()));
             }
         }
-        (t, p) => *t = p.clone(),
     }
+    assert!(
+        not_run.is_empty(),
+        "commands no test runs (run them in a test and list the block in docs::RUN):\n{}",
+        not_run.join("\n")
+    );
+    let ci = std::fs::read_to_string(repo_root().join(".ci/run")).unwrap();
+    assert!(
+        ci.trim_end().ends_with("make test"),
+        ".ci/run ends by running `make test`"
+    );
+    let makefile = std::fs::read_to_string(repo_root().join("Makefile")).unwrap();
+    let test_target = makefile.split("\ntest:").nth(1).unwrap_or_default();
+    let test_target = test_target.split("\n\n").next().unwrap_or_default();
+    assert!(
+        test_target.contains("scripts/demo.sh") && makefile.contains("\ndemo:"),
+        "`make test` runs `make demo`'s script"
+    );
 }
 
 #[test]
@@ -205,33 +229,23 @@ fn every_command_shown_names_make_targets_and_paths_that_exist() {
         .flat_map(|t| t.split_whitespace())
         .collect();
     let mut wrong = Vec::new();
-    for page in pages() {
-        let (_, blocks) = split(&std::fs::read_to_string(&page).unwrap());
-        for (_, body) in blocks.iter().filter(|(l, _)| l == "sh") {
-            for line in body
-                .lines()
-                .map(|l| l.split('#').next().unwrap_or_default())
-            {
-                let words: Vec<&str> = line.split_whitespace().collect();
-                for (i, w) in words.iter().enumerate() {
-                    if *w == "make" {
-                        let target = words.get(i + 1).copied().unwrap_or("");
-                        if !target.starts_with('-')
-                            && !target.is_empty()
-                            && !targets.contains(target)
-                        {
-                            wrong
-                                .push(format!("{}: make {target}: no such target", page.display()));
-                        }
+    for b in docs::blocks().iter().filter(|b| b.lang == "sh") {
+        for line in docs::commands(&b.body) {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            for (i, w) in words.iter().enumerate() {
+                if *w == "make" {
+                    let target = words.get(i + 1).copied().unwrap_or("");
+                    if !target.starts_with('-') && !target.is_empty() && !targets.contains(target) {
+                        wrong.push(format!("{}: make {target}: no such target", b.page_name()));
                     }
-                    let path = w.trim_matches(|c| c == '"' || c == '\'' || c == ';');
-                    let path = path.rsplit('=').next().unwrap_or(path);
-                    let repo_path = ["scripts/", "examples/", "charts/", "deploy/", "crds/"]
-                        .iter()
-                        .any(|p| path.starts_with(p));
-                    if repo_path && !path.contains('<') && !root.join(path).exists() {
-                        wrong.push(format!("{}: {path}: no such file", page.display()));
-                    }
+                }
+                let path = w.trim_matches(|c| c == '"' || c == '\'' || c == ';');
+                let path = path.rsplit('=').next().unwrap_or(path);
+                let repo_path = ["scripts/", "examples/", "charts/", "deploy/", "crds/"]
+                    .iter()
+                    .any(|p| path.starts_with(p));
+                if repo_path && !path.contains('<') && !root.join(path).exists() {
+                    wrong.push(format!("{}: {path}: no such file", b.page_name()));
                 }
             }
         }

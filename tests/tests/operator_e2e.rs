@@ -15,13 +15,13 @@ use common::*;
 use pms_tests::config::SyncConfigBuilder;
 use pms_tests::kube::{
     apply, apply_ok, condition, get, helm, kubeconfig, kubectl, kubectl_output, kubectl_pms, list,
-    mysql_writer_secret, patch_sync, sync_status, wait_for, wait_sync_status,
+    mysql_writer_secret, patch_sync, shell_prelude, sync_status, wait_for, wait_sync_status,
 };
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
-use pms_tests::repo_root;
 use pms_tests::s3;
 use pms_tests::worker::worker_bin;
+use pms_tests::{docs, repo_root};
 use serde_json::{json, Value as Json};
 
 const NS: &str = "e2e";
@@ -513,14 +513,23 @@ fn install_chart() {
         rendered_defaults == committed,
         "deploy/paimon-mysql-sync.yaml is stale: run `make manifests`"
     );
-    helm(&[
-        "install",
-        "pms",
-        chart.to_str().unwrap(),
-        "--namespace",
-        "pms-system",
-        "--create-namespace",
-    ]);
+    // The README's Kubernetes quick start, as written: its images come from `make images`
+    // (test-deps), the watch of `kubectl get pms -w` is left out.
+    let quick_start: Vec<String> = docs::run_block("README.md", "helm install")
+        .into_iter()
+        .filter(|c| !c.starts_with("scripts/images.sh"))
+        .map(|c| c.trim_end_matches(" -w").to_string())
+        .collect();
+    let shown = docs::run_commands(&repo_root(), &shell_prelude(), &quick_start);
+    assert!(
+        shown
+            .last()
+            .is_some_and(|out| out.contains("orders-to-mysql")),
+        "the quick start's `kubectl get pms` lists the example's sync: {shown:?}"
+    );
+    // Taken out again before the operator starts: this test's own syncs come next.
+    let example = repo_root().join("examples/orders-to-mysql.yaml");
+    kubectl(&["delete", "-n", "data", "-f", example.to_str().unwrap()]);
     kubectl(&[
         "wait",
         "--for=condition=established",
@@ -542,6 +551,29 @@ fn install_chart() {
         dir,
     ]);
     kubectl(&["create", "namespace", NS]);
+    every_resource_the_guide_shows_is_accepted();
+}
+
+/// Each resource the README and the guide show (a part of a spec over a minimal whole one)
+/// is accepted by the API server with the CRDs installed: their schemas and CEL rules.
+fn every_resource_the_guide_shows_is_accepted() {
+    let shown = docs::resources_shown();
+    assert!(
+        shown.len() >= 8,
+        "only {} resources found in the guide",
+        shown.len()
+    );
+    for (page, resource) in shown {
+        let out = kubectl_output(
+            &["create", "--dry-run=server", "-n", "data", "-f", "-"],
+            Some(&resource.to_string()),
+        );
+        assert!(
+            out.status.success(),
+            "{page}: the API server refuses a resource the guide shows: {}\n{resource:#}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 /// An invalid resource is rejected by the API server with a readable message: parallelism 0,
@@ -2842,6 +2874,7 @@ async fn stand_in_worker(ns: &'static str, i: usize) {
             paused_for: None,
             belongs_to: None,
             sweep: false,
+            full_read: None,
         };
         store.save(&checkpoint).await.expect("a checkpoint written");
         tokio::time::sleep(Duration::from_secs(10)).await;

@@ -250,8 +250,20 @@ async fn a_full_read_resumes_where_it_stopped() {
         cp["position"]["row"].as_u64().unwrap() > 0,
         "a position inside the snapshot: {cp}"
     );
+    // For people (status, `kubectl pms status`): the rows of the flushes it covers, of 3000.
+    let rows = cp["fullRead"]["rows"].as_i64().unwrap_or(0);
+    assert!(
+        cp["fullRead"]["expectedRows"] == 3000 && rows > 0 && rows <= 7 * 200 && rows % 200 == 0,
+        "the full read's rows beside its position: {cp}"
+    );
     let resumed = cfg.run_once(&[]);
     assert!(resumed.status.success(), "{}", stderr(&resumed));
+    let done: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(cfg.checkpoint_path(0, 1)).unwrap()).unwrap();
+    assert!(
+        done.get("fullRead").is_none(),
+        "no full read under way: {done}"
+    );
     let read = records_read(&stderr(&resumed));
     assert!(
         read <= 3000 - 7 * 200,

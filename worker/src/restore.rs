@@ -83,6 +83,7 @@ async fn restore_slots(slots: &[WorkerConfig], snapshot: i64) -> Result<()> {
         paused_for: None,
         belongs_to: Some(belongs_to),
         sweep: false,
+        full_read: None,
     };
     if cfg.spec.sink.delivery == Delivery::ExactlyOnce {
         let note = crate::checkpoint::row_note(&template);

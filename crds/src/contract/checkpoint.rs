@@ -123,6 +123,20 @@ pub struct Checkpoint {
     /// The full read under way ends by removing the target's rows the snapshot doesn't have
     /// (it began on a table that held rows, or began again at a newer snapshot).
     pub sweep: bool,
+    /// How far the full read under way got, in rows (for people: status and `kubectl pms
+    /// status`; a resume goes by `point`).
+    pub full_read: Option<FullReadProgress>,
+}
+
+/// Rows of a full read written, and the rows its snapshot's files hold (before merging, so
+/// the count may end below it).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub struct FullReadProgress {
+    pub rows: i64,
+    pub expected_rows: i64,
 }
 
 impl Checkpoint {
@@ -168,6 +182,8 @@ mod wire {
         belongs_to: Option<crate::contract::BelongsTo>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         sweep: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        full_read: Option<FullReadProgress>,
     }
 
     #[derive(Serialize, Deserialize)]
@@ -229,6 +245,7 @@ mod wire {
                 paused_for: c.paused_for,
                 belongs_to: c.belongs_to,
                 sweep: c.sweep,
+                full_read: c.full_read,
             }
         }
     }
@@ -251,6 +268,7 @@ mod wire {
                 paused_for: j.paused_for,
                 belongs_to: j.belongs_to,
                 sweep: j.sweep,
+                full_read: j.full_read,
             })
         }
     }
@@ -304,6 +322,7 @@ mod tests {
             paused_for: None,
             belongs_to: None,
             sweep: false,
+            full_read: None,
         }
     }
 
@@ -346,6 +365,24 @@ mod tests {
             let back: Checkpoint = serde_json::from_str(&text).unwrap();
             assert_eq!(back, cp(point), "{text}");
         }
+    }
+
+    #[test]
+    fn a_full_read_s_progress_is_kept_beside_its_point() {
+        let mut c = cp(ReadPoint::FullRead {
+            snapshot_id: 3,
+            at: Some(Position::new(2, 10, 0xfeed)),
+        });
+        c.full_read = Some(FullReadProgress {
+            rows: 1200,
+            expected_rows: 5000,
+        });
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            json["fullRead"],
+            serde_json::json!({"rows": 1200, "expectedRows": 5000})
+        );
+        assert_eq!(serde_json::from_value::<Checkpoint>(json).unwrap(), c);
     }
 
     #[test]

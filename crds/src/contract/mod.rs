@@ -13,7 +13,7 @@ mod slot;
 
 pub use belongs_to::{BelongsTo, SnapshotIdentity, SourceIdentity, TargetIdentity};
 pub use checkpoint::{
-    from_wire_columns, wire_columns, Checkpoint, Position, ReadPoint, RescaleBase,
+    from_wire_columns, wire_columns, Checkpoint, FullReadProgress, Position, ReadPoint, RescaleBase,
 };
 pub use control::*;
 pub use env::*;

@@ -84,6 +84,7 @@ mod tests {
             paused_for: None,
             belongs_to: None,
             sweep: false,
+            full_read: None,
         })
     }
     fn changes(next_snapshot: i64, row: u64) -> ReadPoint {

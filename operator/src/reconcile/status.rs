@@ -234,23 +234,24 @@ struct Progress {
 fn progress(slots: u32, checkpoints: &[Option<&Checkpoint>]) -> Progress {
     // Only checkpoints written for the current parallelism describe the current slots, and
     // only those past their full read say which snapshot is written whole.
-    let current: Vec<Option<(&Checkpoint, i64)>> = checkpoints
+    let current: Vec<Option<&Checkpoint>> = checkpoints
         .iter()
-        .map(|c| {
-            let c = c.filter(|c| c.slot.count == slots)?;
-            Some((c, c.point.done_through()?))
-        })
+        .map(|c| c.filter(|c| c.slot.count == slots))
         .collect();
     let slot_status: Vec<SlotStatus> = (0..slots as usize)
         .map(|k| {
             let cp = current.get(k).copied().flatten();
+            let done = cp.and_then(|c| Some((c, c.point.done_through()?)));
             SlotStatus {
                 slot: k as u32,
-                snapshot_id: cp.map(|(_, done)| done),
-                lag_snapshots: cp
+                snapshot_id: done.map(|(_, done)| done),
+                lag_snapshots: done
                     .and_then(|(c, done)| c.latest_snapshot.map(|l| (l - done).max(0))),
-                last_checkpoint_time: cp.map(|(c, _)| c.updated.clone()),
+                last_checkpoint_time: cp.map(|c| c.updated.clone()),
                 restarts: None,
+                full_read: cp
+                    .filter(|c| c.point.is_full_read())
+                    .and_then(|c| c.full_read),
             }
         })
         .collect();
@@ -263,7 +264,8 @@ fn progress(slots: u32, checkpoints: &[Option<&Checkpoint>]) -> Progress {
     let latest = current
         .iter()
         .flatten()
-        .filter_map(|(c, _)| c.latest_snapshot)
+        .filter(|c| c.point.done_through().is_some())
+        .filter_map(|c| c.latest_snapshot)
         .max();
     let lag = match (snapshot_id, latest) {
         (Some(s), Some(l)) => Some((l - s).max(0)),
@@ -491,6 +493,7 @@ mod tests {
             paused_for: None,
             belongs_to: None,
             sweep: false,
+            full_read: None,
         }
     }
 
@@ -783,7 +786,12 @@ mod tests {
                 ..Position::START
             },
         };
-        let (a, b) = (at(0, 2, full_read, 9), at(1, 2, inside, 9));
+        let (mut a, b) = (at(0, 2, full_read, 9), at(1, 2, inside, 9));
+        let rows = pms_crds::contract::FullReadProgress {
+            rows: 300,
+            expected_rows: 1000,
+        };
+        a.full_read = Some(rows);
         let s = compute(
             &pms(2),
             &[ready_deployment(1), ready_deployment(1)],
@@ -797,6 +805,12 @@ mod tests {
             s.slots[0].snapshot_id, None,
             "a full read has written no snapshot whole"
         );
+        assert_eq!(
+            (s.slots[0].full_read, s.slots[1].full_read),
+            (Some(rows), None),
+            "the full read's rows are shown while it is under way"
+        );
+        assert_eq!(s.slots[0].last_checkpoint_time.as_deref(), Some("t"));
         assert_eq!(
             (s.slots[1].snapshot_id, s.slots[1].lag_snapshots),
             (Some(7), Some(2))

@@ -230,6 +230,7 @@ mod tests {
             paused_for: None,
             belongs_to: None,
             sweep: false,
+            full_read: None,
         };
         let found = Dereferenced {
             mysql_secret: keys("writer", Some(&["username", "password"])),

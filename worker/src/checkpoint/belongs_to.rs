@@ -137,6 +137,7 @@ mod tests {
             paused_for: None,
             belongs_to: Some(belongs_to),
             sweep: false,
+            full_read: None,
         }
     }
 

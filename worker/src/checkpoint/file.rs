@@ -5,6 +5,7 @@
 //! resolves a rescale from them alike.
 
 use std::collections::HashSet;
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -54,22 +55,23 @@ impl FileCheckpointStore {
         super::rescale::resolve(self.slot, own, read, |m| self.err(m)).await
     }
 
-    /// The names of the files in the checkpoint's directory.
-    fn files_present(&self) -> Result<HashSet<PathBuf>> {
+    /// The names of the files in the checkpoint's directory (names, not paths: a checkpoint
+    /// beside a config given without a directory is `cp.json`, listed from `.`).
+    fn files_present(&self) -> Result<HashSet<OsString>> {
         let dir = self.dir();
         match std::fs::read_dir(dir) {
-            Ok(entries) => Ok(entries.flatten().map(|e| dir.join(e.file_name())).collect()),
+            Ok(entries) => Ok(entries.flatten().map(|e| e.file_name()).collect()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(HashSet::new()),
             Err(e) => Err(self.err(format!("listing {}: {e}", dir.display()))),
         }
     }
 
     /// Slot `j`'s newest checkpoint in any layout.
-    fn newest_of(&self, j: u32, present: &HashSet<PathBuf>) -> Result<Option<Checkpoint>> {
+    fn newest_of(&self, j: u32, present: &HashSet<OsString>) -> Result<Option<Checkpoint>> {
         let mut newest: Option<Checkpoint> = None;
         for count in (j + 1)..=MAX_SLOTS.max(self.slot.count) {
             let path = (self.file_of)(Slot::new(j, count)?);
-            if !present.contains(&path) {
+            if !path.file_name().is_some_and(|name| present.contains(name)) {
                 continue;
             }
             if let Some(cp) = self.read(&path)? {
@@ -161,6 +163,7 @@ mod tests {
             paused_for: None,
             belongs_to: None,
             sweep: false,
+            full_read: None,
         };
         store.save(&cp).unwrap();
         assert_eq!(store.load().await.unwrap(), Some(cp.clone()));

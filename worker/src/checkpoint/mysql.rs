@@ -109,6 +109,7 @@ impl MysqlCheckpointStore {
             rescaled_from: None,
             paused_for: None,
             sweep: note.as_ref().is_some_and(|n| n.sweep),
+            full_read: None,
             belongs_to: note.map(|n| n.belongs_to),
         };
         Ok((store, Some(checkpoint)))

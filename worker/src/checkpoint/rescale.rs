@@ -103,6 +103,7 @@ fn rescaled(old: &Checkpoint, slot: Slot, base: pms_crds::contract::RescaleBase)
                 ..b
             }),
         sweep: false,
+        full_read: None,
     }
 }
 
@@ -126,6 +127,7 @@ mod tests {
             paused_for: None,
             belongs_to: None,
             sweep: false,
+            full_read: None,
         })
     }
 

@@ -247,7 +247,7 @@ impl WorkerConfig {
     }
 
     pub(crate) fn resolve(
-        spec: PaimonMysqlSyncSpec,
+        mut spec: PaimonMysqlSyncSpec,
         sync_name: String,
         slot: Slot,
         env: &dyn Fn(&str) -> Option<String>,
@@ -271,6 +271,14 @@ impl WorkerConfig {
                 ))
             }
             _ => {}
+        }
+        // A warehouse on local disk given as a relative path is, as every path of the file,
+        // relative to the config file's directory (not to where the worker was started).
+        if !spec.source.warehouse.contains("://") {
+            // Absolute: the Paimon reader takes no relative path.
+            let warehouse = beside_config(base_dir, &spec.source.warehouse);
+            let warehouse = std::path::absolute(&warehouse).unwrap_or(warehouse);
+            spec.source.warehouse = warehouse.display().to_string();
         }
         let tls = MysqlTls::resolve(&spec.sink.tls, base_dir)?;
         let mysql = MysqlTarget::from_url(&spec.sink.url, tls, env)?;
@@ -406,6 +414,20 @@ sink: {url: 'mysql://app:s%40cret@127.0.0.1:3307/serving', table: orders_rt}
             !format!("{:?}", cfg.mysql).contains("cret"),
             "Debug must not print the password"
         );
+    }
+
+    #[test]
+    fn a_relative_warehouse_is_beside_the_config_file_as_every_path_of_it() {
+        let dir = Path::new("/etc/sync");
+        let load = |warehouse: &str| {
+            let text = MINIMAL.replace("/tmp/wh", warehouse);
+            let cfg = WorkerConfig::from_yaml(&text, Slot::SINGLE, &no_env, Some(dir)).unwrap();
+            cfg.spec.source.warehouse
+        };
+        assert_eq!(load("warehouse"), "/etc/sync/warehouse");
+        assert_eq!(load("/data/wh"), "/data/wh");
+        assert_eq!(load("s3://lake/wh"), "s3://lake/wh");
+        assert_eq!(load("'hdfs:///wh'"), "hdfs:///wh");
     }
 
     #[test]

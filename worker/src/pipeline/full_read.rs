@@ -46,6 +46,7 @@ impl Pipeline {
             Some(s) => (self.source.plan_full(Some(s)).await?, from),
         };
         let snapshot_id = plan.snapshot_id;
+        self.full_read_rows = Some(plan.full_read_rows());
         self.history.learn(&self.source, snapshot_id).await?;
         self.latest = self.latest.max(snapshot_id);
         self.read_to = Some(ReadPoint::FullRead {
@@ -131,6 +132,7 @@ impl Pipeline {
         });
         self.flush(FlushReason::Checkpoint).await?;
         self.checkpoint().await?;
+        self.full_read_rows = None;
         self.write_mode = WriteMode::Upsert;
         self.buffer.set_unique_keys(false);
         self.buffer.set_full_read(false);

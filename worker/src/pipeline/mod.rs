@@ -112,6 +112,8 @@ struct Pipeline {
     history: History,
     /// The full read under way ends by removing the rows its snapshot doesn't have.
     sweep: bool,
+    /// The full read under way, to count its rows in checkpoints.
+    full_read_rows: Option<crate::source::FullReadRows>,
     summary: RunSummary,
     stop: watch::Receiver<bool>,
 }
@@ -279,6 +281,7 @@ async fn run_with_one_schema(
         belongs_to: now,
         history,
         sweep: start_over.is_some() || resumed.as_ref().is_some_and(|c| c.sweep),
+        full_read_rows: None,
         records_read: metrics.records_read_counters(),
         summary: RunSummary::default(),
         stop: opts.stop,
@@ -513,6 +516,7 @@ impl Pipeline {
                 ..self.belongs_to.clone()
             }),
             sweep: self.sweep && point.is_full_read(),
+            full_read: self.full_read_rows.as_ref().and_then(|f| f.at(point)),
         }
     }
 

@@ -29,7 +29,7 @@ use plan::{split_order, upper_levels_oldest_first, Splits};
 
 pub use column::SourceColumn;
 pub use overwrite::OverwritePlan;
-pub use plan::SnapshotPlan;
+pub use plan::{FullReadRows, SnapshotPlan};
 pub use refresh::RefreshPlan;
 pub use schema_history::{readded, SchemaHistory};
 pub use shape::TableShape;

@@ -15,6 +15,36 @@ pub struct SnapshotPlan {
     fingerprint: u32,
 }
 
+/// Counts a full read's rows from its checkpoint's position (see [`SnapshotPlan::full_read_rows`]).
+pub struct FullReadRows {
+    snapshot_id: i64,
+    expected_rows: u64,
+    split_starts: Vec<u64>,
+}
+
+impl FullReadRows {
+    /// The rows written before `point`, if it is a point of this full read.
+    pub fn at(&self, point: ReadPoint) -> Option<pms_crds::contract::FullReadProgress> {
+        let ReadPoint::FullRead { snapshot_id, at } = point else {
+            return None;
+        };
+        if snapshot_id != self.snapshot_id {
+            return None;
+        }
+        let at = at.unwrap_or(Position::START);
+        let rows = self
+            .split_starts
+            .get(at.split as usize)
+            .copied()
+            .unwrap_or(self.expected_rows)
+            + at.row;
+        Some(pms_crds::contract::FullReadProgress {
+            rows: rows.min(self.expected_rows) as i64,
+            expected_rows: self.expected_rows as i64,
+        })
+    }
+}
+
 pub(super) enum Splits {
     /// Merge-on-read splits of a full read.
     Full(Vec<DataSplit>),
@@ -105,6 +135,27 @@ impl SnapshotPlan {
                 next_snapshot: self.snapshot_id,
                 at: position,
             }
+        }
+    }
+
+    /// What a full read's checkpoint says of its rows: the rows of the splits before a
+    /// position, plus the position's row (merged rows are counted against stored ones, so a
+    /// table with several versions of a key ends below `expected_rows`).
+    pub fn full_read_rows(&self) -> FullReadRows {
+        let mut before = 0;
+        let split_starts = self
+            .full_splits()
+            .iter()
+            .map(|s| {
+                let start = before;
+                before += s.row_count().max(0) as u64;
+                start
+            })
+            .collect();
+        FullReadRows {
+            snapshot_id: self.snapshot_id,
+            expected_rows: self.expected_rows,
+            split_starts,
         }
     }
 

@@ -42,6 +42,7 @@ pub(crate) fn paused_checkpoint(
         paused_for: paused.map(String::from),
         belongs_to: None,
         sweep: false,
+        full_read: None,
     }
 }
 
