@@ -1,10 +1,13 @@
 //! The guide (`docs/`, built by `make docs`) and the README hold together: every link goes to a
 //! file and heading that exist, every chapter is in the book's summary, every resource or config
-//! shown in YAML parses as the types the operator and worker read (unknown fields refused), and
-//! every command names `make` targets and repository paths that exist.
+//! shown in YAML parses as the types the operator and worker read (unknown fields refused), the
+//! quick start's config is the file its commands run, and every command shown is one a test
+//! runs (`docs::RUN`: tests/docs_commands.rs, tests/operator_e2e.rs, `make test`) and names
+//! `make` targets and repository paths that exist. The API server takes every resource shown
+//! (tests/operator_e2e.rs).
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use pms_tests::docs::{self, pages, split};
 use pms_tests::repo_root;

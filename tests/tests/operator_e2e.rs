@@ -320,8 +320,18 @@ fn event_reasons_of(name: &str) -> String {
 }
 
 /// Patches `spec.state` and waits until every slot Deployment has `replicas` replicas.
+/// `kubectl pms suspend` / `resume`, then waits for the slots' replicas.
 async fn set_state(state: SyncState, replicas: i64) {
-    merge_patch(json!({"spec": {"state": state}}));
+    let command = match state {
+        SyncState::Suspended => "suspend",
+        _ => "resume",
+    };
+    let (ok, said) = kubectl_pms(&[command, SYNC, "-n", NS]);
+    assert!(
+        ok && said.contains("spec.state"),
+        "kubectl pms {command}: {said}"
+    );
+    assert_eq!(get("pms", SYNC, NS).unwrap()["spec"]["state"], json!(state));
     slots_at_replicas(replicas).await;
 }
 
@@ -1320,6 +1330,21 @@ async fn periodic_verify_finds_a_deleted_row(db: &TestDb) {
     assert_eq!(s["verify"]["result"]["missing"], 1, "{s}");
     let (ok, screen) = kubectl_pms(&["status", SYNC, "-n", NS]);
     assert!(ok && screen.contains("1 differ"), "{screen}");
+    // The bug report: the resource, its events and pods (no kubelet: pods without logs).
+    let (ok, report) = kubectl_pms(&["report", SYNC, "-n", NS]);
+    assert!(
+        ok && report.contains(&format!("name: {SYNC}")) && report.contains("events:"),
+        "{report}"
+    );
+    assert!(
+        !report.contains(SECRET_PASSWORD),
+        "no password in the report"
+    );
+    let (_, logs) = kubectl_pms(&["logs", SYNC, "--slot", "0", "-n", NS]);
+    assert!(
+        logs.contains("==> pod") || logs.contains("no worker pod"),
+        "kubectl pms logs names the slot's pod or says it has none: {logs}"
+    );
     merge_patch(json!({"spec": {"verify": null}}));
 }
 
@@ -1440,9 +1465,18 @@ async fn operator_driven_rebuilds(table: &Table, db: &TestDb) {
     let terminating = format!("{SYNC}-worker-terminating");
     worker_pod_in_its_grace_period(&terminating);
     // A new trigger resumes it: only the cutover was left.
-    merge_patch(json!({"spec": {"rebuild": {"trigger": "first-again"}}}));
+    // (`kubectl pms rebuild` sets a new trigger, as a user would.)
+    let (ok, said) = kubectl_pms(&["rebuild", SYNC, "-n", NS]);
+    assert!(ok && said.contains("spec.rebuild.trigger"), "{said}");
+    let again = get("pms", SYNC, NS).unwrap()["spec"]["rebuild"]["trigger"].clone();
+    assert!(
+        again
+            .as_str()
+            .is_some_and(|t| t.starts_with("kubectl-pms-")),
+        "{again}"
+    );
     let s = wait_status("the resumed rebuild stopping the workers", |s| {
-        s["rebuild"]["trigger"] == "first-again" && s["rebuild"]["phase"] == "Stopping"
+        s["rebuild"]["trigger"] == again && s["rebuild"]["phase"] == "Stopping"
     })
     .await;
     mark_ready(3, false);
@@ -1456,7 +1490,7 @@ async fn operator_driven_rebuilds(table: &Table, db: &TestDb) {
     end_grace_period(&terminating);
     let (job, _) = rebuild_job_after_the_workers_stopped(3).await;
     let s = rebuild_job_runs_to_done(&job, &["CuttingOver", "Done"]).await;
-    assert_eq!(s["rebuild"]["trigger"], "first-again");
+    assert_eq!(s["rebuild"]["trigger"], again);
     assert_eq!(s["rebuild"]["snapshotId"], table.latest());
     let printed = kubectl(&["get", "pms", "-n", NS]);
     assert!(printed.contains("Done"), "the Rebuild column:\n{printed}");
@@ -1547,10 +1581,8 @@ async fn savepoints_while_paimon_commits(table: &Table, db: &TestDb) {
     let (mut workers, logs) = spawn_workers(3);
     mark_ready(3, true);
     let created_at = table.latest();
-    let manifest = format!(
-        "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSyncSavepoint\nmetadata: {{name: by-hand, namespace: {NS}}}\nspec: {{syncName: {SYNC}}}\n"
-    );
-    apply_ok(&manifest);
+    let (ok, said) = kubectl_pms(&["savepoint", SYNC, "--name", "by-hand", "-n", NS]);
+    assert!(ok && said.contains("PaimonMysqlSyncSavepoint"), "{said}");
     table.commits(vec![generate_step(3, 60, 5, "+U", 11)]);
     table.commits(vec![generate(7001, 20, "+I", 0)]);
     let sp = wait_savepoint_completed("by-hand").await;
@@ -1685,7 +1717,13 @@ async fn savepoints_while_paimon_commits(table: &Table, db: &TestDb) {
     let cut = savepoint(&name).unwrap()["status"]["snapshotId"]
         .as_i64()
         .unwrap();
-    merge_patch(json!({"spec": {"restoreFrom": {"savepoint": name}}}));
+    let (ok, said) = kubectl_pms(&["restore", SYNC, "--savepoint", "no-such", "-n", NS]);
+    assert!(
+        !ok && said.contains("no PaimonMysqlSyncSavepoint no-such"),
+        "{said}"
+    );
+    let (ok, said) = kubectl_pms(&["restore", SYNC, "--savepoint", &name, "-n", NS]);
+    assert!(ok && said.contains("spec.restoreFrom.savepoint"), "{said}");
     let (job, _) = job_after_the_workers_stopped(3, "restore").await;
     let args = job["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
     assert!(
