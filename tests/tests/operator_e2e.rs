@@ -979,12 +979,18 @@ async fn the_operator_brings_its_crds_up_to_date() {
 /// The workers run (locally, as their pods would) and checkpoint into ConfigMaps; MySQL equals
 /// the reference read; status, printer columns and events report the snapshot.
 async fn workers_sync_the_table(table: &Table, db: &TestDb) {
+    a_full_read_shows_its_progress().await;
     run_workers_once(2);
     mark_ready(2, true);
     assert_synced(table, db, "orders", None).await;
     let latest = table.latest();
-    let s = wait_status("status Running at the latest snapshot", |s| {
-        s["phase"] == "Running" && s["snapshotId"] == latest && s["readySlots"] == 2
+    let s = wait_status("status Running at the latest snapshot, no full read", |s| {
+        s["phase"] == "Running"
+            && s["snapshotId"] == latest
+            && s["readySlots"] == 2
+            && s["slots"]
+                .as_array()
+                .is_some_and(|k| k.iter().all(|k| k["fullRead"].is_null()))
     })
     .await;
     assert_eq!(s["slotsReady"], "2/2");
@@ -1006,6 +1012,45 @@ async fn workers_sync_the_table(table: &Table, db: &TestDb) {
         "a phase change is an event:\n{events}"
     );
     assert_eq!(argocd_health().0, "Healthy");
+}
+
+/// Each slot's worker killed at its full read's first write: the checkpoint that began the
+/// full read says how many rows it has to write, and the status and `kubectl pms status` show
+/// it for each slot.
+async fn a_full_read_shows_its_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = mounted_config(dir.path());
+    let args = ["run", "--once"].map(String::from);
+    let crash = BTreeMap::from([(
+        "PMS_FAILPOINT".to_string(),
+        "before-transaction@1".to_string(),
+    )]);
+    for k in 0..2 {
+        let d = get("deployment", &format!("{SYNC}-slot-{k}"), NS).expect("slot deployment");
+        let out = pod_command(&d, &config, &args, &crash).output().unwrap();
+        assert!(!out.status.success(), "slot {k} stopped at its first write");
+    }
+    let s = wait_status("each slot's full read in the status", |s| {
+        s["slots"].as_array().is_some_and(|k| {
+            k.len() == 2
+                && k.iter().all(|k| {
+                    k["fullRead"]["rows"] == 0 && k["fullRead"]["expectedRows"].as_i64() > Some(0)
+                })
+        })
+    })
+    .await;
+    let expected: i64 = s["slots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["fullRead"]["expectedRows"].as_i64().unwrap())
+        .sum();
+    assert_eq!(expected, 400, "the slots' rows are the snapshot's: {s}");
+    let (ok, screen) = kubectl_pms(&["status", SYNC, "-n", NS]);
+    assert!(
+        ok && screen.contains("FULL READ") && screen.contains("rows (0%)"),
+        "{screen}"
+    );
 }
 
 /// A worker that stops on an error (here the Secret's password went wrong) says why in the
