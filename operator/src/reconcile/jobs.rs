@@ -154,7 +154,12 @@ pub fn plan(
             v.running = false;
         }
     }
-    let verify_job = verify.as_ref().is_some_and(|v| v.running);
+    // An asked verify waiting for the next second counts as under way (looked at again soon).
+    let verify_asked = pms.spec.verify.as_ref().is_some_and(|spec| {
+        spec.trigger.is_some()
+            && spec.trigger != verify.as_ref().and_then(|v| v.last_trigger.clone())
+    });
+    let verify_job = verify.as_ref().is_some_and(|v| v.running) || verify_asked;
     let served = ServedTriggers {
         rebuild: last_served(
             pms,
@@ -513,7 +518,17 @@ fn next_verify(
         .map(|i| SignedDuration::try_from(i.0).unwrap_or(SignedDuration::MAX));
     let last_trigger = verify.as_ref().and_then(|v| v.last_trigger.clone());
     let asked = spec.trigger.is_some() && spec.trigger != last_trigger;
+    // A verify's start (its Job's id) and its report's finish are kept to the second: a new one
+    // starts in a later second than the last one's start and the last report's finish, so
+    // that its Job is a new one and no earlier report passes for its own.
+    let start = parse(&seconds(now));
+    let later_second = verify.as_ref().is_none_or(|v| parse(&v.started_at) < start)
+        && facts
+            .verify_report
+            .as_ref()
+            .is_none_or(|r| parse(&r.finished_at) < start);
     let due = sync_running
+        && later_second
         && verify.as_ref().is_none_or(|v| !v.running)
         && (asked
             || interval.is_some_and(|every| {

@@ -232,6 +232,31 @@ fn a_verify_trigger_starts_one_verify_when_set_or_changed() {
 }
 
 #[test]
+fn a_verify_asked_in_the_second_the_last_one_reported_starts_in_the_next() {
+    let mut pms = sync("verify: {trigger: first}\n");
+    let mut facts = JobFacts::default();
+    let p = plan(&pms, &facts, &[], at("2026-11-30T10:00:00Z"));
+    settle(&mut pms, &p);
+    facts.verify_report = Some(VerifyReport {
+        finished_at: "2026-11-30T10:00:01Z".into(),
+        ..Default::default()
+    });
+    pms.spec.verify.as_mut().unwrap().trigger = Some("second".into());
+    let p = plan(&pms, &facts, &[], at("2026-11-30T10:00:01.400Z"));
+    let v = p.verify.as_ref().unwrap();
+    assert!(
+        !v.running && v.last_trigger.as_deref() == Some("first"),
+        "the first recorded, the second not started in the same second: {v:?}"
+    );
+    assert!(p.verify_job, "looked at again soon");
+    settle(&mut pms, &p);
+    let p = plan(&pms, &facts, &[], at("2026-11-30T10:00:02Z"));
+    let v = p.verify.unwrap();
+    assert!(v.running && v.last_trigger.as_deref() == Some("second"));
+    assert_eq!(v.started_at, "2026-11-30T10:00:02Z", "a Job id of its own");
+}
+
+#[test]
 fn a_rebuild_job_killed_mid_phase_fails_the_rebuild() {
     let mut pms = sync("rebuild: {trigger: one}\n");
     let p = plan(&pms, &JobFacts::default(), &[], at("2026-11-30T10:00:00Z"));
