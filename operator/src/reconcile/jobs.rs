@@ -155,11 +155,12 @@ pub fn plan(
         }
     }
     // An asked verify waiting for the next second counts as under way (looked at again soon).
-    let verify_asked = pms.spec.verify.as_ref().is_some_and(|spec| {
-        spec.trigger.is_some()
-            && spec.trigger != verify.as_ref().and_then(|v| v.last_trigger.clone())
-    });
-    let verify_job = verify.as_ref().is_some_and(|v| v.running) || verify_asked;
+    let verify_job = verify.as_ref().is_some_and(|v| v.running)
+        || pms
+            .spec
+            .verify
+            .as_ref()
+            .is_some_and(|spec| verify_asked(spec, verify.as_ref()));
     let served = ServedTriggers {
         rebuild: last_served(
             pms,
@@ -516,8 +517,7 @@ fn next_verify(
     let interval = spec
         .interval
         .map(|i| SignedDuration::try_from(i.0).unwrap_or(SignedDuration::MAX));
-    let last_trigger = verify.as_ref().and_then(|v| v.last_trigger.clone());
-    let asked = spec.trigger.is_some() && spec.trigger != last_trigger;
+    let asked = verify_asked(spec, verify.as_ref());
     // A verify's start (its Job's id) and its report's finish are kept to the second: a new one
     // starts in a later second than the last one's start and the last report's finish, so
     // that its Job is a new one and no earlier report passes for its own.
@@ -551,6 +551,11 @@ fn next_verify(
         verify = Some(next);
     }
     verify
+}
+
+/// Whether `spec.verify.trigger` asks for a verify the status has not recorded starting.
+fn verify_asked(spec: &pms_crds::VerifySpec, verify: Option<&VerifyStatus>) -> bool {
+    spec.trigger.is_some() && spec.trigger != verify.and_then(|v| v.last_trigger.clone())
 }
 
 /// The `Verified` condition's message.
