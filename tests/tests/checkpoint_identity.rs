@@ -594,3 +594,94 @@ async fn with_several_slots_a_rollback_is_refused_and_a_rebuild_ends_exact() {
     assert!(rebuilt.status.success(), "{}", stderr(&rebuilt));
     assert_synced(&t, &db, "orders", None).await;
 }
+
+/// A slot whose checkpoint was lost (a deleted file, a ConfigMap made again empty, an S3 object
+/// gone) while its Paimon consumer says it applied changes (issue 44, item 6): it used to start
+/// afresh, keeping the keys deleted meanwhile (`latest-full`) or skipping the changes since its
+/// last checkpoint (`latest`). One slot starts over and ends exact, under either scan mode;
+/// with several slots the slot that lost it is refused (`rebuildRequired`), writing nothing.
+#[tokio::test]
+async fn a_slot_whose_checkpoint_was_lost_starts_over_or_is_refused() {
+    for mode in [ScanMode::LatestFull, ScanMode::Latest] {
+        let t = orders();
+        let db = orders_db(&format!("lost_checkpoint_{mode:?}").to_lowercase()).await;
+        let cfg = SyncConfig::builder(&t, &db).scan_mode(mode).build();
+        // Started before the first commit: `latest` follows every snapshot too.
+        cfg.sync_once(&[]);
+        t.commits(vec![generate(1, 100, "+I", 0)]);
+        cfg.sync_once(&[]);
+        t.commits(vec![generate_step(2, 20, 4, "-D", 0)]);
+        cfg.sync_once(&[]);
+        assert_synced(&t, &db, "orders", None).await;
+        t.commits(vec![
+            generate_step(3, 20, 4, "-D", 0),
+            generate(1, 10, "+U", 4),
+        ]);
+        std::fs::remove_file(cfg.checkpoint_path(0, 1)).unwrap();
+        let out = cfg.run_once(&[]);
+        let log = stderr(&out);
+        assert!(out.status.success(), "{mode:?}: {log}");
+        assert!(
+            log.contains("checkpoint") && log.contains("is gone") && log.contains("starting over"),
+            "{mode:?}: {log}"
+        );
+        assert_synced(&t, &db, "orders", None).await;
+    }
+    let t = orders();
+    t.commits(vec![generate(1, 100, "+I", 0)]);
+    let db = orders_db("lost_checkpoint_slots").await;
+    let cfg = SyncConfig::builder(&t, &db).parallelism(2).build();
+    for slot in ["0", "1"] {
+        cfg.sync_once(&["--slot", slot]);
+    }
+    t.commits(vec![generate_step(2, 20, 4, "-D", 0)]);
+    std::fs::remove_file(cfg.checkpoint_path(1, 2)).unwrap();
+    let before = db.count("orders").await;
+    let out = cfg.run_once(&["--slot", "1"]);
+    let log = stderr(&out);
+    assert!(!out.status.success(), "{log}");
+    assert!(
+        log.contains("is gone") && log.contains("rebuild"),
+        "{log}"
+    );
+    assert_eq!(db.count("orders").await, before, "nothing written");
+}
+
+/// At-least-once, a crash in the middle of snapshot S (its checkpoint inside S), then
+/// `rollback_to` S - 1 and another commit that takes the id S again (issue 44, item 5): the
+/// snapshot before is the same, but the rows of the lost S already in MySQL are another
+/// history's. The checkpoint names S's identity, so the restart starts over and ends exact
+/// (it used to read the new S from its start and keep the lost one's rows).
+#[tokio::test]
+async fn a_rollback_into_a_partly_applied_snapshot_is_followed_exactly() {
+    let t = orders();
+    t.commits(vec![generate(1, 100, "+I", 0)]);
+    let kept = t.latest();
+    let db = orders_db("rollback_partly_applied").await;
+    let cfg = SyncConfig::builder(&t, &db)
+        .max_rows(10)
+        .checkpoint_interval(Duration::ZERO)
+        .build();
+    cfg.sync_once(&[]);
+    t.commits(vec![generate(1000, 100, "+I", 0)]);
+    let crashed = cfg
+        .command(&["--once"])
+        .env("PMS_FAILPOINT", "before-transaction@5")
+        .output()
+        .unwrap();
+    assert!(!crashed.status.success(), "{}", stderr(&crashed));
+    let cp = checkpoint(&cfg);
+    assert!(
+        cp["snapshotId"] == kept + 1 && cp.get("position").is_some(),
+        "the checkpoint is inside the snapshot after {kept}: {cp}"
+    );
+    assert!(db.count("orders").await > 100, "part of it is in MySQL");
+    t.rollback_to(kept);
+    t.commits(vec![generate(1, 10, "+U", 3)]);
+    assert_eq!(t.latest(), kept + 1, "the new commit takes the id again");
+    let again = cfg.run_once(&[]);
+    let log = stderr(&again);
+    assert!(again.status.success(), "{log}");
+    assert!(log.contains("starting over"), "{log}");
+    assert_synced(&t, &db, "orders", None).await;
+}

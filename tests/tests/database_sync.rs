@@ -1,4 +1,4 @@
-//! A whole Paimon database in one config (`PaimonMysqlDatabaseSync`), standalone: 22 tables of
+//! A whole Paimon database in one config (`PaimonMysqlDatabaseSync`), standalone: 25 tables of
 //! different shapes and types written by Paimon Java, synced by one `pms-worker run`; a table
 //! added while it runs is picked up, a dropped one stops and keeps its MySQL table, a table
 //! with a broken target fails alone, kill -9 and a restart lose nothing, and every table ends
@@ -118,6 +118,35 @@ fn tables() -> Vec<(String, Json, Vec<Json>)> {
         ),
         vec![rows("+I", orders(1..=40, 10, None)), rows("+I", orders(1..=20, 3, None))],
     ));
+    // The delete options of each merge engine (issue 44, item 0): refused for a while, exact.
+    for (name, options) in [
+        (
+            "fact_partial_update_removes",
+            json!({"merge-engine": "partial-update", "partial-update.remove-record-on-delete": "true"}),
+        ),
+        (
+            "fact_aggregation_removes",
+            json!({"merge-engine": "aggregation", "aggregation.remove-record-on-delete": "true",
+                   "fields.amount.aggregate-function": "sum"}),
+        ),
+        (
+            "fact_first_row",
+            json!({"merge-engine": "first-row", "ignore-delete": "true"}),
+        ),
+    ] {
+        let mut options = options;
+        options["bucket"] = json!("2");
+        options["changelog-producer"] = json!("lookup");
+        out.push((
+            name.into(),
+            orders_create(options, false),
+            vec![
+                rows("+I", orders(1..=40, 10, None)),
+                rows("+I", orders(1..=20, 3, None)),
+                rows("-D", orders(30..=40, 10, None)),
+            ],
+        ));
+    }
     out.push((
         "dim_customer".into(),
         json!({"columns": [
@@ -227,7 +256,7 @@ async fn one_config_mirrors_a_whole_database() {
             .map(|(n, c, s)| (n.as_str(), c.clone(), s.clone()))
             .collect(),
     );
-    assert!(all.len() >= 21, "{} tables", all.len());
+    assert!(all.len() >= 24, "{} tables", all.len());
     let by_name: BTreeMap<&str, &Table> = all.iter().map(|t| (t.name.as_str(), t)).collect();
     // A target that exists with another key: refused, and that table alone stops.
     db.exec("CREATE TABLE broken_rt (id BIGINT NOT NULL, amount DECIMAL(10,2), status VARCHAR(64), updated_at DATETIME(3), PRIMARY KEY (id, status))")
@@ -243,7 +272,7 @@ async fn one_config_mirrors_a_whole_database() {
     let (stdout, log) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
     assert_eq!(out.status.code(), Some(1), "one table is broken: {log}");
     assert!(
-        log.contains("1 of 21 tables failed") && log.contains("broken:"),
+        log.contains("1 of 24 tables failed") && log.contains("broken:"),
         "{log}"
     );
     let line = |table: &str| {
@@ -259,7 +288,7 @@ async fn one_config_mirrors_a_whole_database() {
         .iter()
         .filter(|t| t.name != "broken" && t.name != "tmp_scratch")
         .collect();
-    assert_eq!(synced.len(), 20, "{SELECTED}");
+    assert_eq!(synced.len(), 23, "{SELECTED}");
     let log_path = dir.path().join("worker.log");
     std::fs::write(&log_path, log.as_bytes()).unwrap();
     assert_all_synced(&wh, &db, &synced, || read_log(&log_path)).await;

@@ -10,10 +10,16 @@ use pms_crds::contract::{Checkpoint, ReadPoint, SnapshotIdentity};
 use crate::error::Result;
 use crate::source::PaimonSource;
 
-/// The snapshot a point has applied through (or is the full read of).
+/// The snapshot a point has applied through, or has applied part of (a full read's, or the
+/// snapshot a position inside it names): the one whose identity MySQL's rows depend on. A part
+/// of a snapshot that a rollback removed and a new commit took the id of again is another
+/// history, though the snapshot before it is unchanged.
 pub(super) fn applied_snapshot(point: ReadPoint) -> Option<i64> {
     match point {
         ReadPoint::FullRead { snapshot_id, at } => at.map(|_| snapshot_id),
+        ReadPoint::Changes { next_snapshot, at } if (at.split, at.row) != (0, 0) => {
+            Some(next_snapshot)
+        }
         ReadPoint::Changes { next_snapshot, .. } => {
             (next_snapshot > 1).then_some(next_snapshot - 1)
         }

@@ -186,6 +186,9 @@ async fn run_with_one_schema(
     start_over: Option<String>,
 ) -> Result<(RunSummary, Option<Reopen>)> {
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
+    let earlier_run = source
+        .earlier_run(&cfg.consumer_id, &cfg.external_name())
+        .await?;
     let mysql = MysqlConnection::open_in(&cfg, opts.mysql.as_ref()).await?;
     if cfg.slot.index == 0 {
         crate::generation::drop_old_if_due(&mysql, &cfg, false).await?;
@@ -229,7 +232,15 @@ async fn run_with_one_schema(
                 None => history.resumed_changed(&source, cp).await?,
             }
         }
-        (None, None) => None,
+        (None, None) => earlier_run.map(|next| {
+            format!(
+                "slot {}'s checkpoint ({}) is gone, though its Paimon consumer {} says an earlier run applied \
+                 the snapshots before {next}: what MySQL holds is not known to be any snapshot's",
+                cfg.slot,
+                checkpointer.location(),
+                cfg.consumer_id
+            )
+        }),
     };
     if start_over.is_none() {
         let written_under = match (read_before, &resumed) {
@@ -406,11 +417,15 @@ impl Pipeline {
                 if let Some(why) = self.history.changed_at(&self.source, next - 1).await? {
                     return Ok(Followed::HistoryChanged(why));
                 }
+                if let Some(why) = self.source.shape_change_before(next).await? {
+                    return Ok(Followed::HistoryChanged(why));
+                }
                 self.history.learn(&self.source, next).await?;
                 match self.source.plan_snapshot(next).await? {
                     SnapshotChanges::Changes(plan) => self.read_plan(&plan, from, None).await?,
                     SnapshotChanges::Overwrite(plan) => self.apply_overwrite(&plan).await?,
                     SnapshotChanges::Refresh(plan) => self.apply_refresh(&plan).await?,
+                    SnapshotChanges::StartOver(why) => return Ok(Followed::HistoryChanged(why)),
                     SnapshotChanges::NewSchema {
                         from,
                         to,

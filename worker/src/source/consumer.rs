@@ -56,6 +56,18 @@ pub async fn claim(
     Ok(None)
 }
 
+/// The sync that claimed consumer `consumer_id`, if one did.
+pub async fn owner(table: &Table, consumer_id: &str) -> paimon::Result<Option<String>> {
+    let path = owner_file(&dir(table), consumer_id);
+    let io = table.file_io();
+    if !io.exists(&path).await? {
+        return Ok(None);
+    }
+    Ok(Some(
+        String::from_utf8_lossy(&io.new_input(&path)?.read().await?).into_owned(),
+    ))
+}
+
 /// Gives up `sync`'s claim of consumer `consumer_id` (`pms-worker reset`).
 pub async fn release(table: &Table, consumer_id: &str, sync: &str) -> paimon::Result<()> {
     if claim(table, consumer_id, sync, None).await?.is_none() {

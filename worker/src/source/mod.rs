@@ -12,6 +12,7 @@ mod postpone;
 mod refresh;
 mod schema_history;
 mod shape;
+mod shape_change;
 
 use std::collections::HashMap;
 
@@ -58,6 +59,10 @@ pub enum SnapshotChanges {
     Overwrite(OverwritePlan),
     /// Keys whose rows are read again from Paimon's merge (see `refresh.rs`).
     Refresh(RefreshPlan),
+    /// The snapshot can't be applied from what it holds; the slot starts over (why): an
+    /// OVERWRITE of a table read above level 0 whose changes are its delta files, while level-0
+    /// files are in its buckets (see [`TableShape::full_read_needs_level_0_compacted`]).
+    StartOver(String),
     /// The snapshot was committed under a newer schema than this source was opened with: it
     /// must be read by a source (and checked against MySQL) opened anew. `columns_changed` is
     /// false when only options changed (e.g. the bucket count of a rescale).
@@ -70,7 +75,8 @@ pub enum SnapshotChanges {
 
 /// What a snapshot is, before it is read.
 enum SnapshotKind {
-    Changes,
+    /// Read in this mode (`Auto`: the table's producer decides).
+    Changes(IncrementalScanMode),
     Overwrite,
     /// A compaction that gives a postpone-bucket table's rows their buckets, whose changes
     /// are those rows (see `postpone.rs`).
@@ -383,16 +389,10 @@ impl PaimonSource {
     /// An error naming the buckets of `splits` that hold level-0 files (see
     /// [`TableShape::full_read_needs_level_0_compacted`]).
     fn refuse_level_0(&self, snapshot_id: i64, splits: &[DataSplit]) -> Result<()> {
-        let mut buckets: Vec<i32> = splits
-            .iter()
-            .filter(|s| s.data_files().iter().any(|f| f.level == 0))
-            .map(|s| s.bucket())
-            .collect();
+        let buckets = level_0_buckets(splits);
         if buckets.is_empty() {
             return Ok(());
         }
-        buckets.sort_unstable();
-        buckets.dedup();
         Err(WorkerError::Source {
             table: self.name.clone(),
             message: format!(
@@ -406,21 +406,57 @@ impl PaimonSource {
         })
     }
 
+    /// This slot's buckets of snapshot `id` that hold level-0 files.
+    async fn owned_level_0_buckets(&self, id: i64) -> Result<Vec<i32>> {
+        let all = self.plan_all_files(&self.pinned(id).await?).await?;
+        let owned: Vec<DataSplit> = all
+            .splits()
+            .iter()
+            .filter(|s| self.slot.owns_bucket(s.bucket()))
+            .cloned()
+            .collect();
+        Ok(level_0_buckets(&owned))
+    }
+
+    /// Why OVERWRITE snapshot `id` can't be applied as the difference of its partitions, if it
+    /// can't: a table read above level 0 whose changes are its delta files (deletion vectors or
+    /// `force-lookup` with producer `none` / `input`) with level-0 files in this slot's buckets
+    /// at it or just before it. Paimon doesn't read those files yet, so neither side of the
+    /// difference can be read; and the snapshot never changes, so waiting can't help. A start
+    /// over reads the latest snapshot instead (once its level 0 is compacted).
+    async fn level_0_before_overwrite(&self, id: i64) -> Result<Option<String>> {
+        if !self.shape.full_read_needs_level_0_compacted() {
+            return Ok(None);
+        }
+        for at in [id, id - 1] {
+            let buckets = self.owned_level_0_buckets(at).await?;
+            if !buckets.is_empty() {
+                return Ok(Some(format!(
+                    "snapshot {id} is an OVERWRITE, and snapshot {at} holds files not compacted yet (level 0) in \
+                     bucket(s) {buckets:?}: with deletion vectors (or force-lookup) and changelog-producer = {} \
+                     neither side of the overwrite can be read as Paimon reads it",
+                    self.shape.changelog_producer
+                )));
+            }
+        }
+        Ok(None)
+    }
+
     /// What one snapshot changed, this slot's buckets only: its changes (delta files for
     /// `changelog-producer=none`, changelog files otherwise), or, for an OVERWRITE, the
     /// overwritten partitions before and after it.
     pub async fn plan_snapshot(&self, snapshot_id: i64) -> Result<SnapshotChanges> {
         Ok(match self.snapshot_kind(snapshot_id).await? {
-            SnapshotKind::Overwrite => {
-                SnapshotChanges::Overwrite(self.plan_overwrite(snapshot_id).await?)
-            }
-            SnapshotKind::Changes if self.shape.changes_name_keys_only() => {
+            SnapshotKind::Overwrite => match self.level_0_before_overwrite(snapshot_id).await? {
+                Some(why) => SnapshotChanges::StartOver(why),
+                None => SnapshotChanges::Overwrite(self.plan_overwrite(snapshot_id).await?),
+            },
+            SnapshotKind::Changes(_) if self.shape.changes_name_keys_only() => {
                 SnapshotChanges::Refresh(self.plan_refresh(snapshot_id).await?)
             }
-            SnapshotKind::Changes => SnapshotChanges::Changes(
-                self.plan_changes(snapshot_id, IncrementalScanMode::Auto)
-                    .await?,
-            ),
+            SnapshotKind::Changes(mode) => {
+                SnapshotChanges::Changes(self.plan_changes(snapshot_id, mode).await?)
+            }
             SnapshotKind::PostponeAssigned => {
                 SnapshotChanges::Changes(self.plan_postpone_assigned(snapshot_id).await?)
             }
@@ -478,8 +514,14 @@ impl PaimonSource {
             && self.shape.postpone_rows_arrive_by_compaction()
         {
             SnapshotKind::PostponeAssigned
+        } else if *snapshot.commit_kind() == paimon::spec::CommitKind::APPEND
+            && self.shape.reads_delta_without_changelog()
+            && shape_change::without_changelog(&snapshot)
+        {
+            debug!(table = %self.name, snapshot_id, "an APPEND snapshot without a changelog: read by its delta");
+            SnapshotKind::Changes(IncrementalScanMode::Delta)
         } else {
-            SnapshotKind::Changes
+            SnapshotKind::Changes(IncrementalScanMode::Auto)
         })
     }
 
@@ -657,6 +699,20 @@ impl PaimonSource {
         }
     }
 
+    /// What consumer `consumer_id` tells of an earlier run of the sync `sync` (external name):
+    /// the next snapshot it needed, when the consumer exists and `sync` claimed it. A slot that
+    /// finds this but no checkpoint lost its checkpoint: it had applied changes, and what MySQL
+    /// holds is not known to be any snapshot's.
+    pub async fn earlier_run(&self, consumer_id: &str, sync: &str) -> Result<Option<i64>> {
+        let owner = consumer::owner(&self.table, consumer_id)
+            .await
+            .map_err(|e| self.err(e))?;
+        if owner.as_deref() != Some(sync) {
+            return Ok(None);
+        }
+        self.consumer_next_snapshot(consumer_id).await
+    }
+
     /// Gives up the sync's claim of consumer `consumer_id`.
     pub async fn release_consumer(&self, consumer_id: &str, sync: &str) -> Result<()> {
         consumer::release(&self.table, consumer_id, sync)
@@ -677,6 +733,18 @@ impl PaimonSource {
             .await
             .map_err(|e| self.err(e))
     }
+}
+
+/// The buckets of `splits` that hold level-0 files, sorted.
+fn level_0_buckets(splits: &[DataSplit]) -> Vec<i32> {
+    let mut buckets: Vec<i32> = splits
+        .iter()
+        .filter(|s| s.data_files().iter().any(|f| f.level == 0))
+        .map(|s| s.bucket())
+        .collect();
+    buckets.sort_unstable();
+    buckets.dedup();
+    buckets
 }
 
 /// The warehouse's catalog (`file:///path`, `/path`, `s3://…`, `hdfs://…`); `name` is what

@@ -20,7 +20,11 @@ pub enum Handling {
 
 use Handling::{Exact, Ignored, RefusedUnlessDefault};
 
-/// Options by name, or by a prefix ending in `.` (`fields.` names a column's option: the suffix
+const IGNORE_DELETE: &str = "Paimon's writer drops deletes and update-befores before it writes a file (Java `RowKindFilter`), so no change holds one, and its merge ignores those an older file holds; a change of the option between the snapshot applied and the next starts the sync over";
+const FILE_FORMAT: &str = "parquet, orc and avro files are read by the `paimon` crate, each by its own format; another format fails the read with an error";
+const REMOVE_ON_DELETE: &str = "a delete removes the merged row: the full read is Paimon's merge, the changes a lookup or full-compaction changelog, whose delete of the row the worker applies";
+
+/// Options by name, or by a prefix ending in `.` or `-` (`fields.` names a column's option: the suffix
 /// after the column decides, see [`FIELD_OPTIONS`]).
 const OPTIONS: &[(&str, Handling)] = &[
     ("bucket", Exact("the bucket mode decides the shape (`source::shape`); postpone (`-2`): rows are read when a compaction gives them buckets, as Paimon's batch read sees them")),
@@ -30,23 +34,28 @@ const OPTIONS: &[(&str, Handling)] = &[
     ("merge-engine", Exact("decides the shape (`source::shape`)")),
     ("changelog-producer", Exact("decides the shape (`source::shape`)")),
     ("changelog-producer.row-deduplicate", Ignored("drops only updates that change nothing")),
+    ("changelog-producer.row-deduplicate-ignore-fields", RefusedUnlessDefault("", "an update that changes only these fields makes no changelog, so MySQL would keep their old values; remove the option")),
+    ("delete.force-produce-changelog", Ignored("a DELETE statement's changelog: more changes, each read as any other")),
     ("changelog-producer.lookup-wait", Ignored("when a commit waits for its compaction; level 0 is never read by lookup tables")),
     ("changelog.num-retained.min", Ignored("retention: an expired snapshot the sync needs stops it")),
     ("changelog.num-retained.max", Ignored("retention: an expired snapshot the sync needs stops it")),
     ("changelog.time-retained", Ignored("retention: an expired snapshot the sync needs stops it")),
     ("deletion-vectors.enabled", Exact("decides the shape (`source::shape`); read above level 0")),
     ("deletion-vectors.bitmap64", Exact("the 64-bit deletion vector format is read by the `paimon` 0.4.0 crate as the 32-bit one is")),
-    ("deletion-vectors.index-file.target-size", Ignored("index file layout")),
+    ("deletion-vector.index-file.target-size", Ignored("index file layout")),
+    ("index-file-in-data-file-dir", RefusedUnlessDefault("false", "index files (deletion vectors, bucket indexes) beside the data files are not read by the `paimon` 0.4.0 crate; remove the option")),
     ("deletion-vectors.merge-on-read", Exact("the full read skips level 0 whatever it says, as Paimon's streaming read does")),
     ("force-lookup", Exact("read above level 0, as every table Paimon reads by lookup")),
     ("sequence.field", Exact("decides the shape (`source::shape`); one field only")),
     ("sequence.field.sort-order", RefusedUnlessDefault("ascending", "a descending sequence is not verified against Paimon's read; remove the option")),
-    ("ignore-delete", RefusedUnlessDefault("false", "deletes dropped by the writer are not verified against Paimon's read; remove the option")),
-    ("deduplicate.ignore-delete", RefusedUnlessDefault("false", "deletes dropped by the writer are not verified against Paimon's read; remove the option")),
-    ("first-row.ignore-delete", RefusedUnlessDefault("false", "deletes dropped by the writer are not verified against Paimon's read; remove the option")),
-    ("partial-update.ignore-delete", RefusedUnlessDefault("false", "deletes dropped by the writer are not verified against Paimon's read; remove the option")),
-    ("partial-update.remove-record-on-delete", RefusedUnlessDefault("false", "not verified against Paimon's read; remove the option")),
-    ("partial-update.remove-record-on-sequence-group", RefusedUnlessDefault("", "sequence groups are not read by this worker; remove the option")),
+    ("ignore-delete", Exact(IGNORE_DELETE)),
+    ("deduplicate.ignore-delete", Exact(IGNORE_DELETE)),
+    ("first-row.ignore-delete", Exact(IGNORE_DELETE)),
+    ("partial-update.ignore-delete", Exact(IGNORE_DELETE)),
+    ("ignore-update-before", Exact("Paimon's writer drops update-befores before writing; the worker applies each +U alone anyway")),
+    ("partial-update.remove-record-on-delete", Exact(REMOVE_ON_DELETE)),
+    ("aggregation.remove-record-on-delete", Exact(REMOVE_ON_DELETE)),
+    ("partial-update.remove-record-on-sequence-group", Exact("partial-update is read from a lookup or full-compaction changelog (its merged rows, a removed record as a delete) and the full read is Paimon's merge, sequence groups included")),
     ("record-level.expire-time", RefusedUnlessDefault("", "expired rows vanish at compaction with no delete in any changelog, so MySQL would keep them; remove the option")),
     ("record-level.time-field", RefusedUnlessDefault("", "goes with record-level.expire-time (refused); remove the option")),
     ("record-level.time-field-type", RefusedUnlessDefault("", "goes with record-level.expire-time (refused); remove the option")),
@@ -55,12 +64,17 @@ const OPTIONS: &[(&str, Handling)] = &[
     ("data-file.external-paths.strategy", RefusedUnlessDefault("none", "data files outside the table's path are not read by this worker; remove the option")),
     ("data-file.path-directory", RefusedUnlessDefault("", "data files in another directory are not read by this worker; remove the option")),
     ("data-file.prefix", Ignored("file names are read from the manifests")),
-    ("changelog-file.prefix", Ignored("file names are read from the manifests")),
-    ("scan.fallback-branch", RefusedUnlessDefault("", "a fallback branch's rows are not read by this worker; remove the option")),
+    ("changelog-file.", Ignored("changelog file layout (prefix, format, compression, statistics): file names and formats are read from the manifests and the files")),
+    ("scan.fallback-", RefusedUnlessDefault("", "a fallback branch's rows are not read by this worker; remove the option")),
     ("branch", RefusedUnlessDefault("main", "only the main branch is read; sync the branch's own table")),
     ("pk-clustering-override", RefusedUnlessDefault("false", "not verified against Paimon's read; remove the option")),
-    ("file.format", Exact("parquet, orc and avro files are read by the `paimon` crate; another format fails the read with an error")),
+    ("file.format", Exact(FILE_FORMAT)),
+    ("file.format.per.level", Exact(FILE_FORMAT)),
+    ("file.suffix.include.compression", RefusedUnlessDefault("false", "file names with the compression in their suffix are not verified with the `paimon` 0.4.0 crate; remove the option")),
+    ("row-tracking.enabled", RefusedUnlessDefault("false", "row tracking (an append table's feature) is not read by this worker; remove the option")),
+    ("data-evolution.enabled", RefusedUnlessDefault("false", "data evolution (an append table's feature) is not read by this worker; remove the option")),
     ("file.compression", Ignored("decoded by the format reader")),
+    ("file.compression.per.level", Ignored("decoded by the format reader")),
     ("file.compression.zstd-level", Ignored("decoded by the format reader")),
     ("file.block-size", Ignored("file layout")),
     ("file-index.", Ignored("indexes only skip files; the worker reads every file")),
@@ -72,7 +86,46 @@ const OPTIONS: &[(&str, Handling)] = &[
     ("full-compaction.delta-commits", Ignored("compaction: what it merges reaches the sync through the snapshots")),
     ("lookup.", Ignored("the writer's lookup cache")),
     ("lookup-compact", Ignored("when lookup compaction runs; level 0 is never read by lookup tables")),
+    ("lookup-compact.", Ignored("when lookup compaction runs; level 0 is never read by lookup tables")),
+    ("streaming.read.snapshot.delay", Ignored("a reader's option; the sync polls by its own interval")),
+    ("orc.", Ignored("orc writer settings; decoded by the format reader")),
     ("write-only", Ignored("a writer without compaction; level 0 is never read by lookup tables")),
+    ("write.compaction-skip", Ignored("a writer without compaction; level 0 is never read by lookup tables")),
+    ("lookup-wait", Ignored("when a commit waits for its compaction; level 0 is never read by lookup tables")),
+    ("write.", Ignored("writer memory and batching")),
+    ("write-max-writers-to-spill", Ignored("writer memory")),
+    ("async-file-write", Ignored("how a writer writes its files")),
+    ("sort-engine", Ignored("how a writer or a compaction sorts; the order of a key's records is the sequence number")),
+    ("sort-spill-buffer-size", Ignored("writer memory")),
+    ("spill-compression", Ignored("writer spill files")),
+    ("spill-compression.", Ignored("writer spill files")),
+    ("local-sort.", Ignored("writer memory")),
+    ("sort-compaction.", Ignored("compaction of append tables")),
+    ("zorder.", Ignored("compaction of append tables")),
+    ("clustering.", Ignored("how a writer clusters rows into files")),
+    ("bucket-append-ordered", Ignored("append tables only")),
+    ("upsert-key", Ignored("append tables only (Paimon refuses it beside a primary key)")),
+    ("cache-page-size", Ignored("reader and writer caches")),
+    ("file-reader-async-threshold", Ignored("how files are read")),
+    ("file-operation.thread-num", Ignored("file operation threads")),
+    ("delete-file.thread-num", Ignored("file operation threads")),
+    ("parquet.", Ignored("parquet writer settings; decoded by the format reader")),
+    ("source.", Ignored("Flink source splits; a slot reads whole buckets")),
+    ("stream-scan-mode", Ignored("a reader's option (system tables)")),
+    ("batch-scan-mode", Ignored("a reader's option (system tables)")),
+    ("incremental-", Ignored("a batch reader's option")),
+    ("end-input.", Ignored("a Flink writer's end of input")),
+    ("sink.", Ignored("a Flink writer's options")),
+    ("log.", Ignored("the log system's options (a Kafka log beside the table); the worker reads the table's files")),
+    ("metastore.", Ignored("Hive metastore synchronisation")),
+    ("auto-create", Ignored("catalog behaviour")),
+    ("query-auth.enabled", Ignored("catalog behaviour")),
+    ("materialized-table.", Ignored("catalog metadata")),
+    ("alter-column-null-to-not-null.disabled", Ignored("schema evolution rules; schema changes reach the sync as new schemas")),
+    ("disable-explicit-type-casting", Ignored("schema evolution rules; schema changes reach the sync as new schemas")),
+    ("dynamic-partition-overwrite", Ignored("which partitions an INSERT OVERWRITE replaces; the worker applies the OVERWRITE snapshot as committed")),
+    ("streaming-read-append-overwrite", Ignored("a reader's option; overwrites are always applied")),
+    ("data-file.external-paths.specific-fs", RefusedUnlessDefault("", "data files outside the table's path are not read by this worker; remove the option")),
     ("write-buffer-size", Ignored("writer memory")),
     ("write-buffer-spillable", Ignored("writer memory")),
     ("write-buffer-spill.max-disk-size", Ignored("writer memory")),
@@ -84,6 +137,7 @@ const OPTIONS: &[(&str, Handling)] = &[
     ("target-file-size", Ignored("file sizes")),
     ("dynamic-bucket.", Ignored("decides a row's bucket at write; a slot reads whole buckets")),
     ("cross-partition-upsert.", Ignored("the writer's key index; moves reach the sync as deletes and inserts")),
+    ("cross-partition-upsert.index-ttl", RefusedUnlessDefault("", "a key whose index entry expired is written again in its new partition without a delete in its old one, so Paimon itself then holds one key in two partitions, which a MySQL table keyed without the partition can't; remove the option")),
     ("manifest.", Ignored("manifest layout")),
     ("snapshot.", Ignored("retention and commit bookkeeping: a consumer file keeps what the sync needs, an expired snapshot stops it")),
     ("consumer.", Ignored("the consumer file's expiry: `check` tells whether it covers the downtime")),
@@ -127,15 +181,17 @@ const FIELD_OPTIONS: &[(&str, Handling)] = &[
         Exact("aggregation with a lookup changelog is read as stored (the newest merged record)"),
     ),
     (
+        "count-limit",
+        Exact("aggregation with a lookup changelog is read as stored (the newest merged record)"),
+    ),
+    ("stats-mode", Ignored("statistics")),
+    (
         "nested-key",
         Exact("aggregation with a lookup changelog is read as stored (the newest merged record)"),
     ),
     (
         "sequence-group",
-        RefusedUnlessDefault(
-            "",
-            "partial-update sequence groups are not read by this worker; remove the option",
-        ),
+        Exact("partial-update is read from a lookup or full-compaction changelog (its merged rows) and the full read is Paimon's merge, sequence groups included"),
     ),
     (
         "default-value",
@@ -157,8 +213,9 @@ const READ_FAMILIES: &[&str] = &[
     "fields.",
     "sequence.",
     "changelog",
-    "deletion-vectors.",
+    "deletion-vector",
     "data-file.",
+    "index-file",
     "record-level.",
     "branch",
     "scan.fallback",
@@ -205,6 +262,11 @@ pub fn judge(options: &HashMap<String, String>) -> Judged {
     judged
 }
 
+/// Whether a name of the list is a family of options (`compaction.`, `scan.fallback-`).
+fn is_prefix(name: &str) -> bool {
+    name.ends_with('.') || name.ends_with('-')
+}
+
 /// How `key` is handled, if the list knows it.
 fn handling(key: &str) -> Option<Handling> {
     if let Some(column_option) = key.strip_prefix("fields.") {
@@ -223,7 +285,7 @@ fn handling(key: &str) -> Option<Handling> {
         .or_else(|| {
             OPTIONS
                 .iter()
-                .filter(|(name, _)| name.ends_with('.') && key.starts_with(name))
+                .filter(|(name, _)| is_prefix(name) && key.starts_with(name))
                 .max_by_key(|(name, _)| name.len())
         })
         .map(|(_, h)| *h)
@@ -244,7 +306,7 @@ pub fn readme_table() -> String {
         Ignored(why) => format!("| `{name}` | ignored: {why} |\n"),
     };
     for (name, h) in OPTIONS {
-        let name = if name.ends_with('.') {
+        let name = if is_prefix(name) {
             format!("{name}*")
         } else {
             name.to_string()
@@ -283,7 +345,7 @@ mod tests {
         let j = judge_of(&[
             ("data-file.thin-mode", "true"),
             ("record-level.expire-time", "1 d"),
-            ("fields.a.sequence-group", "b,c"),
+            ("fields.a.default-value", "0"),
             ("sequence.field", "a,b"),
             ("changelog.brand-new", "x"),
             ("ignore-delete", "false"),
@@ -295,7 +357,7 @@ mod tests {
         for needle in [
             "data-file.thin-mode = \"true\"",
             "record-level.expire-time",
-            "fields.a.sequence-group",
+            "fields.a.default-value = \"0\"",
             "sequence.field with several fields",
             "changelog.brand-new = \"x\" is unknown",
         ] {
@@ -303,6 +365,25 @@ mod tests {
         }
         assert_eq!(j.refused.len(), 5, "{text}");
         assert_eq!(j.unknown, ["some.option.from.the.future"]);
+    }
+
+    /// Paimon 1.3.1's own option list (`CoreOptions`, its fallback keys, an example of each
+    /// pattern): every option is handled, refused or ignored by name, none is "unknown".
+    #[test]
+    fn every_option_of_paimon_1_3_1_is_known() {
+        let unknown: Vec<&str> = include_str!("paimon-1.3.1-options.txt")
+            .lines()
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .filter(|key| handling(key).is_none())
+            .collect();
+        assert!(unknown.is_empty(), "options of Paimon 1.3.1 the worker doesn't know: {unknown:?}");
+    }
+
+    #[test]
+    fn the_scan_prefix_does_not_shadow_the_fallback_family() {
+        let j = judge_of(&[("scan.fallback-delta-branch", "b"), ("scan.mode", "latest")]);
+        assert_eq!(j.refused.len(), 1, "{:?}", j.refused);
+        assert!(j.refused[0].starts_with("scan.fallback-delta-branch"));
     }
 
     #[test]

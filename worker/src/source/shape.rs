@@ -4,6 +4,14 @@
 
 use std::collections::HashMap;
 
+/// `ignore-delete` and the keys Paimon falls back to (`CoreOptions.IGNORE_DELETE`).
+const IGNORE_DELETE_KEYS: [&str; 4] = [
+    "ignore-delete",
+    "first-row.ignore-delete",
+    "deduplicate.ignore-delete",
+    "partial-update.ignore-delete",
+];
+
 /// The options that decide how a table's changes must be read, with Paimon's defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableShape {
@@ -17,6 +25,9 @@ pub struct TableShape {
     pub force_lookup: bool,
     /// `num-levels`, else `num-sorted-run.compaction-trigger` + 1 (Paimon's default).
     pub num_levels: i32,
+    /// `ignore-delete` (or one of its aliases): Paimon's writer drops retractions before it
+    /// writes a file, and its merge ignores those an older file holds.
+    pub ignore_delete: bool,
 }
 
 impl TableShape {
@@ -41,6 +52,9 @@ impl TableShape {
             sequence_field: options.get("sequence.field").cloned(),
             force_lookup: get("force-lookup", "false") == "true",
             num_levels,
+            ignore_delete: IGNORE_DELETE_KEYS
+                .iter()
+                .any(|k| get(k, "false") == "true"),
         })
     }
 
@@ -113,6 +127,56 @@ impl TableShape {
     /// from Paimon's merge: `sequence.field` without a full-row changelog (see `refresh.rs`).
     pub fn changes_name_keys_only(&self) -> bool {
         self.sequence_field.is_some() && !self.full_row_changelog()
+    }
+
+    /// Whether snapshots written under `other` are read as this shape reads them, so that an
+    /// `ALTER TABLE … SET` from one to the other needs nothing of the snapshots around it. The
+    /// producers `none` and `input` of a deduplicate table are alike: each snapshot's changes are
+    /// its delta, or its input changelog (the same records) when it has one
+    /// ([`TableShape::reads_delta_without_changelog`]).
+    pub fn reads_alike(&self, other: &TableShape) -> bool {
+        let how = |s: &TableShape| {
+            (
+                s.merge_engine.clone(),
+                s.sequence_field.clone(),
+                s.deletion_vectors,
+                s.force_lookup,
+                s.ignore_delete,
+                s.full_compaction_max_level(),
+            )
+        };
+        let delta_alike = |s: &TableShape| {
+            s.merge_engine == "deduplicate" && matches!(s.changelog_producer.as_str(), "none" | "input")
+        };
+        how(self) == how(other)
+            && (self.changelog_producer == other.changelog_producer
+                || (delta_alike(self) && delta_alike(other)))
+    }
+
+    /// Whether an APPEND snapshot without a changelog is read by its delta files: with
+    /// `input`, such a snapshot was committed by a writer running without a producer (one
+    /// started before an `ALTER TABLE … SET ('changelog-producer' = 'input')`, or another
+    /// engine's writer); its delta holds its changes, and skipping it would lose them.
+    pub fn reads_delta_without_changelog(&self) -> bool {
+        self.changelog_producer == "input" && self.merge_engine == "deduplicate"
+    }
+
+    /// What of the reading differs from `before`'s, for messages.
+    pub fn difference_from(&self, before: &TableShape) -> String {
+        let mut out = Vec::new();
+        let mut differs = |name: &str, a: String, b: String| {
+            if a != b {
+                out.push(format!("{name} {a} -> {b}"));
+            }
+        };
+        differs("changelog-producer", before.changelog_producer.clone(), self.changelog_producer.clone());
+        differs("merge-engine", before.merge_engine.clone(), self.merge_engine.clone());
+        differs("sequence.field", format!("{:?}", before.sequence_field), format!("{:?}", self.sequence_field));
+        differs("deletion-vectors.enabled", before.deletion_vectors.to_string(), self.deletion_vectors.to_string());
+        differs("force-lookup", before.force_lookup.to_string(), self.force_lookup.to_string());
+        differs("ignore-delete", before.ignore_delete.to_string(), self.ignore_delete.to_string());
+        differs("num-levels", before.num_levels.to_string(), self.num_levels.to_string());
+        out.join(", ")
     }
 
     /// Whether the producer writes whole rows for every change (so partial or aggregated
@@ -223,6 +287,17 @@ pub fn check_shape(shape: &TableShape) -> Result<(), Vec<String>> {
              not the aggregated rows; set changelog-producer = lookup (or full-compaction)"
         )),
         other => refused.push(format!("merge-engine = {other:?} is unknown to this worker")),
+    }
+    if shape.changes_name_keys_only() && shape.reads_above_level_0() {
+        // Each snapshot's keys are read again from Paimon's merge at it, which can't take the
+        // level-0 files the snapshot itself wrote (they are not compacted yet): every snapshot
+        // would wait for a compaction it can never see.
+        refused.push(format!(
+            "sequence.field with {} and changelog-producer = {producer}: the keys each snapshot touched are read \
+             again from Paimon's merge at that snapshot, which doesn't take the level-0 files the snapshot wrote; \
+             set changelog-producer = lookup",
+            if shape.deletion_vectors { "deletion-vectors.enabled = true" } else { "force-lookup = true" }
+        ));
     }
     if let Some(field) = &shape.sequence_field {
         // A full-row changelog is already ordered by the field: a late record with a smaller
@@ -369,6 +444,18 @@ mod tests {
                     ("sequence.field", "ts"),
                 ],
                 "with merge-engine = aggregation",
+            ),
+            (
+                &[("sequence.field", "ts"), ("deletion-vectors.enabled", "true")],
+                "which doesn't take the level-0 files the snapshot wrote",
+            ),
+            (
+                &[
+                    ("sequence.field", "ts"),
+                    ("force-lookup", "true"),
+                    ("changelog-producer", "input"),
+                ],
+                "force-lookup = true and changelog-producer = input",
             ),
         ];
         for (options, needle) in cases {
