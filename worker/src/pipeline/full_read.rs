@@ -121,8 +121,9 @@ impl Pipeline {
             // Every row of the snapshot is written first; then what else the target holds goes.
             self.flush(FlushReason::Checkpoint).await?;
             self.checkpoint().await?;
-            let removed =
-                crate::verify::sweep(&self.cfg, &self.source, &self.layout, snapshot_id).await?;
+            let Some(removed) = self.sweep_fenced(snapshot_id).await? else {
+                return Ok(FullRead::Stopped);
+            };
             info!(snapshot_id, removed, target = %self.cfg.target_name(), "full read: removed the rows the snapshot doesn't have");
             self.sweep = false;
         }
@@ -138,6 +139,26 @@ impl Pipeline {
         self.buffer.set_full_read(false);
         info!(snapshot_id, "full read done");
         Ok(FullRead::Done(snapshot_id))
+    }
+
+    /// The sweep of the full read of `snapshot_id` (just checkpointed), written as the sync's
+    /// flushes are: through its sink (the slot lock, at-least-once), each transaction with the
+    /// progress row's compare-and-set at the checkpointed position (exactly-once), and no
+    /// transaction after a stop. `None`: stopped (the checkpoint still says to sweep).
+    async fn sweep_fenced(&mut self, snapshot_id: i64) -> Result<Option<u64>> {
+        let progress_row = match self.writer.committed() {
+            Some(point) => {
+                let cp = self.checkpoint_at(point);
+                self.checkpointer.progress_update(&cp)
+            }
+            None => None,
+        };
+        let repair = crate::verify::Repair {
+            sink: self.writer.sink(),
+            progress_row,
+            stop: Some(self.stop.clone()),
+        };
+        crate::verify::sweep(&self.cfg, &self.source, &self.layout, snapshot_id, &repair).await
     }
 
     /// A new full read into a table that holds rows: alone, the slot removes what the

@@ -16,6 +16,8 @@
 mod canonical;
 mod repair;
 
+pub use repair::Repair;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{DefaultHasher, Hasher};
 use std::time::{Duration, Instant};
@@ -31,7 +33,7 @@ use crate::error::{Result, WorkerError};
 use crate::eta::EtaLine;
 use crate::mapping::{decode_batch, Change, ChangeKind, Layout, TargetColumn};
 use crate::report_configmap::ReportConfigMap;
-use crate::sink::{MysqlConnection, MysqlSink};
+use crate::sink::MysqlConnection;
 use crate::source::{PaimonSource, SnapshotPlan};
 use crate::target_layout::validated_layout;
 
@@ -199,14 +201,19 @@ pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> 
     let source = PaimonSource::open(&cfg.spec.source, Slot::SINGLE).await?;
     let mysql = MysqlConnection::open(cfg).await?;
     let layout = validated_layout(&source, &mysql, cfg, None).await?;
+    if opts.repair {
+        refuse_repair_beside_a_running_sync(&mysql, cfg).await?;
+    }
     let sink = match opts.repair {
         true => Some(repair::sink(cfg, &layout).await?),
         false => None,
     };
-    let (mut report, written) = compare(&source, &mysql, &layout, cfg, opts, sink.as_ref()).await?;
+    let repair = sink.as_ref().map(Repair::unfenced);
+    let (mut report, written) = compare(&source, &mysql, &layout, cfg, opts, repair.as_ref()).await?;
     if opts.live {
         recheck(&source, &mysql, &layout, cfg, opts, &mut report).await?;
     }
+    drop(repair);
     if let Some(sink) = sink {
         sink.close().await;
         if written == 0 {
@@ -223,18 +230,41 @@ pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> 
     Ok(report)
 }
 
+/// `verify --repair` writes the latest snapshot's rows without a slot's fence: beside a
+/// running worker it could set back a row the worker just wrote newer, or delete a key it just
+/// inserted. A running at-least-once worker holds its slot's lock, so that is refused.
+async fn refuse_repair_beside_a_running_sync(
+    mysql: &MysqlConnection,
+    cfg: &WorkerConfig,
+) -> Result<()> {
+    for slot in 0..cfg.spec.parallelism {
+        if mysql.slot_in_use(&cfg.external_name(), slot).await? {
+            return Err(WorkerError::Config(format!(
+                "verify --repair: slot {slot} of sync {} is running (it holds its slot lock), and a repair beside \
+                 it could set back what it writes; stop the sync first (suspend it under the operator), or verify \
+                 without --repair",
+                cfg.sync_name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The end of a full read of `snapshot_id` into a table that held rows (by a sync's only
 /// slot, so `source` reads the whole table): verify's two passes against that snapshot, with
 /// what differs written; all that should differ by then is the rows the snapshot doesn't have,
-/// which are deleted. Memory stays bounded as in verify. Returns the rows removed.
+/// which are deleted. Memory stays bounded as in verify. Its writes go through `repair`: the
+/// sync's own sink and fence, so a newer owner of the slot (a pooled table moved to another
+/// worker, a second process of the sync) fences them as it fences the sync's flushes. Returns
+/// the rows removed, or `None` when a stop ended it first.
 pub async fn sweep(
     cfg: &WorkerConfig,
     source: &PaimonSource,
     layout: &Layout,
     snapshot_id: i64,
-) -> Result<u64> {
+    repair: &Repair<'_>,
+) -> Result<Option<u64>> {
     let mysql = MysqlConnection::open(cfg).await?;
-    let sink = repair::sink(cfg, layout).await?;
     let opts = VerifyOptions {
         snapshot: Some(snapshot_id),
         show: 0,
@@ -242,17 +272,19 @@ pub async fn sweep(
         rows_per_pass: DEFAULT_ROWS_PER_PASS,
         live: false,
     };
-    let compared = compare(source, &mysql, layout, cfg, &opts, Some(&sink)).await;
-    sink.close().await;
+    let compared = compare(source, &mysql, layout, cfg, &opts, Some(repair)).await;
     mysql.close().await;
     let (report, _) = compared?;
+    if repair.stopping() {
+        return Ok(None);
+    }
     if report.missing.count + report.different.count > 0 {
         // Written just now from the same snapshot: only a concurrent writer explains it.
         tracing::warn!(missing = report.missing.count, different = report.different.count, target = %cfg.target_name(),
                        "after the full read, rows differed besides the extra ones: written again from the snapshot \
                         (does something else write this table?)");
     }
-    Ok(report.extra.count)
+    Ok(Some(report.extra.count))
 }
 
 /// Writes what `report` found into the ConfigMap `<sync>-verify` (the operator's
@@ -379,7 +411,7 @@ async fn compare(
     layout: &Layout,
     cfg: &WorkerConfig,
     opts: &VerifyOptions,
-    repair: Option<&MysqlSink>,
+    repair: Option<&Repair<'_>>,
 ) -> Result<(Report, u64)> {
     let started = Instant::now();
     let target = mysql.describe_target().await?.ok_or_else(|| {
@@ -530,8 +562,11 @@ async fn compare(
                 .add(show, key, || rows.key_text(&row), String::new);
             fix(&row, true);
         }
-        if let Some(sink) = repair {
-            written += repair::write(sink, cfg, fixes).await?;
+        if let Some(repair) = repair {
+            written += repair::write(repair, cfg, fixes).await?;
+            if repair.stopping() {
+                break;
+            }
         }
     }
     report.elapsed = started.elapsed();
