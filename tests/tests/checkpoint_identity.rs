@@ -685,3 +685,42 @@ async fn a_rollback_into_a_partly_applied_snapshot_is_followed_exactly() {
     assert_synced(&t, &db, "orders", None).await;
     assert!(log.contains("starting over"), "{log}");
 }
+
+/// A start-over's sweep overtaken by a newer owner of the slot (issue 44, item 2): process A
+/// (exactly-once) ends its full read into a table with rows the snapshot lacks and has found
+/// them, then pauses before deleting; a key among them is committed to Paimon; process B of the
+/// same slot resumes from the progress row, sweeps, and applies that commit. When A goes on, its
+/// delete of the key would set MySQL back: it is fenced by the progress row's epoch and stops,
+/// writing nothing, and MySQL stays equal to Paimon.
+#[tokio::test]
+async fn a_sweep_overtaken_by_a_newer_owner_of_the_slot_is_fenced() {
+    let t = orders();
+    t.commits(vec![generate(1, 50, "+I", 0)]);
+    let db = orders_db("sweep_overtaken").await;
+    db.exec(&FOREIGN_ROWS.replace("{t}", "orders")).await;
+    let cfg = SyncConfig::builder(&t, &db)
+        .delivery(Delivery::ExactlyOnce)
+        .build();
+    let release = tempfile::NamedTempFile::new().unwrap().into_temp_path();
+    let release_path = release.to_path_buf();
+    drop(release);
+    let mut a = cfg.start(
+        cfg.command(&["--once"])
+            .env("PMS_FAILPOINT", "before-repair-write")
+            .env("PMS_FAILPOINT_RELEASE", &release_path),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !cfg.log().contains("failpoint before-repair-write reached") {
+        assert!(Instant::now() < deadline, "A never reached its sweep: {}", cfg.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let s = t.commit(&[("+I", order(900001, "1.00", "NEW"))]);
+    let b = cfg.run_once(&[]);
+    assert!(b.status.success(), "{}", stderr(&b));
+    assert_synced(&t, &db, "orders", Some(s)).await;
+    std::fs::write(&release_path, b"go").unwrap();
+    let a_exit = wait_for_exit(&mut a, Duration::from_secs(60), || cfg.log()).await;
+    assert!(!a_exit.success(), "A is fenced: {}", cfg.log());
+    assert!(cfg.log().contains("fenced"), "{}", cfg.log());
+    assert_synced(&t, &db, "orders", Some(s)).await;
+}

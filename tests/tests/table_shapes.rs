@@ -1210,7 +1210,7 @@ async fn aggregation_with_remove_record_on_delete_is_exact() {
 async fn first_row_with_ignore_delete_is_exact() {
     for (producer, key) in [
         ("lookup", "ignore-delete"),
-        ("full-compaction", "first-row.ignore-delete"),
+        ("none", "first-row.ignore-delete"),
     ] {
         exact_after_each_phase(
             &format!("first_row_ignore_delete_{}", producer.replace('-', "_")),

@@ -57,6 +57,23 @@ pub fn fail(name: &str) -> bool {
     reached
 }
 
+/// `PMS_FAILPOINT=name` with `PMS_FAILPOINT_RELEASE=<file>`: waits at `name` until that file
+/// exists, so a test can have another process overtake this one right there.
+#[cfg(feature = "failpoints")]
+pub async fn pause(name: &str) {
+    if reached(name) {
+        let release = std::env::var("PMS_FAILPOINT_RELEASE").unwrap_or_default();
+        eprintln!("failpoint {name} reached: pausing until {release} exists");
+        while !std::path::Path::new(&release).exists() {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
+
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+pub async fn pause(_name: &str) {}
+
 #[cfg(not(feature = "failpoints"))]
 #[inline(always)]
 pub fn hit(_name: &str) {}

@@ -175,6 +175,13 @@ enum Reopen {
     StartOver(String),
 }
 
+/// Whether a fresh start replays the changes from a snapshot at or before `next` (an explicit
+/// `fromSnapshot`), so it re-applies whatever an earlier run of the slot may have written.
+fn replays_from_before(cfg: &WorkerConfig, next: i64) -> bool {
+    let src = &cfg.spec.source;
+    src.scan_mode == pms_crds::ScanMode::FromSnapshot && src.start_snapshot.unwrap_or(1) <= next
+}
+
 /// One run with the table's schema as it is at its start; `read_before` holds the fields the
 /// previous run of this process read with, when a new schema ended it; `start_over` why the
 /// previous run found the history changed. Returns why the next run is needed, if it is.
@@ -232,7 +239,8 @@ async fn run_with_one_schema(
                 None => history.resumed_changed(&source, cp).await?,
             }
         }
-        (None, None) => earlier_run.map(|next| {
+        // Replaying every change from a snapshot the earlier run had not passed ends exact.
+        (None, None) => earlier_run.filter(|&next| !replays_from_before(&cfg, next)).map(|next| {
             format!(
                 "slot {}'s checkpoint ({}) is gone, though its Paimon consumer {} says an earlier run applied \
                  the snapshots before {next}: what MySQL holds is not known to be any snapshot's",

@@ -66,6 +66,7 @@ pub(super) async fn write(repair: &Repair<'_>, cfg: &WorkerConfig, fixes: Batch)
         if repair.stopping() {
             return Ok(written);
         }
+        crate::failpoint::pause("before-repair-write").await;
         let take_deletes = deletes.len().min(per_transaction);
         let take_upserts = upserts.len().min(per_transaction - take_deletes);
         let batch = Batch {
