@@ -640,10 +640,7 @@ async fn a_slot_whose_checkpoint_was_lost_starts_over_or_is_refused() {
     let out = cfg.run_once(&["--slot", "1"]);
     let log = stderr(&out);
     assert!(!out.status.success(), "{log}");
-    assert!(
-        log.contains("is gone") && log.contains("rebuild"),
-        "{log}"
-    );
+    assert!(log.contains("is gone") && log.contains("rebuild"), "{log}");
     assert_eq!(db.count("orders").await, before, "nothing written");
 }
 
@@ -711,7 +708,11 @@ async fn a_sweep_overtaken_by_a_newer_owner_of_the_slot_is_fenced() {
     );
     let deadline = Instant::now() + Duration::from_secs(60);
     while !cfg.log().contains("failpoint before-repair-write reached") {
-        assert!(Instant::now() < deadline, "A never reached its sweep: {}", cfg.log());
+        assert!(
+            Instant::now() < deadline,
+            "A never reached its sweep: {}",
+            cfg.log()
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let s = t.commit(&[("+I", order(900001, "1.00", "NEW"))]);
@@ -723,4 +724,35 @@ async fn a_sweep_overtaken_by_a_newer_owner_of_the_slot_is_fenced() {
     assert!(!a_exit.success(), "A is fenced: {}", cfg.log());
     assert!(cfg.log().contains("fenced"), "{}", cfg.log());
     assert_synced(&t, &db, "orders", Some(s)).await;
+}
+
+/// A rollback past expiry (issue 44, item 4): the sync applied snapshot S and stopped; the
+/// table was rolled back to before S, written again past S, and expired down to what the
+/// slot's consumer protects. The consumer protected S + 1 only, so the new history's S expired
+/// and the checkpoint's identity could not be checked: the sync went on in the new history with
+/// the rows only the old one wrote. It now protects S itself, whose new commit is seen: start
+/// over, exact.
+#[tokio::test]
+async fn a_rollback_past_expiry_is_seen() {
+    let t = orders();
+    t.commits(vec![generate(1, 10, "+I", 0)]);
+    let kept = t.latest();
+    t.commits(vec![generate(100, 10, "+I", 0), generate(200, 10, "+I", 0)]);
+    let db = orders_db("rollback_past_expiry").await;
+    let cfg = SyncConfig::builder(&t, &db).build();
+    cfg.sync_once(&[]);
+    let applied = t.latest();
+    t.rollback_to(kept);
+    t.commits(vec![
+        generate(1, 5, "+U", 3),
+        generate(300, 5, "+I", 0),
+        generate(400, 5, "+I", 0),
+    ]);
+    assert!(t.latest() > applied, "the new history is past S");
+    t.expire(1);
+    let again = cfg.run_once(&[]);
+    let log = stderr(&again);
+    assert!(again.status.success(), "{log}");
+    assert_synced(&t, &db, "orders", None).await;
+    assert!(log.contains("starting over"), "{log}");
 }

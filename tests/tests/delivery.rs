@@ -506,7 +506,10 @@ async fn a_lost_commit_acknowledgement_is_not_applied_twice() {
                 log.contains("committed although its acknowledgement was lost"),
                 "{log}"
             );
-            assert_eq!(audit, expected_audit, "each change applied exactly once: {log}");
+            assert_eq!(
+                audit, expected_audit,
+                "each change applied exactly once: {log}"
+            );
         } else {
             assert!(
                 audit > expected_audit,

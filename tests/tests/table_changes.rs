@@ -43,7 +43,10 @@ async fn a_producer_turned_on_beside_a_running_writer_loses_none_of_its_commits(
     let out = cfg.run_once(&[]);
     let log = stderr(&out);
     assert!(out.status.success(), "{log}");
-    assert!(!log.contains("starting over"), "read alike, no start-over: {log}");
+    assert!(
+        !log.contains("starting over"),
+        "read alike, no start-over: {log}"
+    );
     assert_synced(&t, &db, "orders", Some(s)).await;
     // Then writers with the new option (a changelog with every commit), and an ALTER of an
     // option that decides no reading beside one of them.
@@ -64,7 +67,10 @@ async fn a_producer_turned_on_beside_a_running_writer_loses_none_of_its_commits(
 /// sweep) and ends exact; several slots can't, and stop asking for a rebuild.
 #[tokio::test]
 async fn a_producer_switched_away_from_lookup_starts_over() {
-    let t = orders_table(json!({"bucket": "2", "changelog-producer": "lookup"}), false);
+    let t = orders_table(
+        json!({"bucket": "2", "changelog-producer": "lookup"}),
+        false,
+    );
     let db = TestDb::new("alter_producer_from_lookup").await;
     db.exec(ORDERS_DDL).await;
     let cfg = SyncConfig::builder(&t, &db).build();
@@ -154,7 +160,10 @@ async fn record_expiry_set_and_removed_while_down_starts_over() {
 /// so, is refused at start by `check` and `run`.
 #[tokio::test]
 async fn an_overwrite_of_a_deletion_vector_table_with_delta_changes_does_not_stall() {
-    let t = orders_table(json!({"bucket": "1", "deletion-vectors.enabled": "true"}), false);
+    let t = orders_table(
+        json!({"bucket": "1", "deletion-vectors.enabled": "true"}),
+        false,
+    );
     let db = TestDb::new("dv_overwrite").await;
     db.exec(ORDERS_DDL).await;
     let cfg = SyncConfig::builder(&t, &db).build();

@@ -182,7 +182,7 @@ async fn expired_resume_snapshot_is_an_error_that_names_it() {
     for i in 0..4 {
         t.commits(vec![generate(100 + i * 10, 5, "+I", 0)]);
     }
-    // The worker's consumer file (nextSnapshot = 2) keeps Paimon from expiring what it still needs.
+    // The worker's consumer file (nextSnapshot = 1, the applied snapshot) keeps Paimon from expiring what it still needs.
     t.expire(2);
     assert!(
         t.table_dir().join("snapshot/snapshot-2").exists(),

@@ -103,7 +103,7 @@ async fn restore_slots(slots: &[WorkerConfig], snapshot: i64) -> Result<()> {
             ..template.clone()
         };
         Checkpointer::replace(s, &cp).await?;
-        source.write_consumer(&s.consumer_id, snapshot + 1).await?;
+        source.write_consumer(&s.consumer_id, point).await?;
     }
     source
         .remove_stale_consumers(&cfg.consumer_base(), count)

@@ -76,6 +76,27 @@ impl ReadPoint {
         matches!(self, ReadPoint::FullRead { .. })
     }
 
+    /// The snapshot this point has applied through, or has applied part of (a full read's, or
+    /// the snapshot a position inside it names): the one whose identity MySQL's rows depend on.
+    /// A part of a snapshot that a rollback removed and a new commit took the id of again is
+    /// another history, though the snapshot before it is unchanged.
+    pub fn applied_snapshot(&self) -> Option<i64> {
+        match *self {
+            ReadPoint::FullRead { snapshot_id, at } => at.map(|_| snapshot_id),
+            ReadPoint::Changes { next_snapshot, at } if !at.is_start() => Some(next_snapshot),
+            ReadPoint::Changes { next_snapshot, .. } => {
+                (next_snapshot > 1).then_some(next_snapshot - 1)
+            }
+        }
+    }
+
+    /// The first snapshot Paimon must keep for this point (its consumer's `nextSnapshot`): the
+    /// applied one too, so that its identity can still be checked after a rollback and expiry.
+    pub fn kept_from(&self) -> i64 {
+        self.applied_snapshot()
+            .map_or(self.next_snapshot(), |s| s.min(self.next_snapshot()))
+    }
+
     /// The same point with any position inside a snapshot dropped: the whole snapshot is
     /// read again (replaying is idempotent).
     pub fn at_snapshot_start(self) -> ReadPoint {

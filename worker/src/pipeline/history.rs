@@ -10,22 +10,6 @@ use pms_crds::contract::{Checkpoint, ReadPoint, SnapshotIdentity};
 use crate::error::Result;
 use crate::source::PaimonSource;
 
-/// The snapshot a point has applied through, or has applied part of (a full read's, or the
-/// snapshot a position inside it names): the one whose identity MySQL's rows depend on. A part
-/// of a snapshot that a rollback removed and a new commit took the id of again is another
-/// history, though the snapshot before it is unchanged.
-pub(super) fn applied_snapshot(point: ReadPoint) -> Option<i64> {
-    match point {
-        ReadPoint::FullRead { snapshot_id, at } => at.map(|_| snapshot_id),
-        ReadPoint::Changes { next_snapshot, at } if (at.split, at.row) != (0, 0) => {
-            Some(next_snapshot)
-        }
-        ReadPoint::Changes { next_snapshot, .. } => {
-            (next_snapshot > 1).then_some(next_snapshot - 1)
-        }
-    }
-}
-
 /// The identities of the snapshots the slot's checkpoints may still name.
 #[derive(Default)]
 pub(super) struct History {
@@ -44,12 +28,14 @@ impl History {
 
     /// The identity of the snapshot `point` applied through, when known.
     pub fn at(&self, point: ReadPoint) -> Option<SnapshotIdentity> {
-        applied_snapshot(point).and_then(|id| self.snapshots.get(&id).copied())
+        point
+            .applied_snapshot()
+            .and_then(|id| self.snapshots.get(&id).copied())
     }
 
     /// Forgets the snapshots before the committed point's (no checkpoint names them again).
     pub fn forget_before(&mut self, point: ReadPoint) {
-        if let Some(id) = applied_snapshot(point) {
+        if let Some(id) = point.applied_snapshot() {
             self.snapshots = self.snapshots.split_off(&id);
         }
     }
@@ -61,12 +47,20 @@ impl History {
         source: &PaimonSource,
         cp: &Checkpoint,
     ) -> Result<Option<String>> {
-        let Some(applied) = applied_snapshot(cp.point) else {
+        let Some(applied) = cp.point.applied_snapshot() else {
             return Ok(None);
         };
         let stored = cp.belongs_to.as_ref().and_then(|b| b.snapshot);
         if let Some(s) = stored.filter(|s| s.id == applied) {
             self.snapshots.insert(applied, s);
+            // The slot's consumer keeps it: gone means the consumer was passed over (expired,
+            // removed), and a rollback and new commits may have been expired with it.
+            if !cp.point.is_full_read() && source.snapshot_identity(applied).await?.is_none() {
+                return Ok(Some(format!(
+                    "this slot applied {s}, which the table no longer has (its consumer was expired or removed): \
+                     whether the table's history is still the one MySQL holds can't be checked"
+                )));
+            }
         }
         self.changed_at(source, applied).await
     }

@@ -175,11 +175,12 @@ enum Reopen {
     StartOver(String),
 }
 
-/// Whether a fresh start replays the changes from a snapshot at or before `next` (an explicit
-/// `fromSnapshot`), so it re-applies whatever an earlier run of the slot may have written.
-fn replays_from_before(cfg: &WorkerConfig, next: i64) -> bool {
+/// Whether a fresh start replays the changes from snapshot `kept` on or before (an explicit
+/// `fromSnapshot`), so it re-applies whatever an earlier run of the slot, whose consumer
+/// keeps `kept`, may have written.
+fn replays_from_before(cfg: &WorkerConfig, kept: i64) -> bool {
     let src = &cfg.spec.source;
-    src.scan_mode == pms_crds::ScanMode::FromSnapshot && src.start_snapshot.unwrap_or(1) <= next
+    src.scan_mode == pms_crds::ScanMode::FromSnapshot && src.start_snapshot.unwrap_or(1) <= kept
 }
 
 /// One run with the table's schema as it is at its start; `read_before` holds the fields the
@@ -240,10 +241,10 @@ async fn run_with_one_schema(
             }
         }
         // Replaying every change from a snapshot the earlier run had not passed ends exact.
-        (None, None) => earlier_run.filter(|&next| !replays_from_before(&cfg, next)).map(|next| {
+        (None, None) => earlier_run.filter(|&kept| !replays_from_before(&cfg, kept)).map(|kept| {
             format!(
                 "slot {}'s checkpoint ({}) is gone, though its Paimon consumer {} says an earlier run applied \
-                 the snapshots before {next}: what MySQL holds is not known to be any snapshot's",
+                 changes up to snapshot {kept}: what MySQL holds is not known to be any snapshot's",
                 cfg.slot,
                 checkpointer.location(),
                 cfg.consumer_id
@@ -558,7 +559,7 @@ impl Pipeline {
         failpoint::hit("after-checkpoint-before-consumer");
         if let Err(e) = self
             .source
-            .write_consumer(&self.cfg.consumer_id, cp.next_snapshot())
+            .write_consumer(&self.cfg.consumer_id, cp.point)
             .await
         {
             self.metrics

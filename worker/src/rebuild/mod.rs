@@ -260,7 +260,7 @@ async fn install(
         };
         Checkpointer::replace(cfg, &installed).await?;
         source
-            .write_consumer(&cfg.consumer_id, installed.next_snapshot())
+            .write_consumer(&cfg.consumer_id, installed.point)
             .await?;
         snapshot_id = installed.next_snapshot() - 1;
         failpoint::hit("rebuild-mid-install");

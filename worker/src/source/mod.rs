@@ -22,7 +22,7 @@ use pms_crds::SourceSpec;
 use tracing::debug;
 
 use pms_crds::contract::{
-    Slot, SnapshotIdentity, ENV_AWS_ACCESS_KEY_ID, ENV_AWS_SECRET_ACCESS_KEY,
+    ReadPoint, Slot, SnapshotIdentity, ENV_AWS_ACCESS_KEY_ID, ENV_AWS_SECRET_ACCESS_KEY,
 };
 
 use crate::error::{Result, WorkerError};
@@ -700,7 +700,7 @@ impl PaimonSource {
     }
 
     /// What consumer `consumer_id` tells of an earlier run of the sync `sync` (external name):
-    /// the next snapshot it needed, when the consumer exists and `sync` claimed it. A slot that
+    /// the first snapshot it keeps, when the consumer exists and `sync` claimed it. A slot that
     /// finds this but no checkpoint lost its checkpoint: it had applied changes, and what MySQL
     /// holds is not known to be any snapshot's.
     pub async fn earlier_run(&self, consumer_id: &str, sync: &str) -> Result<Option<i64>> {
@@ -710,7 +710,9 @@ impl PaimonSource {
         if owner.as_deref() != Some(sync) {
             return Ok(None);
         }
-        self.consumer_next_snapshot(consumer_id).await
+        consumer::read(&self.table, consumer_id)
+            .await
+            .map_err(|e| self.err(e))
     }
 
     /// Gives up the sync's claim of consumer `consumer_id`.
@@ -720,16 +722,10 @@ impl PaimonSource {
             .map_err(|e| self.err(e))
     }
 
-    /// The next snapshot consumer `consumer_id` needs (how far its slot has applied), if any.
-    pub async fn consumer_next_snapshot(&self, consumer_id: &str) -> Result<Option<i64>> {
-        consumer::read(&self.table, consumer_id)
-            .await
-            .map_err(|e| self.err(e))
-    }
-
-    /// Tells Paimon's snapshot expiration that this consumer still needs `next_snapshot` on.
-    pub async fn write_consumer(&self, consumer_id: &str, next_snapshot: i64) -> Result<()> {
-        consumer::write(&self.table, consumer_id, next_snapshot)
+    /// Tells Paimon's snapshot expiration which snapshots consumer `consumer_id`'s slot, at
+    /// `point`, still needs: the applied one (its identity is checked at the next start) on.
+    pub async fn write_consumer(&self, consumer_id: &str, point: ReadPoint) -> Result<()> {
+        consumer::write(&self.table, consumer_id, point.kept_from())
             .await
             .map_err(|e| self.err(e))
     }

@@ -376,7 +376,10 @@ mod tests {
             .filter(|l| !l.is_empty() && !l.starts_with('#'))
             .filter(|key| handling(key).is_none())
             .collect();
-        assert!(unknown.is_empty(), "options of Paimon 1.3.1 the worker doesn't know: {unknown:?}");
+        assert!(
+            unknown.is_empty(),
+            "options of Paimon 1.3.1 the worker doesn't know: {unknown:?}"
+        );
     }
 
     #[test]

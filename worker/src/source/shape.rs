@@ -52,9 +52,7 @@ impl TableShape {
             sequence_field: options.get("sequence.field").cloned(),
             force_lookup: get("force-lookup", "false") == "true",
             num_levels,
-            ignore_delete: IGNORE_DELETE_KEYS
-                .iter()
-                .any(|k| get(k, "false") == "true"),
+            ignore_delete: IGNORE_DELETE_KEYS.iter().any(|k| get(k, "false") == "true"),
         })
     }
 
@@ -146,7 +144,8 @@ impl TableShape {
             )
         };
         let delta_alike = |s: &TableShape| {
-            s.merge_engine == "deduplicate" && matches!(s.changelog_producer.as_str(), "none" | "input")
+            s.merge_engine == "deduplicate"
+                && matches!(s.changelog_producer.as_str(), "none" | "input")
         };
         how(self) == how(other)
             && (self.changelog_producer == other.changelog_producer
@@ -169,13 +168,41 @@ impl TableShape {
                 out.push(format!("{name} {a} -> {b}"));
             }
         };
-        differs("changelog-producer", before.changelog_producer.clone(), self.changelog_producer.clone());
-        differs("merge-engine", before.merge_engine.clone(), self.merge_engine.clone());
-        differs("sequence.field", format!("{:?}", before.sequence_field), format!("{:?}", self.sequence_field));
-        differs("deletion-vectors.enabled", before.deletion_vectors.to_string(), self.deletion_vectors.to_string());
-        differs("force-lookup", before.force_lookup.to_string(), self.force_lookup.to_string());
-        differs("ignore-delete", before.ignore_delete.to_string(), self.ignore_delete.to_string());
-        differs("num-levels", before.num_levels.to_string(), self.num_levels.to_string());
+        differs(
+            "changelog-producer",
+            before.changelog_producer.clone(),
+            self.changelog_producer.clone(),
+        );
+        differs(
+            "merge-engine",
+            before.merge_engine.clone(),
+            self.merge_engine.clone(),
+        );
+        differs(
+            "sequence.field",
+            format!("{:?}", before.sequence_field),
+            format!("{:?}", self.sequence_field),
+        );
+        differs(
+            "deletion-vectors.enabled",
+            before.deletion_vectors.to_string(),
+            self.deletion_vectors.to_string(),
+        );
+        differs(
+            "force-lookup",
+            before.force_lookup.to_string(),
+            self.force_lookup.to_string(),
+        );
+        differs(
+            "ignore-delete",
+            before.ignore_delete.to_string(),
+            self.ignore_delete.to_string(),
+        );
+        differs(
+            "num-levels",
+            before.num_levels.to_string(),
+            self.num_levels.to_string(),
+        );
         out.join(", ")
     }
 
@@ -446,7 +473,10 @@ mod tests {
                 "with merge-engine = aggregation",
             ),
             (
-                &[("sequence.field", "ts"), ("deletion-vectors.enabled", "true")],
+                &[
+                    ("sequence.field", "ts"),
+                    ("deletion-vectors.enabled", "true"),
+                ],
                 "which doesn't take the level-0 files the snapshot wrote",
             ),
             (

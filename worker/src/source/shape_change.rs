@@ -37,9 +37,8 @@ impl PaimonSource {
         if from >= to {
             return Ok(None);
         }
-        let shape_of = |options: &std::collections::HashMap<String, String>| {
-            TableShape::from_options(options)
-        };
+        let shape_of =
+            |options: &std::collections::HashMap<String, String>| TableShape::from_options(options);
         let schema = |id: i64| async move {
             self.table
                 .schema_manager()

@@ -28,6 +28,7 @@ use pms_crds::contract::{Component, Slot, VerifyReport};
 use tracing::info;
 
 use crate::buffer::Batch;
+use crate::checkpoint::Checkpointer;
 use crate::config::WorkerConfig;
 use crate::error::{Result, WorkerError};
 use crate::eta::EtaLine;
@@ -209,7 +210,8 @@ pub async fn verify(cfg: &WorkerConfig, opts: &VerifyOptions) -> Result<Report> 
         false => None,
     };
     let repair = sink.as_ref().map(Repair::unfenced);
-    let (mut report, written) = compare(&source, &mysql, &layout, cfg, opts, repair.as_ref()).await?;
+    let (mut report, written) =
+        compare(&source, &mysql, &layout, cfg, opts, repair.as_ref()).await?;
     if opts.live {
         recheck(&source, &mysql, &layout, cfg, opts, &mut report).await?;
     }
@@ -341,7 +343,7 @@ async fn recheck(
             divergent = report.divergent_rows(),
             "verify: keys differ; comparing them again once the sync applied this snapshot"
         );
-        if !wait_until_applied(source, cfg, compared).await? {
+        if !wait_until_applied(cfg, compared).await? {
             info!(snapshot_id = compared, "verify: the sync did not apply the compared snapshot in time; reporting what differs now");
             return Ok(());
         }
@@ -374,23 +376,19 @@ async fn recheck(
     Ok(())
 }
 
-/// Waits until every slot's consumer says it applied `snapshot_id` (its next snapshot is
-/// past it); false after [`LIVE_WAIT`].
-async fn wait_until_applied(
-    source: &PaimonSource,
-    cfg: &WorkerConfig,
-    snapshot_id: i64,
-) -> Result<bool> {
+/// Waits until every slot's checkpoint says it applied `snapshot_id`; false after
+/// [`LIVE_WAIT`].
+async fn wait_until_applied(cfg: &WorkerConfig, snapshot_id: i64) -> Result<bool> {
     let deadline = Instant::now() + LIVE_WAIT;
     let slots = cfg.spec.parallelism;
     loop {
         let mut applied = true;
         for k in 0..slots {
-            let id = cfg.for_slot(Slot::new(k, slots)?).consumer_id;
-            applied &= source
-                .consumer_next_snapshot(&id)
+            let slot = cfg.for_slot(Slot::new(k, slots)?);
+            applied &= Checkpointer::peek(&slot)
                 .await?
-                .is_some_and(|next| next > snapshot_id);
+                .and_then(|cp| cp.point.done_through())
+                .is_some_and(|done| done >= snapshot_id);
         }
         if applied {
             return Ok(true);
