@@ -53,9 +53,15 @@ impl History {
         let stored = cp.belongs_to.as_ref().and_then(|b| b.snapshot);
         if let Some(s) = stored.filter(|s| s.id == applied) {
             self.snapshots.insert(applied, s);
-            // The slot's consumer keeps it: gone means the consumer was passed over (expired,
-            // removed), and a rollback and new commits may have been expired with it.
-            if !cp.point.is_full_read() && source.snapshot_identity(applied).await?.is_none() {
+            // The slot's consumer keeps it: gone while the next one is there means the consumer
+            // was passed over (expired, removed), and a rollback and new commits may have been
+            // expired with it. (With the next one gone too, the read stops with "has expired".)
+            let next = cp.point.next_snapshot();
+            if !cp.point.is_full_read()
+                && next > applied
+                && source.snapshot_identity(applied).await?.is_none()
+                && source.snapshot_identity(next).await?.is_some()
+            {
                 return Ok(Some(format!(
                     "this slot applied {s}, which the table no longer has (its consumer was expired or removed): \
                      whether the table's history is still the one MySQL holds can't be checked"
