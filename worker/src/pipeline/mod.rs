@@ -203,7 +203,10 @@ async fn run_with_one_schema(
     }
     let layout = crate::target_layout::validated_layout(&source, &mysql, &cfg, read_before).await?;
     let now = belongs_to::now(&cfg, &source, &mysql).await;
-    mysql.claim_target(&cfg).await?;
+    // An earlier run's consumer tells of rows in this table only if that run claimed it (a
+    // sync deleted and made again under its name into another table finds its old consumer).
+    let first_into_target = mysql.claim_target(&cfg).await?;
+    let earlier_run = earlier_run.filter(|_| !first_into_target);
     source
         .claim_consumer(
             &cfg.consumer_id,
