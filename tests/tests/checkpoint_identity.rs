@@ -756,3 +756,28 @@ async fn a_rollback_past_expiry_is_seen() {
     assert_synced(&t, &db, "orders", None).await;
     assert!(log.contains("starting over"), "{log}");
 }
+
+/// A sync deleted and made again under its name into another MySQL table (its checkpoints went
+/// with it; its Paimon consumers, claimed under the name, stay) is a first start there, not a
+/// lost checkpoint: with two slots it used to be refused (the operator e2e's S3 sync).
+#[tokio::test]
+async fn a_sync_made_again_under_its_name_into_another_table_is_a_first_start() {
+    let t = orders();
+    t.commits(vec![generate(1, 100, "+I", 0)]);
+    let db = orders_db("made_again").await;
+    let first = SyncConfig::builder(&t, &db).parallelism(2).build();
+    for slot in ["0", "1"] {
+        first.sync_once(&["--slot", slot]);
+    }
+    db.exec(&ORDERS_DDL.replace("TABLE orders", "TABLE orders_again"))
+        .await;
+    let again = SyncConfig::builder(&t, &db)
+        .parallelism(2)
+        .target_table("orders_again")
+        .build();
+    t.commits(vec![generate_step(2, 20, 4, "-D", 0)]);
+    for slot in ["0", "1"] {
+        again.sync_once(&["--slot", slot]);
+    }
+    assert_synced(&t, &db, "orders_again", None).await;
+}

@@ -194,8 +194,9 @@ async fn run_with_one_schema(
     start_over: Option<String>,
 ) -> Result<(RunSummary, Option<Reopen>)> {
     let source = PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
+    let target = format!("{}.{}", cfg.mysql.database, cfg.spec.sink.table);
     let earlier_run = source
-        .earlier_run(&cfg.consumer_id, &cfg.external_name())
+        .earlier_run(&cfg.consumer_id, &cfg.external_name(), &target)
         .await?;
     let mysql = MysqlConnection::open_in(&cfg, opts.mysql.as_ref()).await?;
     if cfg.slot.index == 0 {
@@ -203,14 +204,12 @@ async fn run_with_one_schema(
     }
     let layout = crate::target_layout::validated_layout(&source, &mysql, &cfg, read_before).await?;
     let now = belongs_to::now(&cfg, &source, &mysql).await;
-    // An earlier run's consumer tells of rows in this table only if that run claimed it (a
-    // sync deleted and made again under its name into another table finds its old consumer).
-    let first_into_target = mysql.claim_target(&cfg).await?;
-    let earlier_run = earlier_run.filter(|_| !first_into_target);
+    mysql.claim_target(&cfg).await?;
     source
         .claim_consumer(
             &cfg.consumer_id,
             &cfg.external_name(),
+            &target,
             cfg.legacy_external_name().as_deref(),
         )
         .await?;

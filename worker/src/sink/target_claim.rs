@@ -20,9 +20,8 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS `_paimon_sync_targets` (
 /// What a claim found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Claim {
-    /// The table is this sync's: claimed by this start (`first`: no earlier run of the sync
-    /// wrote it), or since an earlier start.
-    Ours { first: bool },
+    /// The table is this sync's (now, or since an earlier start).
+    Ours,
     /// Another sync claimed it first.
     Theirs {
         sync: String,
@@ -73,7 +72,6 @@ async fn claim_with_rights(
         (table, sync, source),
     )
     .await?;
-    let first = conn.affected_rows() == 1;
     let owner: Option<(String, String, String)> = conn
         .exec_first(
             "SELECT sync_name, source, DATE_FORMAT(claimed_at, '%Y-%m-%dT%H:%i:%sZ') \
@@ -87,7 +85,7 @@ async fn claim_with_rights(
             source,
             claimed_at,
         },
-        _ => Claim::Ours { first },
+        _ => Claim::Ours,
     })
 }
 
@@ -105,13 +103,11 @@ pub async fn release(conn: &mut Conn, table: &str, sync: &str) -> Result<(), mys
 
 impl super::MysqlConnection {
     /// Claims the target table for `cfg`'s sync; another sync's claim is an error, before
-    /// anything is written. True when this start claimed it first (no earlier run of the sync
-    /// wrote the table: a sync deleted and made again under its name into another table);
-    /// false when claimed before or not checked.
+    /// anything is written.
     pub async fn claim_target(
         &self,
         cfg: &crate::config::WorkerConfig,
-    ) -> crate::error::Result<bool> {
+    ) -> crate::error::Result<()> {
         let mut conn = self.admin_conn("claim the target table").await?;
         let src = &cfg.spec.source;
         let source = format!("{}.{} in {}", src.database, src.table, src.warehouse);
@@ -121,10 +117,10 @@ impl super::MysqlConnection {
             .await
             .map_err(|e| self.admin_err("claim the target table", e))?;
         match claim {
-            Claim::Ours { first } => Ok(first),
+            Claim::Ours => Ok(()),
             Claim::Unchecked(why) => {
                 tracing::warn!(%why, "can't create {TABLE}: whether another sync writes this table is not checked");
-                Ok(false)
+                Ok(())
             }
             Claim::Theirs {
                 sync: owner,

@@ -26,51 +26,66 @@ pub async fn write(table: &Table, consumer_id: &str, next_snapshot: i64) -> paim
     io.rename(&tmp, &path).await
 }
 
-/// Which sync moves consumer `consumer_id`: `consumer/.pms-owner-<id>` holds its external name
-/// (Paimon reads only `consumer-*` files there). Written at the sync's first start; returns the
-/// other sync's name when another one wrote it (two syncs moving one consumer let snapshots
+/// Which sync moves consumer `consumer_id`, into which MySQL table: `consumer/.pms-owner-<id>`
+/// holds its external name and `target` on a second line (an earlier release wrote the name
+/// alone; Paimon reads only `consumer-*` files there). Written at the sync's first start; returns
+/// the other sync's name when another one wrote it (two syncs moving one consumer let snapshots
 /// expire under the one that lags). A claim under `legacy` (the sync's name in an earlier
-/// release) becomes `sync`'s.
+/// release) becomes `sync`'s. A claim of this sync into another table (a sync deleted and made
+/// again under its name) drops the consumer its old run left: it tells nothing of `target`.
 pub async fn claim(
     table: &Table,
     consumer_id: &str,
     sync: &str,
+    target: &str,
     legacy: Option<&str>,
 ) -> paimon::Result<Option<String>> {
     let dir = dir(table);
     let io = table.file_io();
     let path = owner_file(&dir, consumer_id);
-    if io.exists(&path).await? {
-        let owner = String::from_utf8_lossy(&io.new_input(&path)?.read().await?).into_owned();
-        if owner == sync {
+    if let Some((owner, into)) = owner(table, consumer_id).await? {
+        if owner == sync && into.as_deref().is_none_or(|t| t == target) {
             return Ok(None);
         }
-        if Some(owner.as_str()) != legacy {
+        if owner != sync && Some(owner.as_str()) != legacy {
             return Ok(Some(owner));
+        }
+        if into.is_some_and(|t| t != target) {
+            io.delete_file(&format!("{dir}/consumer-{consumer_id}"))
+                .await?;
         }
     }
     io.mkdirs(&dir).await?;
     io.new_output(&path)?
-        .write(sync.as_bytes().to_vec().into())
+        .write(format!("{sync}\n{target}").into_bytes().into())
         .await?;
     Ok(None)
 }
 
-/// The sync that claimed consumer `consumer_id`, if one did.
-pub async fn owner(table: &Table, consumer_id: &str) -> paimon::Result<Option<String>> {
+/// The sync that claimed consumer `consumer_id`, and the MySQL table it named (none from an
+/// earlier release), if one did.
+pub async fn owner(
+    table: &Table,
+    consumer_id: &str,
+) -> paimon::Result<Option<(String, Option<String>)>> {
     let path = owner_file(&dir(table), consumer_id);
     let io = table.file_io();
     if !io.exists(&path).await? {
         return Ok(None);
     }
-    Ok(Some(
-        String::from_utf8_lossy(&io.new_input(&path)?.read().await?).into_owned(),
-    ))
+    let body = String::from_utf8_lossy(&io.new_input(&path)?.read().await?).into_owned();
+    Ok(Some(match body.split_once('\n') {
+        Some((sync, target)) => (sync.to_string(), Some(target.to_string())),
+        None => (body, None),
+    }))
 }
 
 /// Gives up `sync`'s claim of consumer `consumer_id` (`pms-worker reset`).
 pub async fn release(table: &Table, consumer_id: &str, sync: &str) -> paimon::Result<()> {
-    if claim(table, consumer_id, sync, None).await?.is_none() {
+    if owner(table, consumer_id)
+        .await?
+        .is_some_and(|(owner, _)| owner == sync)
+    {
         table
             .file_io()
             .delete_file(&owner_file(&dir(table), consumer_id))

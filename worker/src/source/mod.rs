@@ -682,9 +682,10 @@ impl PaimonSource {
         &self,
         consumer_id: &str,
         sync: &str,
+        target: &str,
         legacy: Option<&str>,
     ) -> Result<()> {
-        match consumer::claim(&self.table, consumer_id, sync, legacy).await {
+        match consumer::claim(&self.table, consumer_id, sync, target, legacy).await {
             Ok(None) => Ok(()),
             Ok(Some(owner)) => Err(WorkerError::Source {
                 table: self.name.clone(),
@@ -699,15 +700,21 @@ impl PaimonSource {
         }
     }
 
-    /// What consumer `consumer_id` tells of an earlier run of the sync `sync` (external name):
-    /// the first snapshot it keeps, when the consumer exists and `sync` claimed it. A slot that
-    /// finds this but no checkpoint lost its checkpoint: it had applied changes, and what MySQL
-    /// holds is not known to be any snapshot's.
-    pub async fn earlier_run(&self, consumer_id: &str, sync: &str) -> Result<Option<i64>> {
+    /// What consumer `consumer_id` tells of an earlier run of the sync `sync` (external name)
+    /// into MySQL table `target`: the first snapshot it keeps, when the consumer exists and
+    /// `sync` claimed it for `target` (or, in an earlier release, for no named table). A slot
+    /// that finds this but no checkpoint lost its checkpoint: it had applied changes, and what
+    /// MySQL holds is not known to be any snapshot's.
+    pub async fn earlier_run(
+        &self,
+        consumer_id: &str,
+        sync: &str,
+        target: &str,
+    ) -> Result<Option<i64>> {
         let owner = consumer::owner(&self.table, consumer_id)
             .await
             .map_err(|e| self.err(e))?;
-        if owner.as_deref() != Some(sync) {
+        if !owner.is_some_and(|(o, into)| o == sync && into.is_none_or(|t| t == target)) {
             return Ok(None);
         }
         consumer::read(&self.table, consumer_id)
