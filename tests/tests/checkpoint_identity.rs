@@ -22,6 +22,15 @@ async fn orders_db(test: &str) -> TestDb {
     db
 }
 
+/// Runs `cfg` once: it must start over and end with MySQL equal to Paimon.
+async fn runs_starting_over_to_exact(cfg: &SyncConfig, t: &Table, db: &TestDb) {
+    let again = cfg.run_once(&[]);
+    let log = stderr(&again);
+    assert!(again.status.success(), "{log}");
+    assert_synced(t, db, "orders", None).await;
+    assert!(log.contains("starting over"), "{log}");
+}
+
 /// `pms-worker reset` with this config.
 fn reset(cfg: &SyncConfig) {
     let out = cfg.subcommand("reset", &[]).output().expect("run reset");
@@ -676,11 +685,7 @@ async fn a_rollback_into_a_partly_applied_snapshot_is_followed_exactly() {
     t.rollback_to(kept);
     t.commits(vec![generate(1, 10, "+U", 3)]);
     assert_eq!(t.latest(), kept + 1, "the new commit takes the id again");
-    let again = cfg.run_once(&[]);
-    let log = stderr(&again);
-    assert!(again.status.success(), "{log}");
-    assert_synced(&t, &db, "orders", None).await;
-    assert!(log.contains("starting over"), "{log}");
+    runs_starting_over_to_exact(&cfg, &t, &db).await;
 }
 
 /// A start-over's sweep overtaken by a newer owner of the slot (issue 44, item 2): process A
@@ -750,11 +755,7 @@ async fn a_rollback_past_expiry_is_seen() {
     ]);
     assert!(t.latest() > applied, "the new history is past S");
     t.expire(1);
-    let again = cfg.run_once(&[]);
-    let log = stderr(&again);
-    assert!(again.status.success(), "{log}");
-    assert_synced(&t, &db, "orders", None).await;
-    assert!(log.contains("starting over"), "{log}");
+    runs_starting_over_to_exact(&cfg, &t, &db).await;
 }
 
 /// A sync deleted and made again under its name into another MySQL table (its checkpoints went

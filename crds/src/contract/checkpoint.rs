@@ -91,10 +91,10 @@ impl ReadPoint {
     }
 
     /// The first snapshot Paimon must keep for this point (its consumer's `nextSnapshot`): the
-    /// applied one too, so that its identity can still be checked after a rollback and expiry.
+    /// applied one (never after the next), so that its identity can still be checked after a
+    /// rollback and expiry.
     pub fn kept_from(&self) -> i64 {
-        self.applied_snapshot()
-            .map_or(self.next_snapshot(), |s| s.min(self.next_snapshot()))
+        self.applied_snapshot().unwrap_or(self.next_snapshot())
     }
 
     /// The same point with any position inside a snapshot dropped: the whole snapshot is

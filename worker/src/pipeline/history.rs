@@ -56,9 +56,10 @@ impl History {
             // The slot's consumer keeps it: gone while the next one is there means the consumer
             // was passed over (expired, removed), and a rollback and new commits may have been
             // expired with it. (With the next one gone too, the read stops with "has expired".)
+            // (Only for a point between snapshots: a full read's, or one inside a snapshot,
+            // names the snapshot it reads as the next.)
             let next = cp.point.next_snapshot();
-            if !cp.point.is_full_read()
-                && next > applied
+            if next > applied
                 && source.snapshot_identity(applied).await?.is_none()
                 && source.snapshot_identity(next).await?.is_some()
             {

@@ -13,7 +13,7 @@ pub async fn write(table: &Table, consumer_id: &str, next_snapshot: i64) -> paim
     let dir = dir(table);
     let io = table.file_io();
     let body = format!("{{\"nextSnapshot\":{next_snapshot}}}");
-    let path = format!("{dir}/consumer-{consumer_id}");
+    let path = consumer_file(&dir, consumer_id);
     if !is_local(table.location()) {
         // An object-store PUT replaces the object atomically, and object stores have no rename.
         return io.new_output(&path)?.write(body.into_bytes().into()).await;
@@ -43,16 +43,15 @@ pub async fn claim(
     let dir = dir(table);
     let io = table.file_io();
     let path = owner_file(&dir, consumer_id);
-    if let Some((owner, into)) = owner(table, consumer_id).await? {
-        if owner == sync && into.as_deref().is_none_or(|t| t == target) {
+    if let Some(owner) = owner(table, consumer_id).await? {
+        if owner.claims_for(sync, target) {
             return Ok(None);
         }
-        if owner != sync && Some(owner.as_str()) != legacy {
-            return Ok(Some(owner));
+        if owner.sync != sync && Some(owner.sync.as_str()) != legacy {
+            return Ok(Some(owner.sync));
         }
-        if into.is_some_and(|t| t != target) {
-            io.delete_file(&format!("{dir}/consumer-{consumer_id}"))
-                .await?;
+        if owner.target.is_some_and(|t| t != target) {
+            io.delete_file(&consumer_file(&dir, consumer_id)).await?;
         }
     }
     io.mkdirs(&dir).await?;
@@ -62,12 +61,22 @@ pub async fn claim(
     Ok(None)
 }
 
-/// The sync that claimed consumer `consumer_id`, and the MySQL table it named (none from an
-/// earlier release), if one did.
-pub async fn owner(
-    table: &Table,
-    consumer_id: &str,
-) -> paimon::Result<Option<(String, Option<String>)>> {
+/// Who claimed a consumer: the sync, and the MySQL table it named (none from an earlier release).
+pub struct Owner {
+    pub sync: String,
+    pub target: Option<String>,
+}
+
+impl Owner {
+    /// Whether this is `sync`'s claim for `target` (or, from an earlier release, for no named
+    /// table).
+    pub fn claims_for(&self, sync: &str, target: &str) -> bool {
+        self.sync == sync && self.target.as_deref().is_none_or(|t| t == target)
+    }
+}
+
+/// Who claimed consumer `consumer_id`, if anyone did.
+pub async fn owner(table: &Table, consumer_id: &str) -> paimon::Result<Option<Owner>> {
     let path = owner_file(&dir(table), consumer_id);
     let io = table.file_io();
     if !io.exists(&path).await? {
@@ -75,8 +84,14 @@ pub async fn owner(
     }
     let body = String::from_utf8_lossy(&io.new_input(&path)?.read().await?).into_owned();
     Ok(Some(match body.split_once('\n') {
-        Some((sync, target)) => (sync.to_string(), Some(target.to_string())),
-        None => (body, None),
+        Some((sync, target)) => Owner {
+            sync: sync.to_string(),
+            target: Some(target.to_string()),
+        },
+        None => Owner {
+            sync: body,
+            target: None,
+        },
     }))
 }
 
@@ -84,7 +99,7 @@ pub async fn owner(
 pub async fn release(table: &Table, consumer_id: &str, sync: &str) -> paimon::Result<()> {
     if owner(table, consumer_id)
         .await?
-        .is_some_and(|(owner, _)| owner == sync)
+        .is_some_and(|owner| owner.sync == sync)
     {
         table
             .file_io()
@@ -94,13 +109,17 @@ pub async fn release(table: &Table, consumer_id: &str, sync: &str) -> paimon::Re
     Ok(())
 }
 
+fn consumer_file(dir: &str, consumer_id: &str) -> String {
+    format!("{dir}/consumer-{consumer_id}")
+}
+
 fn owner_file(dir: &str, consumer_id: &str) -> String {
     format!("{dir}/.pms-owner-{consumer_id}")
 }
 
 /// The `nextSnapshot` of consumer `consumer_id`, if it exists.
 pub async fn read(table: &Table, consumer_id: &str) -> paimon::Result<Option<i64>> {
-    let path = format!("{}/consumer-{consumer_id}", dir(table));
+    let path = consumer_file(&dir(table), consumer_id);
     let io = table.file_io();
     if !io.exists(&path).await? {
         return Ok(None);

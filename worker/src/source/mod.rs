@@ -714,7 +714,7 @@ impl PaimonSource {
         let owner = consumer::owner(&self.table, consumer_id)
             .await
             .map_err(|e| self.err(e))?;
-        if !owner.is_some_and(|(o, into)| o == sync && into.is_none_or(|t| t == target)) {
+        if !owner.is_some_and(|o| o.claims_for(sync, target)) {
             return Ok(None);
         }
         consumer::read(&self.table, consumer_id)

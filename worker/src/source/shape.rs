@@ -162,48 +162,26 @@ impl TableShape {
 
     /// What of the reading differs from `before`'s, for messages.
     pub fn difference_from(&self, before: &TableShape) -> String {
-        let mut out = Vec::new();
-        let mut differs = |name: &str, a: String, b: String| {
-            if a != b {
-                out.push(format!("{name} {a} -> {b}"));
-            }
-        };
-        differs(
-            "changelog-producer",
-            before.changelog_producer.clone(),
-            self.changelog_producer.clone(),
-        );
-        differs(
-            "merge-engine",
-            before.merge_engine.clone(),
-            self.merge_engine.clone(),
-        );
-        differs(
-            "sequence.field",
-            format!("{:?}", before.sequence_field),
-            format!("{:?}", self.sequence_field),
-        );
-        differs(
-            "deletion-vectors.enabled",
-            before.deletion_vectors.to_string(),
-            self.deletion_vectors.to_string(),
-        );
-        differs(
-            "force-lookup",
-            before.force_lookup.to_string(),
-            self.force_lookup.to_string(),
-        );
-        differs(
-            "ignore-delete",
-            before.ignore_delete.to_string(),
-            self.ignore_delete.to_string(),
-        );
-        differs(
-            "num-levels",
-            before.num_levels.to_string(),
-            self.num_levels.to_string(),
-        );
-        out.join(", ")
+        type Field = (&'static str, fn(&TableShape) -> String);
+        let fields: [Field; 7] = [
+            ("changelog-producer", |s| s.changelog_producer.clone()),
+            ("merge-engine", |s| s.merge_engine.clone()),
+            ("sequence.field", |s| format!("{:?}", s.sequence_field)),
+            ("deletion-vectors.enabled", |s| {
+                s.deletion_vectors.to_string()
+            }),
+            ("force-lookup", |s| s.force_lookup.to_string()),
+            ("ignore-delete", |s| s.ignore_delete.to_string()),
+            ("num-levels", |s| s.num_levels.to_string()),
+        ];
+        fields
+            .iter()
+            .filter_map(|(name, of)| {
+                let (a, b) = (of(before), of(self));
+                (a != b).then(|| format!("{name} {a} -> {b}"))
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// Whether the producer writes whole rows for every change (so partial or aggregated
