@@ -5,11 +5,19 @@
 //! shows depends on what compaction kept, which the changes don't tell. So a snapshot's
 //! changes only name the keys it touched; their rows are read again from Paimon's merge of
 //! their bucket at the snapshot (upserted, or deleted when the merge has none).
+//!
+//! A COMPACT snapshot writes no change, yet it can change what shows: a compaction that took
+//! `+I K @10` and `-D K @20` drops the delete at the highest level, and an insert `+I K @15`
+//! committed while it ran (outside its files) is seen again. A compaction keeps every other
+//! key's winning record, so only the keys of the deletes it took can change: those are read
+//! again from Paimon's merge at it.
 
 use std::collections::HashSet;
 
-use paimon::table::IncrementalScanMode;
+use paimon::spec::CommitKind;
+use paimon::table::{IncrementalScanMode, IncrementalSplit};
 
+use super::plan::{rows_of, split_order, with_files, Splits};
 use super::{PaimonSource, SnapshotPlan};
 use crate::error::Result;
 
@@ -45,10 +53,13 @@ impl RefreshPlan {
 
 impl PaimonSource {
     pub(super) async fn plan_refresh(&self, snapshot_id: i64) -> Result<RefreshPlan> {
-        // The delta files name every key the snapshot wrote, whatever the producer.
-        let touched = self
-            .plan_changes(snapshot_id, IncrementalScanMode::Delta)
-            .await?;
+        let touched = if *self.snapshot(snapshot_id).await?.commit_kind() == CommitKind::COMPACT {
+            self.plan_compacted_deletes(snapshot_id).await?
+        } else {
+            // The delta files name every key the snapshot wrote, whatever the producer.
+            self.plan_changes(snapshot_id, IncrementalScanMode::Delta)
+                .await?
+        };
         let buckets: HashSet<BucketGroup> = (0..touched.len())
             .filter_map(|i| touched.partition_bucket(i))
             .collect();
@@ -59,5 +70,48 @@ impl PaimonSource {
             touched,
             merged,
         })
+    }
+}
+
+impl PaimonSource {
+    /// The files compaction `snapshot_id` took away that hold deletes (by their statistics; a
+    /// file without them counts), this slot's buckets, read as changes: their keys are the
+    /// ones the compaction may have changed.
+    async fn plan_compacted_deletes(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
+        let before = self
+            .plan_all_files(&self.pinned(snapshot_id - 1).await?)
+            .await?;
+        let after = self
+            .plan_all_files(&self.pinned(snapshot_id).await?)
+            .await?;
+        let kept: HashSet<&str> = after
+            .splits()
+            .iter()
+            .flat_map(|s| s.data_files().iter().map(|f| f.file_name.as_str()))
+            .collect();
+        let mut splits = Vec::new();
+        for split in before
+            .splits()
+            .iter()
+            .filter(|s| self.slot.owns_bucket(s.bucket()))
+        {
+            let taken: Vec<usize> = (0..split.data_files().len())
+                .filter(|&i| {
+                    let file = &split.data_files()[i];
+                    !kept.contains(file.file_name.as_str()) && file.delete_row_count != Some(0)
+                })
+                .collect();
+            if !taken.is_empty() {
+                splits.push(with_files(split, &taken).map_err(|e| self.err(e))?);
+            }
+        }
+        splits.sort_by_key(split_order);
+        let splits: Vec<IncrementalSplit> =
+            splits.into_iter().map(IncrementalSplit::Data).collect();
+        Ok(SnapshotPlan::new(
+            snapshot_id,
+            rows_of(&splits),
+            Splits::Changes(IncrementalScanMode::Delta, splits),
+        ))
     }
 }
