@@ -6,12 +6,38 @@
 use std::collections::HashSet;
 
 use futures::StreamExt;
-use tracing::warn;
+use pms_crds::contract::{Position, ReadPoint, RebuildReason};
+use tracing::{info, warn};
 
 use super::Pipeline;
-use crate::error::Result;
+use crate::error::{Result, WorkerError};
 use crate::mapping::{decode_batch, ChangeKind};
-use crate::source::SnapshotPlan;
+use crate::source::{fnv1a, SnapshotPlan};
+
+/// Where the passes over one snapshot stand, in the changes they handed to the buffer. Over
+/// the same plans with the same buffer bound they hand out the same changes in the same order
+/// on every run (keys go to hash partitions by a fixed hash, and a group outgrows the bound at
+/// the same key), so the count is a position: each flush commits it as the read point inside
+/// the snapshot, and a restart skips the changes a committed flush holds instead of writing
+/// them again (exactly-once: no change applied twice, no trigger fired twice).
+pub(super) struct Applying {
+    snapshot_id: i64,
+    /// Names the plans, the bound and the hash the count was taken over.
+    tag: u32,
+    handed: u64,
+    skip: u64,
+}
+
+impl Applying {
+    /// The read point after one more change, or `None` when a committed flush holds it.
+    fn hand(&mut self) -> Option<ReadPoint> {
+        self.handed += 1;
+        (self.handed > self.skip).then(|| ReadPoint::Changes {
+            next_snapshot: self.snapshot_id,
+            at: Position::new(0, self.handed, self.tag),
+        })
+    }
+}
 
 /// What a pass does with each record of its hash partition.
 pub(super) enum Pass<'a> {
@@ -40,6 +66,62 @@ impl Pass<'_> {
 }
 
 impl Pipeline {
+    /// Starts the passes over snapshot `snapshot_id`'s `plans`, from `from`, the position an
+    /// earlier run committed inside it. A count taken over other plans (another
+    /// `sink.maxBufferBytes`, another release's hash) names other changes: at-least-once starts
+    /// the snapshot again (its rows are the same), exactly-once stops, since that would apply
+    /// some changes twice.
+    pub(super) fn start_applying(
+        &mut self,
+        snapshot_id: i64,
+        plans: &[&SnapshotPlan],
+        from: Position,
+    ) -> Result<()> {
+        let budget = self.cfg.spec.sink.max_buffer_bytes;
+        let fingerprints: Vec<[u8; 4]> = plans
+            .iter()
+            .map(|p| p.fingerprint().to_be_bytes())
+            .collect();
+        let fixed = [budget.to_be_bytes(), KeptKeys::hash_probe().to_be_bytes()];
+        let tag = fnv1a(
+            fingerprints
+                .iter()
+                .map(|f| &f[..])
+                .chain(fixed.iter().map(|f| &f[..])),
+        );
+        let skip = if from.is_start() {
+            0
+        } else if from.plan == Some(tag) {
+            info!(
+                snapshot_id,
+                skipped = from.row,
+                "resuming inside the snapshot: the changes a committed flush holds are skipped"
+            );
+            from.row
+        } else if self.checkpointer.joins_transactions() {
+            return Err(WorkerError::RebuildRequired {
+                reason: RebuildReason::StartOver,
+                message: format!(
+                    "Paimon table {}: snapshot {snapshot_id} was partly applied by a run with another sink.maxBufferBytes \
+                     (or another release), which splits it into other changes: with delivery exactly-once its rest can't \
+                     be told apart from what was applied. Run with the earlier sink.maxBufferBytes until the snapshot is \
+                     done, or rebuild (`pms-worker rebuild`, spec.rebuild under the operator)",
+                    self.source.name()
+                ),
+            });
+        } else {
+            warn!(snapshot_id, ?from, "the checkpointed position inside the snapshot was counted over other passes: applying it from its start");
+            0
+        };
+        self.applying = Some(Applying {
+            snapshot_id,
+            tag,
+            handed: 0,
+            skip,
+        });
+        Ok(())
+    }
+
     /// Reads `splits` of `plan` as changes of `snapshot_id`, doing `pass` with each record
     /// whose key falls in the pass's hash partition; returns early when the kept keys outgrow
     /// their bound (see [`KeptKeys::outgrown`]) or a stop is asked for.
@@ -87,6 +169,12 @@ impl Pipeline {
                             d.change.kind = ChangeKind::Delete;
                         }
                     }
+                    if let Some(applying) = &mut self.applying {
+                        match applying.hand() {
+                            Some(point) => self.read_to = Some(point),
+                            None => continue,
+                        }
+                    }
                     self.buffer_change(d.key, d.change).await?;
                 }
                 self.batch_consumed().await?;
@@ -128,11 +216,15 @@ impl KeptKeys {
         self.keys.len()
     }
 
-    /// Whether `key` falls in this partition (a hash fixed for the process).
+    /// Whether `key` falls in this partition (std's SipHash with fixed keys: the same on every
+    /// run of one build, see [`KeptKeys::hash_probe`]).
     fn owns(&self, key: &[u8]) -> bool {
-        use std::hash::{BuildHasher, BuildHasherDefault};
-        let hasher = BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default;
-        self.parts == 1 || hasher().hash_one(key) % self.parts == self.part
+        self.parts == 1 || hash(key) % self.parts == self.part
+    }
+
+    /// The hash of a fixed key: another release whose std hashes otherwise tells by it.
+    fn hash_probe() -> u64 {
+        hash(b"paimon-mysql-sync")
     }
 
     fn insert(&mut self, key: &[u8]) {
@@ -152,4 +244,9 @@ impl KeptKeys {
     pub(super) fn outgrown(&self) -> bool {
         self.bytes > self.budget && self.parts < MAX_PARTS
     }
+}
+
+fn hash(key: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key)
 }

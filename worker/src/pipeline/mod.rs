@@ -114,6 +114,8 @@ struct Pipeline {
     sweep: bool,
     /// The full read under way, to count its rows in checkpoints.
     full_read_rows: Option<crate::source::FullReadRows>,
+    /// The OVERWRITE or refresh under way, to resume inside it (`key_pass.rs`).
+    applying: Option<key_pass::Applying>,
     summary: RunSummary,
     stop: watch::Receiver<bool>,
 }
@@ -220,18 +222,6 @@ async fn run_with_one_schema(
         sink.take_slot(&cfg.external_name(), cfg.slot.index).await?;
     }
     let (checkpointer, resumed) = Checkpointer::open(&cfg, &sink, &now).await?;
-    if checkpointer.joins_transactions() && source.shape().changes_name_keys_only() {
-        // Its snapshots are read again from their start after a crash (see refresh.rs).
-        return Err(WorkerError::Source {
-            table: source.name().to_string(),
-            message: format!(
-                "sequence.field with changelog-producer = {} is applied by reading again, from Paimon's merge, the \
-                 keys each snapshot touched, which delivery exactly-once can't resume inside a snapshot; nothing is \
-                 written. Sync it with delivery at-least-once, or set changelog-producer = lookup",
-                source.shape().changelog_producer
-            ),
-        });
-    }
     let mut history = History::default();
     let start_over = match (start_over, &resumed) {
         (Some(reason), _) => Some(reason),
@@ -304,6 +294,7 @@ async fn run_with_one_schema(
         history,
         sweep: start_over.is_some() || resumed.as_ref().is_some_and(|c| c.sweep),
         full_read_rows: None,
+        applying: None,
         records_read: metrics.records_read_counters(),
         summary: RunSummary::default(),
         stop: opts.stop,
@@ -434,8 +425,14 @@ impl Pipeline {
                 self.history.learn(&self.source, next).await?;
                 match self.source.plan_snapshot(next).await? {
                     SnapshotChanges::Changes(plan) => self.read_plan(&plan, from, None).await?,
-                    SnapshotChanges::Overwrite(plan) => self.apply_overwrite(&plan).await?,
-                    SnapshotChanges::Refresh(plan) => self.apply_refresh(&plan).await?,
+                    SnapshotChanges::Overwrite(plan) => {
+                        self.start_applying(next, &[&plan.current, &plan.previous], from)?;
+                        self.apply_overwrite(&plan).await?;
+                    }
+                    SnapshotChanges::Refresh(plan) => {
+                        self.start_applying(next, &[&plan.touched, &plan.merged], from)?;
+                        self.apply_refresh(&plan).await?;
+                    }
                     SnapshotChanges::StartOver(why) => return Ok(Followed::HistoryChanged(why)),
                     SnapshotChanges::NewSchema {
                         from,
@@ -447,6 +444,7 @@ impl Pipeline {
                         return Ok(Followed::NewSchema);
                     }
                 }
+                self.applying = None;
                 if self.stopping() {
                     return Ok(Followed::Done);
                 }

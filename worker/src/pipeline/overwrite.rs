@@ -2,33 +2,18 @@
 //! upserted, and the keys they held before it and no longer hold are deleted. Both are ordered
 //! as changes of that snapshot, so they win over every earlier change of the same key.
 //!
-//! The read point stays at the snapshot's start until it is done: a flush in the middle
-//! commits part of it, and a restart applies it again from the start (idempotent, which is
-//! why exactly-once delivery refuses it).
+//! A flush in the middle commits the count of changes handed out so far as the read point
+//! inside the snapshot; a restart goes through the same passes and skips those (`key_pass.rs`).
 
 use tracing::info;
 
 use super::key_pass::{KeptKeys, Pass};
 use super::Pipeline;
-use crate::error::{Result, WorkerError};
+use crate::error::Result;
 use crate::source::OverwritePlan;
 
 impl Pipeline {
     pub(super) async fn apply_overwrite(&mut self, plan: &OverwritePlan) -> Result<()> {
-        if self.checkpointer.joins_transactions() {
-            // Parts of it committed before a crash would be applied again from the start.
-            return Err(WorkerError::RebuildRequired {
-                reason: pms_crds::contract::RebuildReason::Overwrite,
-                message: format!(
-                    "Paimon table {}: snapshot {} is an OVERWRITE commit; with delivery exactly-once it can't be applied without a \
-                     part of it possibly applied twice after a crash, so the sync stops before applying it. \
-                     Rebuild the target from a full read of the latest snapshot (`pms-worker rebuild`, or \
-                     spec.rebuild under the operator), or sync with at-least-once",
-                    self.source.name(),
-                    plan.snapshot_id
-                ),
-            });
-        }
         info!(
             snapshot_id = plan.snapshot_id,
             partitions = plan.partitions,

@@ -4,8 +4,8 @@
 //! snapshot, and the keys the merge no longer has are deleted. Each key gets one change of the
 //! snapshot, so it wins over every earlier one.
 //!
-//! As for an OVERWRITE, the read point stays at the snapshot's start until it is done (a
-//! restart applies it again: the same rows of the same snapshot).
+//! As for an OVERWRITE, a restart goes through the same passes and skips the changes a
+//! committed flush holds (`key_pass.rs`).
 
 use tracing::info;
 

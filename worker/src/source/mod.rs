@@ -30,7 +30,7 @@ use plan::{split_order, upper_levels_oldest_first, Splits};
 
 pub use column::SourceColumn;
 pub use overwrite::OverwritePlan;
-pub use plan::{FullReadRows, SnapshotPlan};
+pub use plan::{fnv1a, FullReadRows, SnapshotPlan};
 pub use refresh::RefreshPlan;
 pub use schema_history::{readded, SchemaHistory};
 pub use shape::TableShape;

@@ -66,6 +66,11 @@ impl SnapshotPlan {
         }
     }
 
+    /// Names this split list (see [`Position::plan`]).
+    pub fn fingerprint(&self) -> u32 {
+        self.fingerprint
+    }
+
     pub(super) fn splits(&self) -> &Splits {
         &self.splits
     }
@@ -212,16 +217,22 @@ impl SnapshotPlan {
     }
 }
 
-/// FNV-1a over what makes up each split in order: partition, bucket and data file names (a
-/// hash that stays the same across builds, unlike std's).
-fn fingerprint(splits: &Splits) -> u32 {
+/// FNV-1a over byte strings, each followed by a separator (("ab","c") ≠ ("a","bc")): a hash
+/// that stays the same across builds, unlike std's.
+pub fn fnv1a<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> u32 {
     let mut hash: u32 = 0x811c_9dc5;
-    let mut eat = |bytes: &[u8]| {
-        for b in bytes {
+    for part in parts {
+        for b in part.iter().chain(&[0xff]) {
             hash = (hash ^ u32::from(*b)).wrapping_mul(0x0100_0193);
         }
-        hash = (hash ^ 0xff).wrapping_mul(0x0100_0193); // a separator: ("ab","c") ≠ ("a","bc")
-    };
+    }
+    hash
+}
+
+/// FNV-1a over what makes up each split in order: partition, bucket and data file names.
+fn fingerprint(splits: &Splits) -> u32 {
+    let mut parts: Vec<Vec<u8>> = Vec::new();
+    let mut eat = |bytes: &[u8]| parts.push(bytes.to_vec());
     let mut data_split = |s: &DataSplit| {
         eat(s.partition().data());
         eat(&s.bucket().to_be_bytes());
@@ -242,7 +253,7 @@ fn fingerprint(splits: &Splits) -> u32 {
             }
         }
     }
-    hash
+    fnv1a(parts.iter().map(Vec::as_slice))
 }
 
 /// A stable order for the splits of one plan: bucket, then the first file's name.
