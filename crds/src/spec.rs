@@ -196,7 +196,7 @@ pub struct RebuildSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trigger: Option<String>,
     /// `manual` (default): a sync that only a rebuild can take on (an expired resume snapshot,
-    /// an OVERWRITE exactly-once can't apply, an exactly-once parallelism change) stops with
+    /// a start-over with several slots, an exactly-once parallelism change) stops with
     /// the `RebuildRequired` condition until the trigger changes; `auto`: the operator starts
     /// the rebuild itself, with an Event saying why.
     #[serde(default)]

@@ -524,7 +524,7 @@ async fn an_overwrite_of_the_table_deletes_what_it_dropped() {
     cfg.sync_once(&[]);
     assert_synced(&t, &db, "orders", None).await;
     assert_eq!(db.count("orders").await, 2);
-    // Exactly-once can't promise it applies no part twice: it stops before, naming it.
+    // Exactly-once applies it too (each flush commits how far into the snapshot it is).
     let db2 = TestDb::new("overwrite_exactly_once").await;
     db2.exec(ORDERS_DDL).await;
     let cfg2 = SyncConfig::builder(&t, &db2)
@@ -532,21 +532,9 @@ async fn an_overwrite_of_the_table_deletes_what_it_dropped() {
         .delivery(Delivery::ExactlyOnce)
         .consumer_id("exactly")
         .build();
-    let out = cfg2.run_once(&[]);
-    assert!(!out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("snapshot 2 is an OVERWRITE commit; with delivery exactly-once"),
-        "{}",
-        stderr(&out)
-    );
-    let applied = db2
-        .query_strings("SELECT COUNT(*) FROM orders WHERE id = 70 OR status = 'ONLY'")
-        .await;
-    assert_eq!(
-        applied,
-        [vec![Some("0".to_string())]],
-        "nothing of the OVERWRITE was written"
-    );
+    cfg2.sync_once(&[]);
+    assert_synced(&t, &db2, "orders", None).await;
+    assert_eq!(db2.count("orders").await, 2);
 }
 
 /// An OVERWRITE whose kept keys outgrow `sink.maxBufferBytes` (3,000 keys of about 57 bytes
@@ -910,7 +898,7 @@ async fn aggregation_with_a_full_compaction_changelog_is_exact() {
 /// insert with a smaller value out until a full compaction drops it), so the keys each snapshot
 /// touched are read again from Paimon's merge. Late updates, a late delete that loses, a late
 /// insert after a winning delete (level 0 kept by a write-only writer, then merged by a full
-/// compaction), after each snapshot; one slot and three. Exactly-once delivery is refused.
+/// compaction), after each snapshot; one slot and three; and exactly-once.
 #[tokio::test]
 async fn sequence_field_with_delta_changes_reads_touched_keys_from_paimons_merge() {
     let at = |kind: &str, id: i64, status: &str, second: u32| {
@@ -968,24 +956,30 @@ async fn sequence_field_with_delta_changes_reads_touched_keys_from_paimons_merge
             assert_eq!(ids, ["1", "2", "4"], "{name}");
         }
     }
+    // Exactly-once too (each flush commits how far into the snapshot it is; crashes inside
+    // one: `delivery::snapshots_applied_in_passes_are_exactly_once_across_crashes`).
     let t = orders_table(
         json!({"bucket": "1", "sequence.field": "updated_at"}),
         false,
     );
-    t.commits(vec![json!({"rows": [at("+I", 1, "FIRST", 10)]})]);
+    t.commits(vec![
+        json!({"rows": [at("+I", 1, "FIRST", 10), at("+I", 2, "FIRST", 10)]}),
+    ]);
     let db = TestDb::new("sequence_exactly_once").await;
     db.exec(ORDERS_DDL).await;
-    let out = SyncConfig::builder(&t, &db)
+    let cfg = SyncConfig::builder(&t, &db)
         .delivery(Delivery::ExactlyOnce)
-        .build()
-        .run_once(&[]);
-    let log = stderr(&out);
-    assert!(!out.status.success(), "{log}");
-    assert!(
-        log.contains("delivery exactly-once") && log.contains("nothing is written"),
-        "{log}"
+        .build();
+    cfg.sync_once(&[]);
+    let s = t.commits(vec![
+        json!({"rows": [at("+I", 1, "LATE", 5), at("-D", 2, "GONE", 20)]}),
+    ]);
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", Some(s)).await;
+    assert_eq!(
+        db.query_strings("SELECT status FROM orders").await,
+        [vec![Some("FIRST".to_string())]]
     );
-    assert_eq!(db.count("orders").await, 0);
 }
 
 #[tokio::test]
