@@ -782,3 +782,37 @@ async fn a_sync_made_again_under_its_name_into_another_table_is_a_first_start() 
     }
     assert_synced(&t, &db, "orders_again", None).await;
 }
+
+/// The warehouse named another way (`file:///wh/` for `/wh`; alike, `hdfs:///wh` for
+/// `hdfs://nn:8020/wh` or `s3://b/wh/` for `s3://b/wh`) or reached through another mount
+/// point: the same Paimon table (its first schema written at the same millisecond), so the
+/// checkpoint is resumed, neither refused as another table's nor started over.
+#[tokio::test]
+async fn a_warehouse_named_another_way_is_the_same_table() {
+    let t = orders();
+    t.commits(vec![generate(1, 50, "+I", 0)]);
+    let db = orders_db("warehouse_named_otherwise").await;
+    let dir = tempfile::tempdir().unwrap();
+    SyncConfig::builder(&t, &db)
+        .write_sharing(dir.path(), "a", "shared.json")
+        .sync_once(&[]);
+    let mount = dir.path().join("another-mount");
+    std::os::unix::fs::symlink(t.warehouse(), &mount).unwrap();
+    let path = t.warehouse().display().to_string();
+    for (n, warehouse) in [format!("file://{path}/"), mount.display().to_string()]
+        .into_iter()
+        .enumerate()
+    {
+        let s = t.commits(vec![
+            generate(100 + 10 * n as i64, 5, "+I", 0),
+            generate(2 + n as i64, 1, "-D", 0),
+        ]);
+        let cfg = pms_tests::config::SyncConfigBuilder::new(warehouse.clone(), &t.database, &t.name, &db.url())
+            .write_sharing(dir.path(), &format!("b{n}"), "shared.json");
+        let out = cfg.run_once(&[]);
+        let log = stderr(&out);
+        assert!(out.status.success(), "{warehouse}: {log}");
+        assert!(!log.contains("starting over"), "{warehouse}: {log}");
+        assert_synced(&t, &db, "orders", Some(s)).await;
+    }
+}

@@ -56,7 +56,7 @@ pub fn foreign(cp: &Checkpoint, sync: &str, now: &BelongsTo) -> Option<String> {
     let paimon =
         |s: &SourceIdentity| format!("Paimon table {}.{} in {}", s.database, s.table, s.warehouse);
     let mysql = |t: &TargetIdentity| format!("MySQL table {}.{}", t.database, t.table);
-    let (then, today) = if paimon(&was.source) != paimon(&now.source) {
+    let (then, today) = if !same_paimon_table(&was.source, &now.source) {
         (paimon(&was.source), paimon(&now.source))
     } else if mysql(&was.target) != mysql(&now.target) {
         (mysql(&was.target), mysql(&now.target))
@@ -69,6 +69,22 @@ pub fn foreign(cp: &Checkpoint, sync: &str, now: &BelongsTo) -> Option<String> {
          reset` with this config (it removes this sync's checkpoints): the next run reads the table in full and removes \
          from the target the rows Paimon doesn't have"
     ))
+}
+
+/// Whether two identities name one Paimon table: the same database and table, in a warehouse
+/// named alike (`file:///wh/` and `/wh`), or named otherwise (`hdfs:///wh` and
+/// `hdfs://nn:8020/wh`, `s3://b/wh/` and `s3://b/wh`, a moved mount) but holding a table whose
+/// first schema was written at the same millisecond: the same table, as far as a reader can
+/// tell (its history is checked snapshot by snapshot all the same).
+fn same_paimon_table(was: &SourceIdentity, now: &SourceIdentity) -> bool {
+    let location = |w: &str| {
+        let w = w.strip_prefix("file://").unwrap_or(w);
+        w.trim_end_matches('/').to_string()
+    };
+    was.database == now.database
+        && was.table == now.table
+        && (location(&was.warehouse) == location(&now.warehouse)
+            || (was.created_millis.is_some() && was.created_millis == now.created_millis))
 }
 
 /// Why the slot must start over (a full read that removes what it doesn't read) rather than
@@ -160,6 +176,23 @@ mod tests {
             resource.contains("db.t in /wh") && resource.contains("db.u in /wh"),
             "{resource}"
         );
+    }
+
+    #[test]
+    fn a_warehouse_named_otherwise_holding_the_same_table_is_the_same_table() {
+        let at = |warehouse: &str, created: Option<i64>| {
+            let mut b = belongs("t", "orders", "a", 1);
+            b.source.warehouse = warehouse.into();
+            b.source.created_millis = created;
+            b
+        };
+        let stored = cp(at("hdfs:///wh", Some(7)));
+        assert!(foreign(&stored, "s", &at("hdfs://nn:8020/wh", Some(7))).is_none());
+        assert!(foreign(&stored, "s", &at("hdfs://nn:8020/wh", Some(8))).is_some());
+        assert!(foreign(&stored, "s", &at("hdfs://nn:8020/wh", None)).is_some());
+        let local = cp(at("file:///data/wh/", None));
+        assert!(foreign(&local, "s", &at("/data/wh", None)).is_none());
+        assert!(foreign(&local, "s", &at("/data/wh2", None)).is_some());
     }
 
     #[test]
