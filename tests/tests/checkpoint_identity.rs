@@ -807,8 +807,13 @@ async fn a_warehouse_named_another_way_is_the_same_table() {
             generate(100 + 10 * n as i64, 5, "+I", 0),
             generate(2 + n as i64, 1, "-D", 0),
         ]);
-        let cfg = pms_tests::config::SyncConfigBuilder::new(warehouse.clone(), &t.database, &t.name, &db.url())
-            .write_sharing(dir.path(), &format!("b{n}"), "shared.json");
+        let cfg = pms_tests::config::SyncConfigBuilder::new(
+            warehouse.clone(),
+            &t.database,
+            &t.name,
+            &db.url(),
+        )
+        .write_sharing(dir.path(), &format!("b{n}"), "shared.json");
         let out = cfg.run_once(&[]);
         let log = stderr(&out);
         assert!(out.status.success(), "{warehouse}: {log}");

@@ -22,6 +22,7 @@ use Handling::{Exact, Ignored, RefusedUnlessDefault};
 
 const IGNORE_DELETE: &str = "Paimon's writer drops deletes and update-befores before it writes a file (Java `RowKindFilter`), so no change holds one, and its merge ignores those an older file holds; a change of the option between the snapshot applied and the next starts the sync over";
 const FILE_FORMAT: &str = "parquet, orc and avro files are read by the `paimon` crate, each by its own format; another format fails the read with an error";
+const EXTERNAL_PATHS: &str = "which of the roots a writer puts new data and changelog files in; the manifests name each such file by its absolute path, where the worker reads it (with the warehouse's credentials: a root on another file system or S3 bucket the worker can't reach fails the read, naming the file)";
 const REMOVE_ON_DELETE: &str = "a delete removes the merged row: the full read is Paimon's merge, the changes a lookup or full-compaction changelog, whose delete of the row the worker applies";
 
 /// Options by name, or by a prefix ending in `.` or `-` (`fields.` names a column's option: the suffix
@@ -60,8 +61,8 @@ const OPTIONS: &[(&str, Handling)] = &[
     ("record-level.time-field", RefusedUnlessDefault("", "goes with record-level.expire-time (refused); remove the option")),
     ("record-level.time-field-type", RefusedUnlessDefault("", "goes with record-level.expire-time (refused); remove the option")),
     ("data-file.thin-mode", RefusedUnlessDefault("false", "files without the key columns are not read by the `paimon` 0.4.0 crate; set it to false")),
-    ("data-file.external-paths", RefusedUnlessDefault("", "data files outside the table's path are not read by this worker; remove the option")),
-    ("data-file.external-paths.strategy", RefusedUnlessDefault("none", "data files outside the table's path are not read by this worker; remove the option")),
+    ("data-file.external-paths", Exact(EXTERNAL_PATHS)),
+    ("data-file.external-paths.strategy", Exact(EXTERNAL_PATHS)),
     ("data-file.path-directory", RefusedUnlessDefault("", "data files in another directory are not read by this worker; remove the option")),
     ("data-file.prefix", Ignored("file names are read from the manifests")),
     ("changelog-file.", Ignored("changelog file layout (prefix, format, compression, statistics): file names and formats are read from the manifests and the files")),
@@ -125,7 +126,7 @@ const OPTIONS: &[(&str, Handling)] = &[
     ("disable-explicit-type-casting", Ignored("schema evolution rules; schema changes reach the sync as new schemas")),
     ("dynamic-partition-overwrite", Ignored("which partitions an INSERT OVERWRITE replaces; the worker applies the OVERWRITE snapshot as committed")),
     ("streaming-read-append-overwrite", Ignored("a reader's option; overwrites are always applied")),
-    ("data-file.external-paths.specific-fs", RefusedUnlessDefault("", "data files outside the table's path are not read by this worker; remove the option")),
+    ("data-file.external-paths.specific-fs", Exact(EXTERNAL_PATHS)),
     ("write-buffer-size", Ignored("writer memory")),
     ("write-buffer-spillable", Ignored("writer memory")),
     ("write-buffer-spill.max-disk-size", Ignored("writer memory")),
