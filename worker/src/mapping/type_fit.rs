@@ -97,6 +97,11 @@ pub(super) fn text_limit(src: &DataType, t: &TargetColumn) -> Option<MaxLen> {
     (is_nested(src) || max_text_len(src).is_none_or(|need| need > have)).then_some(limit)
 }
 
+/// Why a Paimon timestamp into a MySQL `TIMESTAMP` gets a warning: its range is narrower.
+const TIMESTAMP_RANGE: &str =
+    "MySQL TIMESTAMP only holds 1970-01-01 00:00:01 to 2038-01-19 03:14:07 UTC (a value \
+                               outside stops the sync); DATETIME holds every Paimon TIMESTAMP";
+
 /// An encoding, and a warning about values that may still not fit; or why none fits.
 type Fit = Result<(Encoding, Option<String>), String>;
 
@@ -148,12 +153,12 @@ pub(super) fn check_type(src: &DataType, t: &TargetColumn) -> Fit {
             fraction_fits(p.precision(), t).and(native(None))
         }
         DataType::Timestamp(p) if ty == "timestamp" => {
-            fraction_fits(p.precision(), t).and(native(Some(
-                "MySQL TIMESTAMP only holds 1970–2038; DATETIME holds every Paimon TIMESTAMP"
-                    .into(),
-            )))
+            fraction_fits(p.precision(), t).and(native(Some(TIMESTAMP_RANGE.into())))
         }
-        DataType::LocalZonedTimestamp(p) if ty == "timestamp" || ty == "datetime" => {
+        DataType::LocalZonedTimestamp(p) if ty == "timestamp" => {
+            fraction_fits(p.precision(), t).and(native(Some(TIMESTAMP_RANGE.into())))
+        }
+        DataType::LocalZonedTimestamp(p) if ty == "datetime" => {
             fraction_fits(p.precision(), t).and(native(None))
         }
         _ => Err(format!("use {}", suggested_mysql_type(src))),
@@ -264,4 +269,31 @@ fn fraction_fits(paimon_precision: u32, t: &TargetColumn) -> Result<(), String> 
 
 fn is_string(t: &DataType) -> bool {
     matches!(t, DataType::Char(_) | DataType::VarChar(_))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use paimon::spec::{LocalZonedTimestampType, TimestampType};
+
+    #[test]
+    fn a_timestamp_into_mysql_timestamp_warns_of_its_range_with_or_without_a_zone() {
+        let target = |ty: &str| TargetColumn {
+            name: "ts".into(),
+            data_type: ty.into(),
+            column_type: format!("{ty}(3)"),
+            datetime_precision: Some(3),
+            ..Default::default()
+        };
+        let sources = [
+            DataType::Timestamp(TimestampType::new(3).unwrap()),
+            DataType::LocalZonedTimestamp(LocalZonedTimestampType::new(3).unwrap()),
+        ];
+        for src in &sources {
+            let (_, warning) = check_type(src, &target("timestamp")).unwrap();
+            assert!(warning.is_some_and(|w| w.contains("2038")), "{src:?}");
+            let (_, warning) = check_type(src, &target("datetime")).unwrap();
+            assert!(warning.is_none(), "{src:?}");
+        }
+    }
 }
