@@ -404,55 +404,70 @@ async fn wait_for_checkpoint_at(cfg: &SyncConfig, snapshot: i64) {
     }
 }
 
-/// A failover behind one address while an at-least-once worker runs: its connections go
-/// through a proxy that is switched from the primary to the promoted, lagging replica. The
-/// worker sees another server before its next checkpoint and stops; the next start starts over
-/// and ends exact.
+/// A failover behind one address while a worker runs: its connections go through a proxy
+/// that is switched from the primary to the promoted, lagging replica. The worker stops,
+/// naming the failover whichever check meets it first (the server's identity before a
+/// checkpoint, the slot lock gone with the old server, or, exactly-once, the progress row the
+/// replica holds at an older position), never as another worker of the slot. At-least-once,
+/// the next start starts over; exactly-once, it resumes from the replica's progress row, which
+/// moved with its rows. Both end exact.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failover_behind_the_same_address_stops_a_running_worker_and_the_restart_ends_exact() {
-    let (primary, replica, replica_admin) = primary_and_replica().await;
-    let proxy = SwitchingProxy::start(primary.port).await;
-    let db = orders_db_on(primary.port, "failover_live").await;
-    let t = orders();
-    t.commits(vec![generate(1, 300, "+I", 0)]);
-    let url = format!("mysql://pms:pms@127.0.0.1:{}/{}", proxy.port, db.name);
-    let cfg = SyncConfig::builder_for_url(&t, &url)
-        .checkpoint_interval(Duration::ZERO)
-        .build();
-    let mut worker = cfg.spawn(&[]);
-    wait_for_checkpoint_at(&cfg, t.latest()).await;
-    let on_replica = TestDb::attach(replica.port, &db.name);
-    wait_for_rows(&on_replica, db.count("orders").await).await;
-    replica_admin.exec("STOP SLAVE SQL_THREAD").await;
-    t.commits(vec![
-        generate_step(1, 90, 3, "+U", 2),
-        generate_step(2, 60, 5, "-D", 0),
-    ]);
-    wait_for_checkpoint_at(&cfg, t.latest()).await;
-    replica_admin.exec("STOP SLAVE").await;
-    replica_admin.exec("RESET SLAVE ALL").await;
-    proxy.switch_to(replica.port);
-    t.commits(vec![generate(7000, 20, "+I", 3)]);
-    let status = wait_for_exit(&mut worker, Duration::from_secs(60), || {
-        format!("the worker must stop:\n{}", cfg.log())
-    })
-    .await;
-    assert!(!status.success(), "{}", cfg.log());
-    let again = cfg.run_once(&[]);
-    assert!(again.status.success(), "{}", stderr(&again));
-    assert!(
-        stderr(&again).contains("is another one"),
-        "{}",
-        stderr(&again)
-    );
-    assert_synced(&t, &on_replica, "orders", None).await;
+    for delivery in [Delivery::AtLeastOnce, Delivery::ExactlyOnce] {
+        let (primary, replica, replica_admin) = primary_and_replica().await;
+        let proxy = SwitchingProxy::start(primary.port).await;
+        let db = orders_db_on(primary.port, "failover_live").await;
+        let t = orders();
+        t.commits(vec![generate(1, 300, "+I", 0)]);
+        let url = format!("mysql://pms:pms@127.0.0.1:{}/{}", proxy.port, db.name);
+        let cfg = SyncConfig::builder_for_url(&t, &url)
+            .checkpoint_interval(Duration::ZERO)
+            .delivery(delivery)
+            .build();
+        let mut worker = cfg.spawn(&[]);
+        wait_for_checkpoint_at(&cfg, t.latest()).await;
+        let on_replica = TestDb::attach(replica.port, &db.name);
+        wait_for_rows(&on_replica, db.count("orders").await).await;
+        replica_admin.exec("STOP SLAVE SQL_THREAD").await;
+        t.commits(vec![
+            generate_step(1, 90, 3, "+U", 2),
+            generate_step(2, 60, 5, "-D", 0),
+        ]);
+        wait_for_checkpoint_at(&cfg, t.latest()).await;
+        replica_admin.exec("STOP SLAVE").await;
+        replica_admin.exec("RESET SLAVE ALL").await;
+        proxy.switch_to(replica.port);
+        t.commits(vec![generate(7000, 20, "+I", 3)]);
+        let status = wait_for_exit(&mut worker, Duration::from_secs(60), || {
+            format!("{delivery:?}: the worker must stop:\n{}", cfg.log())
+        })
+        .await;
+        let log = cfg.log();
+        assert!(!status.success(), "{delivery:?}: {log}");
+        assert!(
+            log.contains("a failover")
+                && !log.contains("took the slot over")
+                && !log.contains("took it over"),
+            "{delivery:?}: {log}"
+        );
+        let again = cfg.run_once(&[]);
+        let restart = stderr(&again);
+        assert!(again.status.success(), "{delivery:?}: {restart}");
+        if delivery == Delivery::AtLeastOnce {
+            assert!(restart.contains("is another one"), "{restart}");
+        }
+        assert_synced(&t, &on_replica, "orders", None).await;
+    }
 }
 
 /// A MariaDB primary (binary log on) and a replica applying it from its current position; the
-/// replica's admin connection.
+/// replica's admin connection. The replica starts first, as a standby running before the
+/// primary's last restart would: a worker switched to it can't take it for its own server
+/// restarted (which re-takes the slot lock), and meets the slot lock's fence.
 async fn primary_and_replica() -> (OwnServer, OwnServer, TestDb) {
-    let primary = OwnServer::start(&["--server-id=1", "--log-bin=pms-bin", "--binlog-format=ROW"]);
     let replica = OwnServer::start(&["--server-id=2"]);
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let primary = OwnServer::start(&["--server-id=1", "--log-bin=pms-bin", "--binlog-format=ROW"]);
     let status = TestDb::attach(primary.port, "mysql")
         .query_strings("SHOW MASTER STATUS")
         .await;

@@ -153,7 +153,7 @@ async fn server_info(pool: &Pool) -> Result<ServerInfo, mysql_async::Error> {
 /// copy): MySQL's `@@server_uuid`, made at the data directory's creation. MariaDB has none:
 /// its server id (distinct within a replication topology), host, port and data directory.
 pub(super) async fn server_identity(
-    conn: &mut mysql_async::Conn,
+    conn: &mut impl mysql_async::prelude::Queryable,
     version: &str,
 ) -> Result<String, mysql_async::Error> {
     let sql = if version.to_ascii_lowercase().contains("mariadb") {

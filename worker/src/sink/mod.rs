@@ -139,6 +139,8 @@ pub struct MysqlSink {
     metrics: Metrics,
     /// `SELECT VERSION()` at connect time (how the server tells its identity).
     server_version: String,
+    /// The identity of the server this run started on (see `connect::server_identity`).
+    started_on: String,
 }
 
 impl MysqlSink {
@@ -179,7 +181,30 @@ impl MysqlSink {
             slot_lock: None,
             target: conn.target,
             server_version: conn.server.version,
+            started_on: conn.server.identity,
         }
+    }
+
+    /// The failure of a fence that fired (`fenced`): when the server `conn` reaches is another
+    /// one than this run started on, it is a failover behind the URL (the new server holds no
+    /// lock of this run, or an older progress row), not another worker, and says so, with
+    /// what the next start does.
+    async fn fence_failure(
+        &self,
+        conn: &mut impl Queryable,
+        action: &'static str,
+        fenced: String,
+        next_start: &str,
+    ) -> Failure {
+        let message = match connect::server_identity(conn, &self.server_version).await {
+            Ok(now) if now != self.started_on => format!(
+                "the MySQL server behind {} is another one since this run started ({now}, was {}): a failover, \
+                 so this worker stops without committing; {next_start}",
+                self.target, self.started_on
+            ),
+            _ => fenced,
+        };
+        Failure::new(action, mysql_async::Error::Other(message.into()))
     }
 
     /// The identity of the server the pool reaches now (`connect::server_identity`): after a

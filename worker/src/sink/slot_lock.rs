@@ -119,10 +119,8 @@ impl MysqlSink {
              one stops without committing",
             lock.name
         );
-        Err(Failure::new(
-            "slot check",
-            mysql_async::Error::Other(fenced.into()),
-        ))
+        let next = "the next start reads the table in full and removes what Paimon doesn't have";
+        Err(self.fence_failure(conn, "slot check", fenced, next).await)
     }
 }
 

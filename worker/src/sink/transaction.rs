@@ -88,10 +88,10 @@ impl MysqlSink {
                      flush started from: another worker took the slot over, so this one stops without committing",
                     row.slot, row.sync, row.epoch
                 );
-                return Err(Failure::new(
-                    "progress update",
-                    mysql_async::Error::Other(fenced.into()),
-                ));
+                let next = "the next start resumes from the progress row the new server holds, which moved with its rows";
+                return Err(self
+                    .fence_failure(&mut tx, "progress update", fenced, next)
+                    .await);
             }
         }
         self.check_slot(&mut tx).await?;
