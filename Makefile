@@ -27,7 +27,7 @@ test:
 	$(TIMED) docs-book sh -c '$$(scripts/mdbook.sh) build docs'
 	PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) PMS_MYSQL8_BIN=$$(scripts/mysql8-server.sh) $(TIMED) tests \
 	  scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh scripts/with-hdfs.sh \
-	  scripts/test-all.sh $(TEST_FEATURES)
+	  scripts/with-paimon-java.sh scripts/test-all.sh $(TEST_FEATURES)
 
 test-deps: build fixtures k8s-tools s3-server images prometheus-tools mysql8-server mdbook
 

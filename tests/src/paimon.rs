@@ -357,12 +357,43 @@ impl Database {
     }
 }
 
-/// Runs the Java reference tool; a failure is a test failure with its output.
+/// Runs the Java reference tool; a failure is a test failure with its output. Under
+/// `scripts/with-paimon-java.sh` the call goes to its long-lived server; otherwise a JVM is
+/// started for it.
 pub fn paimon_java(args: &[&str]) -> String {
-    run_tool(
-        Command::new(repo_root().join("scripts/paimon-java.sh")).args(args),
-        "scripts/paimon-java.sh (needs Java 17 and Maven)",
-    )
+    match std::env::var("PMS_PAIMON_JAVA_SOCKET") {
+        Ok(socket) => served_call(&socket, args),
+        Err(_) => run_tool(
+            Command::new(repo_root().join("scripts/paimon-java.sh")).args(args),
+            "scripts/paimon-java.sh (needs Java 17 and Maven)",
+        ),
+    }
+}
+
+/// One call to the server at `socket`: a line with the arguments (a JSON array), answered by
+/// a line `{"code", "stdout", "stderr"}`.
+fn served_call(socket: &str, args: &[&str]) -> String {
+    use std::io::{Read, Write};
+    let what = format!("the Java reference server at {socket} (PMS_PAIMON_JAVA_SOCKET)");
+    let mut call = std::os::unix::net::UnixStream::connect(socket)
+        .unwrap_or_else(|e| panic!("can't reach {what}: {e}"));
+    let request = serde_json::to_string(args).expect("arguments as JSON");
+    writeln!(call, "{request}").unwrap_or_else(|e| panic!("can't call {what}: {e}"));
+    let mut reply = String::new();
+    call.read_to_string(&mut reply)
+        .unwrap_or_else(|e| panic!("no reply from {what}: {e}"));
+    let reply: serde_json::Value = serde_json::from_str(&reply)
+        .unwrap_or_else(|e| panic!("{what} replied {reply:?} to {args:?}: {e}"));
+    let text = |k: &str| reply[k].as_str().unwrap_or_default().to_string();
+    if reply["code"] != 0 {
+        panic!(
+            "paimon-java {args:?} failed ({what}, code {}):\n{}\n{}",
+            reply["code"],
+            text("stdout"),
+            text("stderr")
+        );
+    }
+    text("stdout")
 }
 
 fn run_tool(cmd: &mut Command, what: &str) -> String {
