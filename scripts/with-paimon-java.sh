@@ -14,6 +14,7 @@ exec 3> >(PMS_JAVA_OPTS="-XX:TieredStopAtLevel=4 -Xmx6g ${PMS_JAVA_OPTS:-}" \
 server=$!
 cleanup() {
     exec 3>&-
+    kill "$server" 2>/dev/null || true
     wait "$server" 2>/dev/null || true
     rm -rf "$dir"
 }
@@ -32,7 +33,9 @@ done
 export PMS_PAIMON_JAVA_SOCKET=$socket
 echo "with-paimon-java: the Java reference server at $socket" >&2
 set +e
-"$@"
+# Without the pipe: a daemon the command leaves running (the test cluster's kubelet, stopped by
+# an outer wrapper) must not keep the server's stdin open.
+"$@" 3>&-
 rc=$?
 if grep -q "failed to be answered" "$dir/server.log"; then
     echo "with-paimon-java: the server's log:" >&2
