@@ -105,7 +105,13 @@ async fn apply_adds_new_columns_and_a_rename_stops_the_sync() {
         .build();
     let mut child = cfg.spawn(&[]);
     // The column comes while the worker runs (not before its first read).
-    wait_for(&db, "SELECT COUNT(*) FROM orders", some(&["20"]), "the first snapshot").await;
+    wait_for(
+        &db,
+        "SELECT COUNT(*) FROM orders",
+        some(&["20"]),
+        "the first snapshot",
+    )
+    .await;
     let added = t.commits(vec![
         json!({"addColumn": {"name": "note", "type": "STRING"}}),
         json!({"rows": [noted("+I", 100, "hello"), noted("+U", 1, "later")]}),

@@ -77,18 +77,13 @@ impl Pipeline {
         plans: &[&SnapshotPlan],
         from: Position,
     ) -> Result<()> {
-        let budget = self.cfg.spec.sink.max_buffer_bytes;
-        let fingerprints: Vec<[u8; 4]> = plans
+        let mut named: Vec<Vec<u8>> = plans
             .iter()
-            .map(|p| p.fingerprint().to_be_bytes())
+            .map(|p| p.fingerprint().to_be_bytes().to_vec())
             .collect();
-        let fixed = [budget.to_be_bytes(), KeptKeys::hash_probe().to_be_bytes()];
-        let tag = fnv1a(
-            fingerprints
-                .iter()
-                .map(|f| &f[..])
-                .chain(fixed.iter().map(|f| &f[..])),
-        );
+        named.push(self.cfg.spec.sink.max_buffer_bytes.to_be_bytes().to_vec());
+        named.push(KeptKeys::hash_probe().to_be_bytes().to_vec());
+        let tag = fnv1a(named.iter().map(Vec::as_slice));
         let skip = if from.is_start() {
             0
         } else if from.plan == Some(tag) {
