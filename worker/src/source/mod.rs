@@ -81,6 +81,9 @@ enum SnapshotKind {
     /// A compaction that gives a postpone-bucket table's rows their buckets, whose changes
     /// are those rows (see `postpone.rs`).
     PostponeAssigned,
+    /// A compaction of a table whose changes only name keys: the keys of the deletes it took
+    /// are read again (see `refresh.rs`).
+    CompactionOfNamedKeys,
     NewSchema(i64),
 }
 
@@ -452,7 +455,15 @@ impl PaimonSource {
                 None => SnapshotChanges::Overwrite(self.plan_overwrite(snapshot_id).await?),
             },
             SnapshotKind::Changes(_) if self.shape.changes_name_keys_only() => {
-                SnapshotChanges::Refresh(self.plan_refresh(snapshot_id).await?)
+                // The delta files name every key the snapshot wrote, whatever the producer.
+                let touched = self
+                    .plan_changes(snapshot_id, IncrementalScanMode::Delta)
+                    .await?;
+                SnapshotChanges::Refresh(self.plan_refresh(snapshot_id, touched).await?)
+            }
+            SnapshotKind::CompactionOfNamedKeys => {
+                let touched = self.plan_compacted_deletes(snapshot_id).await?;
+                SnapshotChanges::Refresh(self.plan_refresh(snapshot_id, touched).await?)
             }
             SnapshotKind::Changes(mode) => {
                 SnapshotChanges::Changes(self.plan_changes(snapshot_id, mode).await?)
@@ -514,6 +525,10 @@ impl PaimonSource {
             && self.shape.postpone_rows_arrive_by_compaction()
         {
             SnapshotKind::PostponeAssigned
+        } else if *snapshot.commit_kind() == paimon::spec::CommitKind::COMPACT
+            && self.shape.changes_name_keys_only()
+        {
+            SnapshotKind::CompactionOfNamedKeys
         } else if *snapshot.commit_kind() == paimon::spec::CommitKind::APPEND
             && self.shape.reads_delta_without_changelog()
             && shape_change::without_changelog(&snapshot)

@@ -269,7 +269,8 @@ pub(super) fn split_order(split: &DataSplit) -> (i32, String) {
 }
 
 /// The same split with the files `keep` accepts (and their deletion vectors): the highest
-/// level of a full-compaction table, or the files above level 0 (see
+/// level of a full-compaction table, the files a compaction took away (`refresh.rs`), or the
+/// files above level 0 (see
 /// [`super::TableShape::reads_above_level_0`]).
 pub(super) fn files_where(
     split: &DataSplit,

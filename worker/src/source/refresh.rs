@@ -14,10 +14,9 @@
 
 use std::collections::HashSet;
 
-use paimon::spec::CommitKind;
 use paimon::table::{IncrementalScanMode, IncrementalSplit};
 
-use super::plan::{rows_of, split_order, with_files, Splits};
+use super::plan::{files_where, rows_of, split_order, Splits};
 use super::{PaimonSource, SnapshotPlan};
 use crate::error::Result;
 
@@ -52,14 +51,12 @@ impl RefreshPlan {
 }
 
 impl PaimonSource {
-    pub(super) async fn plan_refresh(&self, snapshot_id: i64) -> Result<RefreshPlan> {
-        let touched = if *self.snapshot(snapshot_id).await?.commit_kind() == CommitKind::COMPACT {
-            self.plan_compacted_deletes(snapshot_id).await?
-        } else {
-            // The delta files name every key the snapshot wrote, whatever the producer.
-            self.plan_changes(snapshot_id, IncrementalScanMode::Delta)
-                .await?
-        };
+    /// The refresh of snapshot `snapshot_id`, whose `touched` plan names the keys.
+    pub(super) async fn plan_refresh(
+        &self,
+        snapshot_id: i64,
+        touched: SnapshotPlan,
+    ) -> Result<RefreshPlan> {
         let buckets: HashSet<BucketGroup> = (0..touched.len())
             .filter_map(|i| touched.partition_bucket(i))
             .collect();
@@ -71,13 +68,11 @@ impl PaimonSource {
             merged,
         })
     }
-}
 
-impl PaimonSource {
     /// The files compaction `snapshot_id` took away that hold deletes (by their statistics; a
     /// file without them counts), this slot's buckets, read as changes: their keys are the
     /// ones the compaction may have changed.
-    async fn plan_compacted_deletes(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
+    pub(super) async fn plan_compacted_deletes(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
         let before = self
             .plan_all_files(&self.pinned(snapshot_id - 1).await?)
             .await?;
@@ -95,14 +90,12 @@ impl PaimonSource {
             .iter()
             .filter(|s| self.slot.owns_bucket(s.bucket()))
         {
-            let taken: Vec<usize> = (0..split.data_files().len())
-                .filter(|&i| {
-                    let file = &split.data_files()[i];
-                    !kept.contains(file.file_name.as_str()) && file.delete_row_count != Some(0)
-                })
-                .collect();
-            if !taken.is_empty() {
-                splits.push(with_files(split, &taken).map_err(|e| self.err(e))?);
+            let taken = files_where(split, |f| {
+                !kept.contains(f.file_name.as_str()) && f.delete_row_count != Some(0)
+            })
+            .map_err(|e| self.err(e))?;
+            if !taken.data_files().is_empty() {
+                splits.push(taken);
             }
         }
         splits.sort_by_key(split_order);
