@@ -498,33 +498,29 @@ async fn orders_db_on(port: u16, test: &str) -> TestDb {
 /// it (what a DNS or VIP failover looks like to a client). A switch ends every open connection.
 struct SwitchingProxy {
     port: u16,
-    upstream: std::sync::Arc<std::sync::atomic::AtomicU16>,
-    switches: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// The upstream port and how many switches there were, read together: a connection
+    /// opened at a switch must not reach the new server and count as opened before it.
+    upstream: std::sync::Arc<std::sync::Mutex<(u16, u64)>>,
 }
 
 impl SwitchingProxy {
     async fn start(upstream: u16) -> Self {
-        use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::SeqCst};
-        use std::sync::Arc;
+        use std::sync::{Arc, Mutex};
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
-        let (up, switches) = (
-            Arc::new(AtomicU16::new(upstream)),
-            Arc::new(AtomicU64::new(0)),
-        );
-        let (up2, switches2) = (up.clone(), switches.clone());
+        let up = Arc::new(Mutex::new((upstream, 0u64)));
+        let up2 = up.clone();
         tokio::spawn(async move {
             while let Ok((mut client, _)) = listener.accept().await {
-                let (up, switches) = (up2.clone(), switches2.clone());
+                let up = up2.clone();
                 tokio::spawn(async move {
-                    let opened_at = switches.load(SeqCst);
-                    let Ok(mut server) =
-                        tokio::net::TcpStream::connect(("127.0.0.1", up.load(SeqCst))).await
+                    let (port, opened_at) = *up.lock().unwrap();
+                    let Ok(mut server) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await
                     else {
                         return;
                     };
                     let switched = async {
-                        while switches.load(SeqCst) == opened_at {
+                        while up.lock().unwrap().1 == opened_at {
                             tokio::time::sleep(Duration::from_millis(20)).await;
                         }
                     };
@@ -535,17 +531,12 @@ impl SwitchingProxy {
                 });
             }
         });
-        Self {
-            port,
-            upstream: up,
-            switches,
-        }
+        Self { port, upstream: up }
     }
 
     fn switch_to(&self, port: u16) {
-        use std::sync::atomic::Ordering::SeqCst;
-        self.upstream.store(port, SeqCst);
-        self.switches.fetch_add(1, SeqCst);
+        let mut up = self.upstream.lock().unwrap();
+        *up = (port, up.1 + 1);
     }
 }
 
