@@ -26,6 +26,52 @@ pub enum Error {
     },
     #[error("{0}")]
     NotFound(String),
+    /// Not confirmed (answered no, or no terminal to ask on and no `--yes`).
+    #[error("{0}")]
+    NotConfirmed(String),
+}
+
+/// Asks `question` on the terminal unless `yes` (`--yes`): what stops writers or replaces a
+/// table is done only when confirmed. Without a terminal (a script) `--yes` is required.
+fn confirm(question: &str, yes: bool) -> Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
+    if yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        return Err(Error::NotConfirmed(format!(
+            "{question} Not done: there is no terminal to ask on; pass --yes to confirm"
+        )));
+    }
+    eprint!("{question} [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => Err(Error::NotConfirmed(
+            "not confirmed: nothing was changed".into(),
+        )),
+    }
+}
+
+/// Whether `sp` can be restored into `sync`: a savepoint of that sync, Completed.
+fn restorable(sp: &PaimonMysqlSyncSavepoint, sync: &str) -> Result<()> {
+    let name = sp.metadata.name.clone().unwrap_or_default();
+    if sp.spec.sync_name != sync {
+        return Err(Error::NotFound(format!(
+            "savepoint {name} is of sync {}, not {sync}",
+            sp.spec.sync_name
+        )));
+    }
+    let state = sp.status.as_ref().map(|s| s.state);
+    if state != Some(pms_crds::SavepointState::Completed) {
+        let state = state.map_or("not started".to_string(), |s| format!("{s:?}"));
+        return Err(Error::NotFound(format!(
+            "savepoint {name} is {state}, not Completed: only a Completed savepoint can be restored (`kubectl get pmssp {name}` shows it)"
+        )));
+    }
+    Ok(())
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -145,7 +191,15 @@ pub async fn savepoint(ctx: &Ctx, sync: &str, name: Option<String>) -> Result<St
     ))
 }
 
-pub async fn rebuild(ctx: &Ctx, sync: &str) -> Result<String> {
+pub async fn rebuild(ctx: &Ctx, sync: &str, yes: bool) -> Result<String> {
+    ctx.existing_sync(sync).await?;
+    confirm(
+        &format!(
+            "Rebuild {}/{sync}? Its workers stop while the table is rebuilt from a full read and swapped in.",
+            ctx.ns
+        ),
+        yes,
+    )?;
     let t = token();
     ctx.patch_spec(sync, json!({"rebuild": {"trigger": t}}))
         .await?;
@@ -167,7 +221,7 @@ pub async fn verify(ctx: &Ctx, sync: &str) -> Result<String> {
     ))
 }
 
-pub async fn restore(ctx: &Ctx, sync: &str, savepoint: &str) -> Result<String> {
+pub async fn restore(ctx: &Ctx, sync: &str, savepoint: &str, yes: bool) -> Result<String> {
     let found = ctx
         .api::<PaimonMysqlSyncSavepoint>()
         .get_opt(savepoint)
@@ -178,21 +232,20 @@ pub async fn restore(ctx: &Ctx, sync: &str, savepoint: &str) -> Result<String> {
                 source,
             )
         })?;
-    match found {
-        Some(sp) if sp.spec.sync_name == sync => {}
-        Some(sp) => {
-            return Err(Error::NotFound(format!(
-                "savepoint {savepoint} is of sync {}, not {sync}",
-                sp.spec.sync_name
-            )))
-        }
-        None => {
-            return Err(Error::NotFound(format!(
-                "no PaimonMysqlSyncSavepoint {savepoint} in namespace {} (kubectl get pmssp -n {})",
-                ctx.ns, ctx.ns
-            )))
-        }
-    }
+    let Some(sp) = found else {
+        return Err(Error::NotFound(format!(
+            "no PaimonMysqlSyncSavepoint {savepoint} in namespace {} (kubectl get pmssp -n {})",
+            ctx.ns, ctx.ns
+        )));
+    };
+    restorable(&sp, sync)?;
+    confirm(
+        &format!(
+            "Restore {}/{sync} from savepoint {savepoint}? Its workers stop, and every slot goes on after the savepoint's snapshot.",
+            ctx.ns
+        ),
+        yes,
+    )?;
     ctx.patch_spec(
         sync,
         json!({"restoreFrom": {"savepoint": savepoint, "snapshotId": null}}),
@@ -257,4 +310,50 @@ pub async fn pod_logs(ctx: &Ctx, pods: &[Pod], tail: i64) -> Vec<(String, String
         out.push((name, log));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pms_crds::{PaimonMysqlSyncSavepointSpec, SavepointState, SavepointStatus};
+
+    #[test]
+    fn only_a_completed_savepoint_of_the_sync_is_restorable() {
+        let sp = |sync: &str, state: Option<SavepointState>| {
+            let mut sp = PaimonMysqlSyncSavepoint::new(
+                "sp1",
+                PaimonMysqlSyncSavepointSpec {
+                    sync_name: sync.into(),
+                },
+            );
+            sp.status = state.map(|state| SavepointStatus {
+                state,
+                ..Default::default()
+            });
+            sp
+        };
+        assert!(restorable(&sp("s", Some(SavepointState::Completed)), "s").is_ok());
+        let pending = restorable(&sp("s", Some(SavepointState::Pending)), "s").unwrap_err();
+        assert!(
+            pending
+                .to_string()
+                .contains("sp1 is Pending, not Completed"),
+            "{pending}"
+        );
+        let fresh = restorable(&sp("s", None), "s").unwrap_err();
+        assert!(fresh.to_string().contains("not started"), "{fresh}");
+        let other = restorable(&sp("t", Some(SavepointState::Completed)), "s").unwrap_err();
+        assert!(other.to_string().contains("is of sync t, not s"), "{other}");
+    }
+
+    #[test]
+    fn without_a_terminal_only_yes_confirms() {
+        // The test's stdin is not a terminal (cargo test runs it without one).
+        if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+            return;
+        }
+        assert!(confirm("Rebuild?", true).is_ok());
+        let refused = confirm("Rebuild?", false).unwrap_err();
+        assert!(refused.to_string().contains("pass --yes"), "{refused}");
+    }
 }

@@ -38,15 +38,24 @@ enum Command {
         #[arg(long)]
         name: Option<String>,
     },
-    /// Rebuilds the MySQL table: sets `spec.rebuild.trigger`.
-    Rebuild { sync: String },
+    /// Rebuilds the MySQL table: sets `spec.rebuild.trigger` (asks first).
+    Rebuild {
+        sync: String,
+        /// Don't ask for confirmation (needed without a terminal).
+        #[arg(long, short)]
+        yes: bool,
+    },
     /// Verifies MySQL against Paimon now: sets `spec.verify.trigger`.
     Verify { sync: String },
-    /// Restores the sync from a savepoint: sets `spec.restoreFrom.savepoint`.
+    /// Restores the sync from a Completed savepoint: sets `spec.restoreFrom.savepoint` (asks
+    /// first).
     Restore {
         sync: String,
         #[arg(long)]
         savepoint: String,
+        /// Don't ask for confirmation (needed without a terminal).
+        #[arg(long, short)]
+        yes: bool,
     },
     /// Stops every worker after a flush and checkpoint: sets `spec.state: suspended`.
     Suspend { sync: String },
@@ -82,11 +91,13 @@ async fn main() {
         match cli.command {
             Command::Status { sync } => commands::status(&ctx, &sync).await,
             Command::Savepoint { sync, name } => commands::savepoint(&ctx, &sync, name).await,
-            Command::Rebuild { sync } => commands::rebuild(&ctx, &sync).await,
+            Command::Rebuild { sync, yes } => commands::rebuild(&ctx, &sync, yes).await,
             Command::Verify { sync } => commands::verify(&ctx, &sync).await,
-            Command::Restore { sync, savepoint } => {
-                commands::restore(&ctx, &sync, &savepoint).await
-            }
+            Command::Restore {
+                sync,
+                savepoint,
+                yes,
+            } => commands::restore(&ctx, &sync, &savepoint, yes).await,
             Command::Suspend { sync } => commands::set_state(&ctx, &sync, "suspended").await,
             Command::Resume { sync } => commands::set_state(&ctx, &sync, "running").await,
             Command::Logs { sync, slot, tail } => commands::logs(&ctx, &sync, slot, tail).await,

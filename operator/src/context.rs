@@ -67,6 +67,9 @@ pub struct Metrics {
     /// `pms_database_tables{namespace,database_sync,phase}`: a database sync's tables by the
     /// phase of their sync (a table without one yet counts as `Pending`).
     pub database_tables: IntGaugeVec,
+    /// `pms_operator_undecodable_objects{kind,namespace,name}`: 1 for each object of the
+    /// operator's kinds it can't decode (and so leaves alone; see `undecodable.rs`).
+    pub undecodable: IntGaugeVec,
     /// By pooled database sync, the sync names of its tables given a `pms_sync_phase` (a
     /// pooled table has no `PaimonMysqlSync` to report it), so a table that goes loses it.
     pooled_tables: std::sync::Arc<std::sync::Mutex<PooledTables>>,
@@ -136,7 +139,16 @@ impl Metrics {
             &["namespace", "database_sync", "phase"],
         )?;
         registry.register(Box::new(database_tables.clone()))?;
+        let undecodable = IntGaugeVec::new(
+            Opts::new(
+                "pms_operator_undecodable_objects",
+                "1 for each object of the operator's kinds it can't decode (left alone until corrected)",
+            ),
+            &["kind", "namespace", "name"],
+        )?;
+        registry.register(Box::new(undecodable.clone()))?;
         Ok(Self {
+            undecodable,
             database_tables,
             pooled_tables: Default::default(),
             api_requests,
@@ -168,6 +180,17 @@ impl Metrics {
         self.rolled_back
             .with_label_values(&[ns, sync])
             .set(i64::from(rolled_back));
+    }
+
+    /// Whether the object `kind` `ns/name` can't be decoded (its series goes once it can, or
+    /// once it is deleted).
+    pub fn undecodable(&self, kind: &str, ns: &str, name: &str, undecodable: bool) {
+        let labels = [kind, ns, name];
+        if undecodable {
+            self.undecodable.with_label_values(&labels).set(1);
+        } else {
+            let _ = self.undecodable.remove_label_values(&labels);
+        }
     }
 
     /// A deleted sync's series go with it.

@@ -9,6 +9,7 @@ pub enum Verb {
     Get,
     List,
     Apply,
+    Patch,
     Delete,
     PatchStatus,
 }
@@ -19,6 +20,7 @@ impl Verb {
             Verb::Get => "get",
             Verb::List => "list",
             Verb::Apply => "apply",
+            Verb::Patch => "patch",
             Verb::Delete => "delete",
             Verb::PatchStatus => "patch status of",
         }
@@ -104,6 +106,7 @@ impl Error {
                 Verb::Get => "get",
                 Verb::List => "list",
                 Verb::Apply => "apply",
+                Verb::Patch => "patch",
                 Verb::Delete => "delete",
                 Verb::PatchStatus => "patch_status",
             },

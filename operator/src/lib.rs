@@ -13,4 +13,5 @@ pub mod orphan_savepoints;
 pub mod reconcile;
 pub mod restart_gate;
 pub mod s3_watch;
+pub mod undecodable;
 pub mod watch_keys;

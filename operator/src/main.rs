@@ -8,6 +8,7 @@ use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::{ApiResource, DynamicObject};
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Controller;
 use kube::runtime::events::{Recorder, Reporter};
@@ -23,6 +24,7 @@ use pms_operator::leadership::{FenceLayer, Leadership};
 use pms_operator::reconcile;
 use pms_operator::restart_gate::RestartGate;
 use pms_operator::s3_watch::S3Watch;
+use pms_operator::undecodable;
 use pms_operator::watch_keys::{checkpoint_decisions, marking_deletions, spec_or_deletion};
 use pms_runtime::Readiness;
 use tracing::{error, info, warn};
@@ -256,13 +258,15 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 /// (rebuild, verify) and ConfigMaps (config, the jobs' reports) labelled as the operator's, and
 /// on what its workers decide in their checkpoint ConfigMaps.
 async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Context>) {
-    let (syncs, deployments, config_maps, jobs, savepoints, secrets) = match namespace {
+    // The operator's own kinds as dynamic objects: one that doesn't decode must not fail the
+    // list of the others (see `undecodable.rs`).
+    let syncs = undecodable::api::<PaimonMysqlSync>(&client, namespace);
+    let savepoints = undecodable::api::<PaimonMysqlSyncSavepoint>(&client, namespace);
+    let (deployments, config_maps, jobs, secrets) = match namespace {
         Some(ns) => (
-            Api::<PaimonMysqlSync>::namespaced(client.clone(), ns),
             Api::<Deployment>::namespaced(client.clone(), ns),
             Api::<ConfigMap>::namespaced(client.clone(), ns),
             Api::<Job>::namespaced(client.clone(), ns),
-            Api::<PaimonMysqlSyncSavepoint>::namespaced(client.clone(), ns),
             Api::<PartialObjectMeta<Secret>>::namespaced(client.clone(), ns),
         ),
         None => (
@@ -270,21 +274,20 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
             Api::all(client.clone()),
             Api::all(client.clone()),
             Api::all(client.clone()),
-            Api::all(client.clone()),
-            Api::all(client.clone()),
         ),
     };
+    let sync_ref =
+        |ns: &str, sync: &str| ObjectRef::<PaimonMysqlSync>::new(sync).within(ns).erase();
     // The workers' checkpoints have no owner (the workers write them): mapped by label.
     let checkpoints = watcher::Config::default().labels(&format!(
         "{COMPONENT_LABEL}={}",
         Component::Checkpoint.as_str()
     ));
-    let by_sync_label = |cm: ConfigMap| {
-        let sync = cm.labels().get(SYNC_LABEL)?.clone();
-        Some(ObjectRef::<PaimonMysqlSync>::new(&sync).within(&cm.namespace()?))
-    };
-    let by_sync_name = |sp: PaimonMysqlSyncSavepoint| {
-        Some(ObjectRef::<PaimonMysqlSync>::new(&sp.spec.sync_name).within(&sp.namespace()?))
+    let by_sync_label =
+        move |cm: ConfigMap| Some(sync_ref(&cm.namespace()?, cm.labels().get(SYNC_LABEL)?));
+    let by_sync_name = move |sp: DynamicObject| {
+        let sync = sp.data.pointer("/spec/syncName")?.as_str()?;
+        Some(sync_ref(&sp.namespace()?, sync))
     };
     // Only a change the operator decides by (a note, a pause acknowledged, a new start), not
     // each write of a busy slot's progress.
@@ -296,7 +299,9 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
         watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGER}"));
     // A sync is reconciled when its spec changes or its deletion starts, not on each write of
     // its status or annotations (which a reconcile makes itself).
-    let (store, writer) = reflector::store();
+    let resource = ApiResource::erase::<PaimonMysqlSync>(&());
+    let writer = reflector::store::Writer::new(resource.clone());
+    let store = writer.as_reader();
     let spec_changes = watcher(syncs, watcher::Config::default())
         .default_backoff()
         .reflect(writer)
@@ -311,27 +316,36 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
         let store = store.clone();
         move |secret: PartialObjectMeta<Secret>| {
             let (name, ns) = (secret.name_any(), secret.namespace());
-            store
+            let in_namespace = store
                 .state()
                 .into_iter()
-                .filter(|pms| pms.namespace() == ns)
+                .filter(|o| o.namespace() == ns)
+                .map(|o| (*o).clone());
+            undecodable::decodable::<PaimonMysqlSync>(in_namespace)
+                .into_iter()
                 .filter(|pms| {
                     reconcile::dereference::referenced_secrets(pms).contains(&name.as_str())
                 })
-                .map(|pms| ObjectRef::from_obj(&*pms))
+                .map(|pms| ObjectRef::from_obj(&pms).erase())
                 .collect::<Vec<_>>()
         }
     };
-    Controller::for_stream(spec_changes, store)
+    let savepoint_kind = ApiResource::erase::<PaimonMysqlSyncSavepoint>(&());
+    Controller::for_stream_with(spec_changes, store, resource)
         .watches_stream(secret_changes, syncs_of_secret)
         .owns(deployments, owned.clone())
         .owns(config_maps.clone(), owned.clone())
         .owns(jobs, owned)
         .watches_stream(checkpoint_changes, by_sync_label)
-        .reconcile_on(ctx.s3_watch.triggers(namespace))
-        .watches(savepoints, watcher::Config::default(), by_sync_name)
+        .reconcile_on(ctx.s3_watch.triggers(namespace).map(ObjectRef::erase))
+        .watches_with(
+            savepoints,
+            savepoint_kind,
+            watcher::Config::default(),
+            by_sync_name,
+        )
         .shutdown_on_signal()
-        .run(reconcile::reconcile, reconcile::error_policy, ctx)
+        .run(reconcile::reconcile_watched, reconcile::error_policy, ctx)
         .for_each(|result| async move {
             match result {
                 Err(e) if !reconcile::waiting(&e) => warn!(error = %e, "reconcile error"),

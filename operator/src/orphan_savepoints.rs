@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
-use kube::api::{Patch, PatchParams};
+use kube::api::{ApiResource, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::watcher;
@@ -17,7 +17,7 @@ use tracing::warn;
 
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
-use crate::reconcile::{publish, requeue_after, waiting};
+use crate::reconcile::{publish, waiting};
 
 /// How long a savepoint may name a sync that does not exist before it fails.
 pub const GRACE: Duration = Duration::from_secs(30);
@@ -38,13 +38,16 @@ pub fn decide(sp: &PaimonMysqlSyncSavepoint, age: Duration) -> Result<SavepointS
 }
 
 pub async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Context>) {
-    let savepoints = match namespace {
-        Some(ns) => Api::<PaimonMysqlSyncSavepoint>::namespaced(client, ns),
-        None => Api::all(client),
-    };
-    Controller::new(savepoints, watcher::Config::default())
+    // As dynamic objects: one that doesn't decode must not fail the list (`undecodable.rs`).
+    let savepoints = crate::undecodable::api::<PaimonMysqlSyncSavepoint>(&client, namespace);
+    let resource = ApiResource::erase::<PaimonMysqlSyncSavepoint>(&());
+    Controller::new_with(savepoints, watcher::Config::default(), resource)
         .shutdown_on_signal()
-        .run(reconcile, |sp, e, _| requeue_after(&sp.name_any(), e), ctx)
+        .run(
+            |sp, ctx| crate::undecodable::reconcile(sp, ctx, reconcile, None),
+            crate::reconcile::error_policy,
+            ctx,
+        )
         .for_each(|result| async move {
             match result {
                 Err(e) if !waiting(&e) => warn!(error = %e, "reconcile error (savepoint)"),

@@ -10,16 +10,16 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::runtime::watcher::Event;
 use pms_crds::contract::{Checkpoint, CHECKPOINT_KEY};
-use pms_crds::PaimonMysqlSync;
 
 /// A sync's generation (its spec), whether it is being deleted (setting `deletionTimestamp`
 /// need not change the generation) and its finalizers (the finalizer added by the first
 /// reconcile is what starts the second); not its own status or annotation writes.
-pub fn spec_or_deletion(pms: &PaimonMysqlSync) -> Option<u64> {
+pub fn spec_or_deletion<K: kube::Resource>(pms: &K) -> Option<u64> {
     let mut h = DefaultHasher::new();
-    pms.metadata.generation.hash(&mut h);
-    pms.metadata.deletion_timestamp.is_some().hash(&mut h);
-    pms.metadata.finalizers.hash(&mut h);
+    let meta = pms.meta();
+    meta.generation.hash(&mut h);
+    meta.deletion_timestamp.is_some().hash(&mut h);
+    meta.finalizers.hash(&mut h);
     Some(h.finish())
 }
 

@@ -651,13 +651,21 @@ async fn the_kubectl_plugin(table: &Table, db: &TestDb) {
         !ok && wrong.contains("no PaimonMysqlSyncSavepoint no-such-savepoint"),
         "{wrong}"
     );
-    pms_ok(&["restore", SYNC, "-n", NS, "--savepoint", "by-kubectl-pms"]);
+    pms_ok(&[
+        "restore",
+        SYNC,
+        "-n",
+        NS,
+        "--savepoint",
+        "by-kubectl-pms",
+        "--yes",
+    ]);
     wait_status("the restore from by-kubectl-pms Done, running", |s| {
         s["restore"]["phase"] == "Done" && s["phase"] == "Running"
     })
     .await;
     wait_synced(table, db).await;
-    pms_ok(&["rebuild", SYNC, "-n", NS]);
+    pms_ok(&["rebuild", SYNC, "-n", NS, "--yes"]);
     wait_status("the rebuild asked by kubectl pms Done, running", |s| {
         s["rebuild"]["trigger"]
             .as_str()

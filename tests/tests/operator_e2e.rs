@@ -923,6 +923,11 @@ fn an_older_crd_with_a_sync() {
     let props = &mut crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
         ["properties"];
     props.as_object_mut().unwrap().remove("workerPod");
+    // An older schema without the range of sink.maxRows, too: it admits a sync that doesn't
+    // decode (see `an_undecodable_sync_stops_nothing_else`).
+    if let Some(max_rows) = props["sink"]["properties"]["maxRows"].as_object_mut() {
+        max_rows.remove("maximum");
+    }
     let out = kubectl_output(&["replace", "-f", "-"], Some(&crd.to_string()));
     assert!(
         out.status.success(),
@@ -933,6 +938,7 @@ fn an_older_crd_with_a_sync() {
     assert!(!out.status.success(), "the older CRD has no workerPod");
     let older = legacy_sync().replace(", workerPod: {labels: {team: legacy}}", "");
     apply_ok(&older);
+    apply_ok(&undecodable_sync());
     // And one CRD of a later schema revision than the operator's (as after a `helm rollback`).
     kubectl(&[
         "annotate",
@@ -941,6 +947,49 @@ fn an_older_crd_with_a_sync() {
         &format!("{REVISION}=99"),
         "--overwrite",
     ]);
+}
+
+const UNDECODABLE: &str = "undecodable";
+
+/// A sync whose `sink.maxRows` doesn't fit the `u32` it decodes into (admitted by the older
+/// schema, kept by the API server under the newer one).
+fn undecodable_sync() -> String {
+    format!(
+        "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSync\nmetadata: {{name: {UNDECODABLE}, namespace: {NS}}}\n\
+         spec: {{source: {{warehouse: /nowhere, database: d, table: t2}}, sink: {{url: 'mysql://db:3306/d', table: t2, \
+         maxRows: 4294967296}}, state: suspended}}\n"
+    )
+}
+
+/// The operator started with the undecodable sync among the others (its first list holds
+/// it): the others are reconciled (the legacy sync gets its status, and is deleted through its
+/// finalizer), the bad one gets a Warning Event and a `Ready` condition naming the value, the
+/// log names it, and it can be deleted.
+async fn an_undecodable_sync_stops_nothing_else() {
+    let undecodable = wait_for("the undecodable sync reported", LONG, || {
+        let pms = get("pms", UNDECODABLE, NS)?;
+        let ready = condition(&pms["status"], "Ready");
+        (ready["reason"] == "Undecodable").then_some(ready)
+    })
+    .await;
+    let message = undecodable["message"].as_str().unwrap_or_default();
+    assert!(message.contains("4294967296"), "{undecodable}");
+    assert!(event_reasons_of(UNDECODABLE).contains("Undecodable"));
+    let log = std::fs::read_to_string(operator_log()).unwrap_or_default();
+    assert!(
+        log.contains("can't decode this object") && log.contains(UNDECODABLE),
+        "{log}"
+    );
+    kubectl(&[
+        "delete",
+        "pms",
+        UNDECODABLE,
+        "-n",
+        NS,
+        "--wait=true",
+        "--timeout=60s",
+    ]);
+    assert!(get("pms", UNDECODABLE, NS).is_none());
 }
 
 /// The CRD stamped with a later revision before the operator starts, and the stamp.
@@ -965,6 +1014,12 @@ async fn the_operator_brings_its_crds_up_to_date() {
     let ours = format!("{REVISION}={}", pms_crds::SCHEMA_REVISION);
     kubectl(&["annotate", "crd", LATER_CRD, &ours, "--overwrite"]);
     apply_ok(&legacy_sync());
+    // Reconciled, though an undecodable sync is in the same list.
+    wait_for("the legacy sync reconciled", LONG, || {
+        let pms = get("pms", "legacy", NS)?;
+        (pms["status"]["phase"] == "Suspended").then_some(())
+    })
+    .await;
     kubectl(&[
         "delete",
         "pms",
@@ -1285,6 +1340,39 @@ async fn suspend_and_resume() {
     set_state(SyncState::Running, 1).await;
 }
 
+/// `spec.restoreFrom` naming a savepoint that isn't there (or not Completed: the same refusal,
+/// `jobs/tests.rs`): refused before anything stops. The slots keep their replicas, no Job is
+/// made, the sync is not Degraded; removing the field clears the refusal.
+async fn a_refused_restore_stops_nothing() {
+    merge_patch(json!({"spec": {"restoreFrom": {"savepoint": "not-taken"}}}));
+    let s = wait_status("the restore refused", |s| {
+        condition(s, "RestoreRefused")["status"] == "True"
+    })
+    .await;
+    let refused = condition(&s, "RestoreRefused")["message"].to_string();
+    assert!(
+        refused.contains("not-taken") && refused.contains("run on"),
+        "{refused}"
+    );
+    assert_ne!(s["phase"], "Degraded", "{s}");
+    assert!(event_reasons().contains("RestoreRefused"));
+    let replicas: Vec<Json> = list("deployment", NS, SELECTOR)
+        .iter()
+        .map(|d| d["spec"]["replicas"].clone())
+        .collect();
+    assert!(replicas.iter().all(|r| r == 1), "{replicas:?}");
+    assert!(
+        get("job", &format!("{SYNC}-restore"), NS).is_none(),
+        "no restore Job"
+    );
+    merge_patch(json!({"spec": {"restoreFrom": null}}));
+    wait_status("the refusal cleared", |s| {
+        condition(s, "RestoreRefused").is_null() && s["restore"].is_null()
+    })
+    .await;
+    slots_at_replicas(1).await;
+}
+
 /// `spec.verify`: a verify Job runs while the sync runs; it finds nothing on an equal table
 /// (`Verified` True) and, at the next interval, the row deleted behind the sync's back.
 async fn periodic_verify_finds_a_deleted_row(db: &TestDb) {
@@ -1511,7 +1599,10 @@ async fn operator_driven_rebuilds(table: &Table, db: &TestDb) {
     worker_pod_in_its_grace_period(&terminating);
     // A new trigger resumes it: only the cutover was left.
     // (`kubectl pms rebuild` sets a new trigger, as a user would.)
+    // Without a terminal it asks for --yes and changes nothing.
     let (ok, said) = kubectl_pms(&["rebuild", SYNC, "-n", NS]);
+    assert!(!ok && said.contains("pass --yes"), "{said}");
+    let (ok, said) = kubectl_pms(&["rebuild", SYNC, "-n", NS, "--yes"]);
     assert!(ok && said.contains("spec.rebuild.trigger"), "{said}");
     let again = get("pms", SYNC, NS).unwrap()["spec"]["rebuild"]["trigger"].clone();
     assert!(
@@ -1768,6 +1859,8 @@ async fn savepoints_while_paimon_commits(table: &Table, db: &TestDb) {
         "{said}"
     );
     let (ok, said) = kubectl_pms(&["restore", SYNC, "--savepoint", &name, "-n", NS]);
+    assert!(!ok && said.contains("pass --yes"), "{said}");
+    let (ok, said) = kubectl_pms(&["restore", SYNC, "--savepoint", &name, "-n", NS, "-y"]);
     assert!(ok && said.contains("spec.restoreFrom.savepoint"), "{said}");
     let (job, _) = job_after_the_workers_stopped(3, "restore").await;
     let args = job["spec"]["template"]["spec"]["containers"][0]["args"].to_string();
@@ -2090,6 +2183,7 @@ async fn operator_end_to_end() {
     step!(an_older_crd_with_a_sync());
     let _operator = step!(start_operator(&operator_log()));
     step!(the_operator_brings_its_crds_up_to_date().await);
+    step!(an_undecodable_sync_stops_nothing_else().await);
     step!(create_sync(&table, &db));
     step!(a_savepoint_of_a_missing_sync_is_taken());
     step!(a_sync_cannot_be_moved_to_another_table(&table, &db));
@@ -2101,6 +2195,7 @@ async fn operator_end_to_end() {
     step!(a_spec_that_does_not_run_ready_is_rolled_back().await);
     step!(scale_2_to_3_at_a_cut(&table, &db).await);
     step!(suspend_and_resume().await);
+    step!(a_refused_restore_stops_nothing().await);
     step!(periodic_verify_finds_a_deleted_row(&db).await);
     step!(operator_driven_rebuilds(&table, &db).await);
     step!(savepoints_while_paimon_commits(&table, &db).await);

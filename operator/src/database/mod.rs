@@ -22,7 +22,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{DeleteParams, ListParams};
+use kube::api::{ApiResource, DeleteParams, DynamicObject, ListParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{finalizer, Event as Finalizer};
@@ -41,6 +41,7 @@ use tracing::{info, warn};
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
 use crate::reconcile::{apply, deleting_for, finalizer_outcome, publish, waiting, FINALIZER};
+use crate::undecodable;
 
 /// A database sync is looked at again at least this often (its tables' statuses move).
 const RESYNC: Duration = Duration::from_secs(15);
@@ -48,19 +49,15 @@ const RESYNC: Duration = Duration::from_secs(15);
 /// Reconciles the database syncs on every change of them, of their tables' syncs, and of
 /// their listings.
 pub async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Context>) {
-    let (pmds, syncs, deployments, config_maps) = match namespace {
+    // The operator's own kinds as dynamic objects (see `undecodable.rs`).
+    let pmds = undecodable::api::<PaimonMysqlDatabaseSync>(&client, namespace);
+    let syncs = undecodable::api::<PaimonMysqlSync>(&client, namespace);
+    let (deployments, config_maps) = match namespace {
         Some(ns) => (
-            Api::<PaimonMysqlDatabaseSync>::namespaced(client.clone(), ns),
-            Api::<PaimonMysqlSync>::namespaced(client.clone(), ns),
             Api::<Deployment>::namespaced(client.clone(), ns),
             Api::<ConfigMap>::namespaced(client.clone(), ns),
         ),
-        None => (
-            Api::all(client.clone()),
-            Api::all(client.clone()),
-            Api::all(client.clone()),
-            Api::all(client.clone()),
-        ),
+        None => (Api::all(client.clone()), Api::all(client.clone())),
     };
     let listings = watcher::Config::default().labels(&format!(
         "{COMPONENT_LABEL}={}",
@@ -68,11 +65,17 @@ pub async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Co
     ));
     let by_listing = |cm: ConfigMap| {
         let parent = cm.name_any().strip_suffix("--tables")?.to_string();
-        Some(ObjectRef::<PaimonMysqlDatabaseSync>::new(&parent).within(&cm.namespace()?))
+        Some(
+            ObjectRef::<PaimonMysqlDatabaseSync>::new(&parent)
+                .within(&cm.namespace()?)
+                .erase(),
+        )
     };
-    Controller::new(pmds, watcher::Config::default())
-        .owns(
+    let resource = ApiResource::erase::<PaimonMysqlDatabaseSync>(&());
+    Controller::new_with(pmds, watcher::Config::default(), resource)
+        .owns_with(
             syncs,
+            ApiResource::erase::<PaimonMysqlSync>(&()),
             watcher::Config::default().labels(DATABASE_SYNC_LABEL),
         )
         .owns(
@@ -81,7 +84,7 @@ pub async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Co
         )
         .watches(config_maps, listings, by_listing)
         .shutdown_on_signal()
-        .run(reconcile, error_policy, ctx)
+        .run(reconcile_watched, crate::reconcile::error_policy, ctx)
         .for_each(|result| async move {
             match result {
                 Err(e) if !waiting(&e) => warn!(error = %e, "reconcile error (database sync)"),
@@ -89,6 +92,14 @@ pub async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Co
             }
         })
         .await
+}
+
+/// A watched database sync, decoded, or reported when it can't be (see `undecodable.rs`):
+/// deleted, its tables' syncs and workers go by their ownerReferences.
+async fn reconcile_watched(object: Arc<DynamicObject>, ctx: Arc<Context>) -> Result<Action> {
+    let nothing_to_wait_for: undecodable::NameOnlyCleanup =
+        |_, _, _, _| Box::pin(async { Ok(None) });
+    undecodable::reconcile(object, ctx, reconcile, Some(nothing_to_wait_for)).await
 }
 
 pub async fn reconcile(pmds: Arc<PaimonMysqlDatabaseSync>, ctx: Arc<Context>) -> Result<Action> {
@@ -110,18 +121,6 @@ pub async fn reconcile(pmds: Arc<PaimonMysqlDatabaseSync>, ctx: Arc<Context>) ->
     finalizer_outcome(result, &ns, &name)
 }
 
-pub fn error_policy(
-    pmds: Arc<PaimonMysqlDatabaseSync>,
-    error: &Error,
-    _ctx: Arc<Context>,
-) -> Action {
-    if let Error::Waiting(_) = error {
-        return crate::reconcile::requeue_after(&pmds.name_any(), error);
-    }
-    warn!(database_sync = %pmds.name_any(), %error, "reconcile failed");
-    Action::requeue(Duration::from_secs(5))
-}
-
 async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str) -> Result<Action> {
     let name = pmds.name_any();
     let selector = match pmds.spec.validate() {
@@ -138,7 +137,7 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
 
     let listing: Option<TableListing> = read_report(ctx, ns, &discovery_name(&name)).await?;
     let syncs_api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
-    let mut syncs = tables_syncs(&syncs_api, ns, &name).await?;
+    let mut syncs = tables_syncs(ctx, ns, &name).await?;
     let chosen = listing
         .as_ref()
         .map(|l| selector.select(&l.tables))
@@ -302,15 +301,13 @@ fn rejected(e: &kube::Error) -> bool {
 
 /// The tables' syncs this database sync made, by table.
 async fn tables_syncs(
-    api: &Api<PaimonMysqlSync>,
+    ctx: &Context,
     ns: &str,
     parent: &str,
 ) -> Result<BTreeMap<String, PaimonMysqlSync>> {
     let selector = format!("{DATABASE_SYNC_LABEL}={parent}");
-    let list = api
-        .list(&ListParams::default().labels(&selector))
-        .await
-        .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::List, ns, &selector, e))?;
+    let list: Vec<PaimonMysqlSync> =
+        undecodable::list(&ctx.client, ns, &ListParams::default().labels(&selector)).await?;
     Ok(list
         .into_iter()
         .filter_map(|s| Some((s.annotations().get(TABLE_ANNOTATION)?.clone(), s)))
@@ -372,7 +369,7 @@ async fn cleanup(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str) -> Res
     let name = pmds.name_any();
     ctx.metrics.forget_database(ns, &name);
     let api: Api<PaimonMysqlSync> = Api::namespaced(ctx.client.clone(), ns);
-    for sync in tables_syncs(&api, ns, &name).await?.into_values() {
+    for sync in tables_syncs(ctx, ns, &name).await?.into_values() {
         api.delete(&sync.name_any(), &DeleteParams::background())
             .await
             .map(drop)

@@ -106,15 +106,12 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
     }
     notes.drop_outdated(&sync, &checkpoints);
     let jobs = job_facts(client, ns, &sync, notes).await?;
-    let api: Api<PaimonMysqlSyncSavepoint> = Api::namespaced(client.clone(), ns);
-    let savepoints = api
-        .list(&ListParams::default())
-        .await
-        .map_err(|e| Error::api::<PaimonMysqlSyncSavepoint>(Verb::List, ns, "", e))?
-        .items
-        .into_iter()
-        .filter(|s| s.spec.sync_name == sync)
-        .collect();
+    let savepoints =
+        crate::undecodable::list::<PaimonMysqlSyncSavepoint>(client, ns, &ListParams::default())
+            .await?
+            .into_iter()
+            .filter(|s| s.spec.sync_name == sync)
+            .collect();
     Ok(Dereferenced {
         savepoints,
         mysql_secret,

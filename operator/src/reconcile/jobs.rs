@@ -136,8 +136,12 @@ pub fn plan(
     // Stopped while a rebuild or restore runs, and after one failed (a rebuild's marker keeps
     // the workers from starting anyway, and must: the old generation must not write beside a
     // half-built new one; a restore half done must be finished first).
-    let held =
-        |r: &Option<RebuildStatus>| r.as_ref().is_some_and(|r| r.phase != RebuildPhase::Done);
+    // A restore refused before it started (no snapshot to restore to) stopped nothing and
+    // holds nothing: the workers run on.
+    let held = |r: &Option<RebuildStatus>| {
+        r.as_ref()
+            .is_some_and(|r| r.phase != RebuildPhase::Done && !refused(r))
+    };
     let workers_stopped = held(&rebuild) || held(&restore);
     let runnable = |r: &Option<RebuildStatus>| {
         r.clone()
@@ -168,12 +172,17 @@ pub fn plan(
             |s| s.rebuild.clone(),
             pms.spec.rebuild.trigger.clone(),
         ),
-        restore: last_served(
-            pms,
-            restore.as_ref().and_then(|r| r.trigger.clone()),
-            |s| s.restore.clone(),
-            pms.spec.restore_from.as_ref().map(restore_from_text),
-        ),
+        // No restore on record and none asked for (a refusal cleared by removing the field):
+        // nothing served, so that asking for the same savepoint again runs it.
+        restore: match (&restore, &pms.spec.restore_from) {
+            (None, None) => None,
+            _ => last_served(
+                pms,
+                restore.as_ref().and_then(|r| r.trigger.clone()),
+                |s| s.restore.clone(),
+                pms.spec.restore_from.as_ref().map(restore_from_text),
+            ),
+        },
     };
     JobPlan {
         served,
@@ -195,7 +204,10 @@ impl JobPlan {
         [(REBUILD, &self.rebuild), (RESTORE, &self.restore)]
             .into_iter()
             .find_map(|(kind, r)| {
-                let r = r.as_ref().filter(|r| r.phase == RebuildPhase::Failed)?;
+                let restore_refused = kind.what == RESTORE.what && r.as_ref().is_some_and(refused);
+                let r = r
+                    .as_ref()
+                    .filter(|r| r.phase == RebuildPhase::Failed && !restore_refused)?;
                 Some((
                     kind.events[2],
                     format!(
@@ -207,6 +219,24 @@ impl JobPlan {
                 ))
             })
     }
+}
+
+impl JobPlan {
+    /// A restore refused before it started (a savepoint missing, not Completed or of other
+    /// tables): what to tell; the workers run on.
+    pub fn refusal(&self) -> Option<String> {
+        let r = self.restore.as_ref().filter(|r| refused(r))?;
+        Some(format!(
+            "the restore was refused: {}; nothing was stopped, the workers run on: change or remove spec.restoreFrom",
+            r.message.clone().unwrap_or_default()
+        ))
+    }
+}
+
+/// Whether a restore was refused before it started: failed without a snapshot to restore to
+/// (a started restore always has one), so no Job ran and no worker was stopped for it.
+fn refused(r: &RebuildStatus) -> bool {
+    r.phase == RebuildPhase::Failed && r.snapshot_id.is_none()
 }
 
 /// A rebuild or a restore: what tells them apart.
@@ -420,6 +450,9 @@ fn next_restore(
         |s| s.restore.clone(),
         from.clone(),
     );
+    if from.is_none() && previous.as_ref().is_some_and(refused) {
+        return None; // the refusal clears with the field
+    }
     if from.is_none() || from == served {
         return previous;
     }
@@ -449,7 +482,11 @@ fn next_restore(
         Err(why) => {
             r.phase = RebuildPhase::Failed;
             r.finished_at = Some(r.started_at.clone());
-            events.push((EventType::Warning, "RestoreFailed", why.clone()));
+            events.push((
+                EventType::Warning,
+                "RestoreRefused",
+                format!("{why}; nothing was stopped, the workers run on"),
+            ));
             r.message = Some(why);
         }
     }

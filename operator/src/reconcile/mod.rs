@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::api::{Patch, PatchParams};
+use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{finalizer, Error as FinalizerError, Event as Finalizer};
@@ -98,8 +98,31 @@ pub(crate) fn finalizer_outcome(
     }
 }
 
-pub fn error_policy(pms: Arc<PaimonMysqlSync>, error: &Error, _ctx: Arc<Context>) -> Action {
-    requeue_after(&pms.name_any(), error)
+/// The sync controller's reconcile of a watched object: decoded, or reported when it can't
+/// be (see `undecodable.rs`).
+pub async fn reconcile_watched(object: Arc<DynamicObject>, ctx: Arc<Context>) -> Result<Action> {
+    crate::undecodable::reconcile(object, ctx, reconcile, Some(cleanup_undecodable)).await
+}
+
+/// A deleted sync whose spec can't be read: its workers go (ownerReferences would take them
+/// too, but not wait for their pods), its checkpoints stay (whether to keep them is in the spec).
+fn cleanup_undecodable(
+    ctx: Arc<Context>,
+    ns: String,
+    sync: String,
+    deleting_for: Duration,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<usize>>> + Send>> {
+    Box::pin(async move {
+        ctx.restart_gate.release(&restart_gate::key(&ns, &sync));
+        ctx.s3_watch.forget(&ns, &sync);
+        ctx.metrics.forget_sync(&ns, &sync);
+        apply::delete_all(&ctx.client, &ns, &sync, true, deleting_for).await
+    })
+}
+
+/// Every controller's error policy: when the reconcile of `object` runs again.
+pub fn error_policy<K: Resource>(object: Arc<K>, error: &Error, _ctx: Arc<Context>) -> Action {
+    requeue_after(&object.name_any(), error)
 }
 
 /// When a reconcile that ended in `error` runs again (and the log line it gets).

@@ -386,6 +386,9 @@ impl Facts<'_> {
                 ),
             ));
         }
+        if let Some(why) = plan.refusal() {
+            out.push(self.condition("RestoreRefused", true, "RestoreRefused", why));
+        }
         if let Some(v) = &plan.verify {
             let cond = match (&v.error, &v.result) {
                 (Some(e), _) => {
@@ -719,7 +722,11 @@ mod tests {
             ),
             (
                 JobPlan {
-                    restore: Some(failed.clone()),
+                    // A restore that started (it has its snapshot) and failed.
+                    restore: Some(pms_crds::RebuildStatus {
+                        snapshot_id: Some(7),
+                        ..failed.clone()
+                    }),
                     workers_stopped: true,
                     ..Default::default()
                 },

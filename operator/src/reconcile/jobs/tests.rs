@@ -321,6 +321,76 @@ fn a_restore_refuses_a_savepoint_of_other_tables() {
     }
 }
 
+/// `restoreFrom` naming a savepoint still Pending: refused before anything stops (the workers
+/// run on, no Job, not a failure that degrades the sync), shown as `RestoreRefused`; removing
+/// the field clears it, and asking for the savepoint again once Completed runs the restore.
+#[test]
+fn a_refused_restore_stops_nothing_and_clears_with_the_field() {
+    let savepoint = |state: SavepointState| {
+        let mut sp = PaimonMysqlSyncSavepoint::new(
+            "sp1",
+            pms_crds::PaimonMysqlSyncSavepointSpec {
+                sync_name: "s".into(),
+            },
+        );
+        sp.status = Some(SavepointStatus {
+            state,
+            snapshot_id: (state == SavepointState::Completed).then_some(9),
+            ..Default::default()
+        });
+        sp
+    };
+    // As after the status patch and the served-triggers annotation a reconcile writes.
+    let settle = |pms: &mut PaimonMysqlSync, p: &JobPlan| {
+        pms.status.get_or_insert_with(Default::default).restore = p.restore.clone();
+        pms.annotations_mut().insert(
+            SERVED_ANNOTATION.into(),
+            serde_json::to_string(&p.served).unwrap(),
+        );
+    };
+    let mut pms = sync("");
+    let facts = JobFacts {
+        worker_pods: 2,
+        ..Default::default()
+    };
+    let now = at("2026-11-30T10:00:00Z");
+    let p = plan(&pms, &facts, &[], now);
+    settle(&mut pms, &p);
+    pms.spec.restore_from = Some(serde_yaml::from_str("savepoint: sp1").unwrap());
+    let pending = [savepoint(SavepointState::Pending)];
+    let p = plan(&pms, &facts, &pending, now);
+    assert!(!p.workers_stopped && p.restore_job.is_none(), "{p:?}");
+    assert!(p.failure().is_none(), "{p:?}");
+    let why = p.refusal().expect("refused");
+    assert!(
+        why.contains("sp1") && why.contains("not Completed") && why.contains("run on"),
+        "{why}"
+    );
+    settle(&mut pms, &p);
+    // Looked at again: still refused, still running.
+    let p = plan(&pms, &facts, &pending, now);
+    assert!(!p.workers_stopped && p.refusal().is_some(), "{p:?}");
+    // The field removed: the refusal clears.
+    pms.spec.restore_from = None;
+    let p = plan(&pms, &facts, &pending, now);
+    assert!(
+        p.restore.is_none() && p.refusal().is_none() && !p.workers_stopped,
+        "{p:?}"
+    );
+    assert_eq!(p.served.restore, None);
+    settle(&mut pms, &p);
+    // Asked again once the savepoint is Completed: the restore runs.
+    pms.spec.restore_from = Some(serde_yaml::from_str("savepoint: sp1").unwrap());
+    let p = plan(&pms, &facts, &[savepoint(SavepointState::Completed)], now);
+    let r = p.restore.clone().unwrap();
+    assert_eq!(
+        (r.phase, r.snapshot_id),
+        (RebuildPhase::Stopping, Some(9)),
+        "{p:?}"
+    );
+    assert!(p.workers_stopped, "{p:?}");
+}
+
 #[test]
 fn one_shot_triggers_present_at_creation_or_recorded_as_served_do_not_run() {
     let now = at("2026-11-30T10:00:00Z");

@@ -1,0 +1,262 @@
+//! Objects of the operator's own kinds that it can't decode into their Rust types (a value the
+//! CRD admitted under an older, looser schema; a hand-edited stored object).
+//!
+//! kube-rs decodes a LIST as one document, so one such object in a typed watch fails the whole
+//! list: after a restart no sync of the namespace would be reconciled, nor deleted (their
+//! finalizers wait on a reconcile). The controllers therefore watch their kinds as
+//! `DynamicObject`s and decode each one on its own here: an object that decodes is reconciled
+//! as usual; one that doesn't is reported (a Warning Event on it, its `Ready` condition, a log
+//! line naming it and the error, `pms_operator_undecodable_objects`) and otherwise left alone,
+//! its workers running as they were, until it is corrected or deleted.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use kube::api::{ApiResource, DynamicObject, ListParams, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType};
+use kube::{Api, Client, Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tracing::warn;
+
+use crate::context::Context;
+use crate::error::{Error, Result, Verb};
+use crate::reconcile::FINALIZER;
+
+/// The API of kind `K` as dynamic objects, in `namespace` or all of them.
+pub fn api<K: Resource<DynamicType = ()>>(
+    client: &Client,
+    namespace: Option<&str>,
+) -> Api<DynamicObject> {
+    let resource = ApiResource::erase::<K>(&());
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    }
+}
+
+/// Every object of kind `K` that `objects` holds and that decodes (the others are left out).
+pub fn decodable<K: Resource + DeserializeOwned>(
+    objects: impl IntoIterator<Item = DynamicObject>,
+) -> Vec<K> {
+    objects
+        .into_iter()
+        .filter_map(|o| o.try_parse::<K>().ok())
+        .collect()
+}
+
+/// The objects of kind `K` in `ns` that `params` selects and that decode (one that doesn't
+/// is reported by its own controller; here it is left out, not failing the list).
+pub async fn list<K: Resource<DynamicType = ()> + DeserializeOwned>(
+    client: &Client,
+    ns: &str,
+    params: &ListParams,
+) -> Result<Vec<K>> {
+    let list = api::<K>(client, Some(ns)).list(params).await.map_err(|e| {
+        let selector = params.label_selector.clone().unwrap_or_default();
+        Error::api::<K>(Verb::List, ns, &selector, e)
+    })?;
+    Ok(decodable(list.items))
+}
+
+/// What to do about an object that can't be decoded while it is deleted: the cleanup that
+/// needs only its namespace, name and how long ago its deletion was asked for (`Some(left)`:
+/// pods still stopping, come back).
+pub type NameOnlyCleanup =
+    fn(
+        Arc<Context>,
+        String,
+        String,
+        std::time::Duration,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<Option<usize>>> + Send>>;
+
+/// Reconciles `object` decoded as `K` with `reconcile`, or reports it (see the module).
+/// `cleanup` runs when an undecodable object holding the operator's finalizer is deleted, before
+/// the finalizer is removed (`None`: the kind has no finalizer).
+pub async fn reconcile<K, F, Fut>(
+    object: Arc<DynamicObject>,
+    ctx: Arc<Context>,
+    reconcile: F,
+    cleanup: Option<NameOnlyCleanup>,
+) -> Result<Action>
+where
+    K: Resource<DynamicType = ()> + DeserializeOwned,
+    F: FnOnce(Arc<K>, Arc<Context>) -> Fut,
+    Fut: Future<Output = Result<Action>>,
+{
+    let kind = K::kind(&()).to_string();
+    let (ns, name) = (object.namespace().unwrap_or_default(), object.name_any());
+    match (*object).clone().try_parse::<K>() {
+        Ok(decoded) => {
+            ctx.metrics.undecodable(&kind, &ns, &name, false);
+            reconcile(Arc::new(decoded), ctx).await
+        }
+        Err(error) => {
+            let resource = ApiResource::erase::<K>(&());
+            let report = Undecodable {
+                object: &object,
+                resource: &resource,
+                kind: &kind,
+                ns: &ns,
+                name: &name,
+            };
+            report.handle(&ctx, &error.to_string(), cleanup).await
+        }
+    }
+}
+
+struct Undecodable<'a> {
+    object: &'a DynamicObject,
+    resource: &'a ApiResource,
+    kind: &'a str,
+    ns: &'a str,
+    name: &'a str,
+}
+
+impl Undecodable<'_> {
+    async fn handle(
+        &self,
+        ctx: &Arc<Context>,
+        error: &str,
+        cleanup: Option<NameOnlyCleanup>,
+    ) -> Result<Action> {
+        let (kind, ns, name) = (self.kind, self.ns, self.name);
+        let finalized = self.object.finalizers().iter().any(|f| f == FINALIZER);
+        if self.object.meta().deletion_timestamp.is_some() {
+            if let (true, Some(cleanup)) = (finalized, cleanup) {
+                let since = crate::reconcile::deleting_for(self.object);
+                if let Some(left) =
+                    cleanup(ctx.clone(), ns.to_string(), name.to_string(), since).await?
+                {
+                    return Err(Error::Waiting(format!(
+                        "{left} worker pod(s) of the undecodable {kind} {ns}/{name} still stopping"
+                    )));
+                }
+                self.remove_finalizer(ctx).await?;
+                self.publish(
+                    ctx,
+                    "DeletedUndecodable",
+                    format!(
+                        "deleted without reading its spec ({error}): its workers were removed, its checkpoints kept \
+                         (remove them by hand if they are not wanted)"
+                    ),
+                )
+                .await;
+            }
+            ctx.metrics.undecodable(kind, ns, name, false);
+            return Ok(Action::await_change());
+        }
+        warn!(kind, namespace = ns, name, %error,
+              "can't decode this object: it is left as it is (the rest are reconciled) until it is corrected");
+        ctx.metrics.undecodable(kind, ns, name, true);
+        let message = format!(
+            "the operator can't read this {kind}: {error}. Nothing of it is reconciled (its workers, if any, run on \
+             as they were) until the value is corrected; the CRD's current schema refuses such values"
+        );
+        self.publish(ctx, "Undecodable", message.clone()).await;
+        // The kinds with a finalizer get it here too, so that a delete goes through the cleanup
+        // above (and the metric's series goes with the object).
+        if cleanup.is_some() && !finalized {
+            self.add_finalizer(ctx).await?;
+        }
+        if cleanup.is_some() {
+            self.patch_ready_condition(ctx, &message).await?;
+        }
+        Ok(Action::await_change())
+    }
+
+    fn api(&self, ctx: &Context) -> Api<DynamicObject> {
+        Api::namespaced_with(ctx.client.clone(), self.ns, self.resource)
+    }
+
+    fn api_error(&self, verb: Verb, source: kube::Error) -> Error {
+        Error::Api {
+            verb,
+            kind: self.kind.to_string(),
+            namespace: self.ns.to_string(),
+            name: self.name.to_string(),
+            source: Box::new(source),
+        }
+    }
+
+    async fn publish(&self, ctx: &Context, reason: &str, note: String) {
+        let event = Event {
+            type_: EventType::Warning,
+            reason: reason.into(),
+            note: Some(note),
+            action: "Decode".into(),
+            secondary: None,
+        };
+        let reference = self.object.object_ref(self.resource);
+        if let Err(e) = ctx.recorder.publish(&event, &reference).await {
+            warn!(kind = self.kind, namespace = self.ns, name = self.name, error = %e, "could not publish an event");
+        }
+    }
+
+    /// `Ready=False` (reason `Undecodable`), the only condition: the others were about a spec
+    /// the operator can no longer read. Written only when it says something new.
+    async fn patch_ready_condition(&self, ctx: &Context, message: &str) -> Result<()> {
+        let current = self
+            .object
+            .data
+            .pointer("/status/conditions")
+            .and_then(|c| c.as_array())
+            .and_then(|c| c.iter().find(|c| c["type"] == "Ready"));
+        if current.is_some_and(|c| c["reason"] == "Undecodable" && c["message"] == message) {
+            return Ok(());
+        }
+        let now = k8s_openapi::jiff::Timestamp::now().to_string();
+        let status = json!({"status": {"conditions": [{
+            "type": "Ready",
+            "status": "False",
+            "reason": "Undecodable",
+            "message": message,
+            "lastTransitionTime": now,
+            "observedGeneration": self.object.meta().generation,
+        }]}});
+        self.api(ctx)
+            .patch_status(self.name, &PatchParams::default(), &Patch::Merge(&status))
+            .await
+            .map(drop)
+            .map_err(|e| self.api_error(Verb::PatchStatus, e))
+    }
+
+    async fn add_finalizer(&self, ctx: &Context) -> Result<()> {
+        let mut finalizers = self.object.finalizers().to_vec();
+        finalizers.push(FINALIZER.to_string());
+        self.set_finalizers(ctx, finalizers).await
+    }
+
+    async fn remove_finalizer(&self, ctx: &Context) -> Result<()> {
+        let finalizers = self
+            .object
+            .finalizers()
+            .iter()
+            .filter(|f| *f != FINALIZER)
+            .cloned()
+            .collect();
+        self.set_finalizers(ctx, finalizers).await
+    }
+
+    /// Sets the finalizers, only over the version read (a test of the resourceVersion), as
+    /// kube's finalizer helper does.
+    async fn set_finalizers(&self, ctx: &Context, finalizers: Vec<String>) -> Result<()> {
+        let patch = json!({"metadata": {
+            "finalizers": finalizers,
+            "resourceVersion": self.object.resource_version(),
+        }});
+        match self
+            .api(ctx)
+            .patch(self.name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(s)) if s.code == 409 => {
+                Err(Error::Changed(format!("{}/{}", self.ns, self.name)))
+            }
+            Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
+            Err(e) => Err(self.api_error(Verb::Patch, e)),
+        }
+    }
+}
