@@ -4,6 +4,7 @@
 //! (see docs/architecture.md); the worker reads `spec` alone, or a whole resource. The
 //! worker ↔ operator contract (names, labels, env, the checkpoint) is in [`contract`].
 
+mod bounds;
 pub mod contract;
 mod database;
 mod duration;
@@ -14,6 +15,7 @@ mod spec;
 mod status;
 mod worker_pod;
 
+pub use bounds::{MAX_SAFE_INTEGER, MAX_STATUS_STRING, MAX_STRING};
 pub use database::*;
 pub use duration::HumanDuration;
 pub use ranges::out_of_range;
@@ -32,7 +34,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 /// operator would prune the newer fields of every resource). Raised with each change of the
 /// schemas: `crds/schema-revisions.txt` lists each revision with a digest of its schemas, and a
 /// test fails until a changed schema has its line.
-pub const SCHEMA_REVISION: u32 = 9;
+pub const SCHEMA_REVISION: u32 = 10;
 pub const SCHEMA_REVISION_ANNOTATION: &str = "paimonsync.io/schema-revision";
 
 /// The CRDs, stamped with [`SCHEMA_REVISION`].
@@ -64,8 +66,27 @@ pub fn schema_revision(crd: &CustomResourceDefinition) -> u32 {
 /// The CRDs as the schemas alone make them, as [`schema_revision_digest`] reads them.
 /// The sync's gets rules on its name, which only the root of a schema can hold
 /// (`metadata.name`): none may end like a rebuild's, nor be longer than the names made from it
-/// allow ([`contract::MAX_SYNC_NAME`]).
+/// allow ([`contract::MAX_SYNC_NAME`]). Every value is bounded ([`bounds`]): the API server
+/// admits none the types can't decode.
 fn unstamped_crds() -> Vec<CustomResourceDefinition> {
+    let mut crds = generated_crds();
+    for crd in &mut crds {
+        for version in &mut crd.spec.versions {
+            if let Some(schema) = version.schema.as_mut() {
+                if let Some(root) = schema.open_api_v3_schema.take() {
+                    let mut json = serde_json::to_value(root).expect("the schema serializes");
+                    bounds::bound_root(&mut json);
+                    schema.open_api_v3_schema =
+                        Some(serde_json::from_value(json).expect("a bounded schema is a schema"));
+                }
+            }
+        }
+    }
+    crds
+}
+
+/// The CRDs as kube's derive makes them, with the root rules.
+fn generated_crds() -> Vec<CustomResourceDefinition> {
     use kube::CustomResourceExt;
     let mut sync = PaimonMysqlSync::crd();
     for version in &mut sync.spec.versions {
@@ -117,30 +138,10 @@ pub fn schema_revision_digest() -> String {
 fn yaml_of(crds: Vec<CustomResourceDefinition>) -> String {
     crds.into_iter()
         .map(|crd| {
-            let mut crd = serde_json::to_value(crd).expect("the CRD serializes");
-            drop_unsigned_formats(&mut crd);
             let json = serde_json::to_string(&crd).expect("the CRD serializes");
             let value: serde_yaml::Value = serde_yaml::from_str(&json).expect("JSON is YAML");
             serde_yaml::to_string(&value).expect("YAML serializes")
         })
         .collect::<Vec<_>>()
         .join("---\n")
-}
-
-/// schemars writes `format: uint32/uint64`, which the API server doesn't know (it warns on
-/// every apply); `minimum: 0` already says what matters.
-fn drop_unsigned_formats(v: &mut serde_json::Value) {
-    match v {
-        serde_json::Value::Object(map) => {
-            if matches!(
-                map.get("format").and_then(|f| f.as_str()),
-                Some("uint32" | "uint64" | "uint" | "uint8" | "uint16")
-            ) {
-                map.remove("format");
-            }
-            map.values_mut().for_each(drop_unsigned_formats);
-        }
-        serde_json::Value::Array(items) => items.iter_mut().for_each(drop_unsigned_formats),
-        _ => {}
-    }
 }

@@ -1,13 +1,15 @@
-//! The CRD schema's number ranges (`minimum`, `maximum`), checked on a spec that never went
-//! through the API server (the standalone worker's YAML file). The ranges are read from the
-//! generated schema, so the two can't disagree, and the messages are worded as the API
-//! server words its own. (CEL rules and patterns are the API server's alone.)
+//! The CRD schema's number ranges (`minimum`, `maximum`) and string lengths (`maxLength`),
+//! checked on a spec that never went through the API server (the standalone worker's YAML file).
+//! They are read from the very schema the API server is given ([`crate::crds`], bounds and all),
+//! so the two can't disagree, and the messages are worded as the API server words its own. (CEL
+//! rules and patterns are the API server's alone.)
 
 use serde_json::Value;
 
 use crate::PaimonMysqlSyncSpec;
 
-/// Every number of `spec` outside its range in the CRD, as the API server would report it.
+/// Every number of `spec` outside its range in the CRD, and every string longer than its
+/// `maxLength`, as the API server would report them.
 pub fn out_of_range(spec: &PaimonMysqlSyncSpec) -> Vec<String> {
     // Generated once per process: a database sync resolves one config per table.
     static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(sync_spec_schema);
@@ -17,15 +19,15 @@ pub fn out_of_range(spec: &PaimonMysqlSyncSpec) -> Vec<String> {
     problems
 }
 
-/// The `spec` property of the sync CRD's schema, as JSON.
+/// The `spec` property of the sync CRD's schema as the API server gets it, as JSON.
 fn sync_spec_schema() -> Value {
-    use kube::CustomResourceExt;
-    let crd = crate::PaimonMysqlSync::crd();
-    crd.spec
-        .versions
-        .first()
-        .and_then(|v| v.schema.as_ref())
-        .and_then(|s| s.open_api_v3_schema.as_ref())
+    use kube::Resource;
+    crate::crds()
+        .into_iter()
+        .find(|crd| crd.spec.names.kind == crate::PaimonMysqlSync::kind(&()))
+        .and_then(|crd| crd.spec.versions.into_iter().next())
+        .and_then(|v| v.schema)
+        .and_then(|s| s.open_api_v3_schema)
         .and_then(|root| serde_json::to_value(root).ok())
         .and_then(|root| root.pointer("/properties/spec").cloned())
         .unwrap_or(Value::Null)
@@ -33,21 +35,28 @@ fn sync_spec_schema() -> Value {
 
 fn walk(schema: &Value, value: &Value, path: &str, problems: &mut Vec<String>) {
     match value {
-        Value::Number(n) => {
-            let Some(n) = n.as_f64() else { return };
+        Value::Number(num) => {
+            let Some(n) = num.as_f64() else { return };
             let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
             if let Some(min) = bound("minimum").filter(|min| n < *min) {
                 problems.push(format!(
-                    "{path}: Invalid value: {}: {path} in body should be greater than or equal to {}",
-                    number(n),
+                    "{path}: Invalid value: {num}: {path} in body should be greater than or equal to {}",
                     number(min)
                 ));
             }
             if let Some(max) = bound("maximum").filter(|max| n > *max) {
                 problems.push(format!(
-                    "{path}: Invalid value: {}: {path} in body should be less than or equal to {}",
-                    number(n),
+                    "{path}: Invalid value: {num}: {path} in body should be less than or equal to {}",
                     number(max)
+                ));
+            }
+        }
+        Value::String(text) => {
+            // The API server counts characters (and calls them bytes).
+            let max = schema.get("maxLength").and_then(Value::as_u64);
+            if let Some(max) = max.filter(|max| text.chars().count() as u64 > *max) {
+                problems.push(format!(
+                    "{path}: Too long: may not be more than {max} bytes"
                 ));
             }
         }
@@ -96,6 +105,8 @@ mod tests {
         spec.parallelism = 0;
         spec.sink.max_rows_per_statement = 70000;
         spec.sink.max_buffer_bytes = 1000;
+        spec.sink.max_transaction_rows = 1 << 60;
+        spec.sink.table = "t".repeat(4097);
         let problems = out_of_range(&spec);
         assert_eq!(
             problems,
@@ -103,6 +114,8 @@ mod tests {
                 "spec.parallelism: Invalid value: 0: spec.parallelism in body should be greater than or equal to 1",
                 "spec.sink.maxBufferBytes: Invalid value: 1000: spec.sink.maxBufferBytes in body should be greater than or equal to 65536",
                 "spec.sink.maxRowsPerStatement: Invalid value: 70000: spec.sink.maxRowsPerStatement in body should be less than or equal to 65535",
+                "spec.sink.maxTransactionRows: Invalid value: 1152921504606846976: spec.sink.maxTransactionRows in body should be less than or equal to 9007199254740991",
+                "spec.sink.table: Too long: may not be more than 4096 bytes",
             ],
             "{problems:?}"
         );

@@ -102,12 +102,23 @@ fn type_of(schema: &Json) -> (String, Option<(&'static str, &Json)>) {
             }
             _ => ("object".into(), None),
         },
-        other => (
-            match schema.get("format").and_then(Json::as_str) {
-                Some(f) => format!("{other} ({f})"),
-                None => other.to_string(),
-            },
-            None,
-        ),
+        other => {
+            let format = schema
+                .get("format")
+                .and_then(Json::as_str)
+                .map(String::from);
+            // Whole numbers, held as floats by the CRD types.
+            let bound = |key| schema.get(key).and_then(Json::as_f64).map(|n| n as i64);
+            let range = match (t, bound("minimum"), bound("maximum")) {
+                ("integer", Some(min), Some(max)) => Some(format!("{min} to {max}")),
+                _ => None,
+            };
+            let notes: Vec<String> = format.into_iter().chain(range).collect();
+            let kind = match notes.as_slice() {
+                [] => other.to_string(),
+                notes => format!("{other} ({})", notes.join(", ")),
+            };
+            (kind, None)
+        }
     }
 }

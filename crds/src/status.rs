@@ -18,7 +18,9 @@ pub struct PaimonMysqlSyncStatus {
     pub snapshot_id: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_snapshots: Option<i64>,
+    /// Slots ready (the scale subresource's status replicas: an int32 to the API server).
     #[serde(default)]
+    #[schemars(range(max = 2147483647))]
     pub ready_slots: u32,
     /// `ready/total`, for `kubectl get pms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +68,7 @@ pub struct PaimonMysqlSyncStatus {
 pub struct StableSpec {
     pub generation: i64,
     /// The spec, as JSON.
+    #[schemars(length(max = 1572864))]
     pub spec: String,
 }
 

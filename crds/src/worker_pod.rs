@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{
     Affinity, LocalObjectReference, ResourceRequirements, Toleration, Volume, VolumeMount,
 };
-use schemars::JsonSchema;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -24,8 +24,10 @@ pub struct WorkerPodSpec {
     pub image: Option<String>,
     /// Extra labels and annotations of the pods (none of the keys the operator sets).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(schema_with = "label_values")]
     pub labels: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(schema_with = "annotation_values")]
     pub annotations: BTreeMap<String, String>,
     /// The worker container's resources. Default: memory request 2 × `sink.maxBufferBytes` +
     /// 64 MiB, memory limit 4 × `sink.maxBufferBytes` + 128 MiB, CPU request 100m, no CPU limit.
@@ -54,4 +56,14 @@ pub struct WorkerPodSpec {
     /// flight) before its liveness check fails and the kubelet restarts it (default 10m).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stall_after: Option<crate::HumanDuration>,
+}
+
+/// A label's value is at most 63 characters (Kubernetes' own limit).
+fn label_values(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "object", "additionalProperties": {"type": "string", "maxLength": 63}})
+}
+
+/// An annotation's value may take all of the 256 KiB Kubernetes allows a pod's annotations.
+fn annotation_values(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "object", "additionalProperties": {"type": "string", "maxLength": 262144}})
 }
