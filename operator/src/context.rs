@@ -67,6 +67,9 @@ pub struct Metrics {
     /// `pms_database_tables{namespace,database_sync,phase}`: a database sync's tables by the
     /// phase of their sync (a table without one yet counts as `Pending`).
     pub database_tables: IntGaugeVec,
+    /// `pms_database_pool_workers{namespace,database_sync,state}`: a pooled database sync's
+    /// workers, `wanted` and `reporting` (a report within the last minute).
+    pub pool_workers: IntGaugeVec,
     /// `pms_operator_undecodable_objects{kind,namespace,name}`: 1 for each object of the
     /// operator's kinds it can't decode (and so leaves alone; see `undecodable.rs`).
     pub undecodable: IntGaugeVec,
@@ -139,6 +142,14 @@ impl Metrics {
             &["namespace", "database_sync", "phase"],
         )?;
         registry.register(Box::new(database_tables.clone()))?;
+        let pool_workers = IntGaugeVec::new(
+            Opts::new(
+                "pms_database_pool_workers",
+                "A pooled database sync's workers: wanted, and reporting (a report within the last minute)",
+            ),
+            &["namespace", "database_sync", "state"],
+        )?;
+        registry.register(Box::new(pool_workers.clone()))?;
         let undecodable = IntGaugeVec::new(
             Opts::new(
                 "pms_operator_undecodable_objects",
@@ -148,6 +159,7 @@ impl Metrics {
         )?;
         registry.register(Box::new(undecodable.clone()))?;
         Ok(Self {
+            pool_workers,
             undecodable,
             database_tables,
             pooled_tables: Default::default(),
@@ -239,9 +251,24 @@ impl Metrics {
         }
     }
 
+    /// A pooled database sync's workers wanted and reporting (`None`: not pooled).
+    pub fn pool_workers(&self, ns: &str, name: &str, workers: Option<(u32, u32)>) {
+        for (i, state) in ["wanted", "reporting"].into_iter().enumerate() {
+            let labels = [ns, name, state];
+            match workers {
+                Some(w) => self
+                    .pool_workers
+                    .with_label_values(&labels)
+                    .set(i64::from(if i == 0 { w.0 } else { w.1 })),
+                None => drop(self.pool_workers.remove_label_values(&labels)),
+            }
+        }
+    }
+
     /// A deleted database sync's series go with it.
     pub fn forget_database(&self, ns: &str, name: &str) {
         self.pooled_table_phases(ns, name, &[]);
+        self.pool_workers(ns, name, None);
         for p in SyncPhase::ALL {
             let _ = self
                 .database_tables

@@ -16,7 +16,7 @@ use pms_tests::mysql::TestDb;
 use pms_tests::repo_root;
 use serde_json::{json, Value as Json};
 
-const ALERTS: [&str; 7] = [
+const ALERTS: [&str; 8] = [
     "PmsFreshnessHigh",
     "PmsCheckpointStalled",
     "PmsSyncDegraded",
@@ -24,6 +24,7 @@ const ALERTS: [&str; 7] = [
     "PmsRetryStorm",
     "PmsSnapshotExpiryClose",
     "PmsWorkerDown",
+    "PmsPoolWorkersNotReporting",
 ];
 
 /// prometheus and promtool: `PMS_PROMETHEUS_BIN` (make test sets it), else the cached build.

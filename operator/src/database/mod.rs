@@ -356,6 +356,11 @@ async fn write_status(
     ctx.metrics
         .pooled_table_phases(ns, &pmds.name_any(), &pooled);
     let status = status::status(found, &tables);
+    let workers = status
+        .pool
+        .as_ref()
+        .map(|p| (p.workers, p.workers_reporting));
+    ctx.metrics.pool_workers(ns, &pmds.name_any(), workers);
     if pmds.status.as_ref() == Some(&status) {
         return Ok(());
     }

@@ -119,6 +119,12 @@ pub(super) async fn apply(
             reports.insert(k, r);
         }
     }
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let unavailable: BTreeMap<u32, String> = existing
+        .iter()
+        .filter(|(k, _)| **k < workers)
+        .filter_map(|(k, d)| Some((*k, status::unavailable_since(d, now)?)))
+        .collect();
     let stopping = remove(pmds, ctx, ns, existing, workers).await?;
     // The tables on syncs of their own: each made once no pooled worker runs it any more.
     let mut own_status = BTreeMap::new();
@@ -162,8 +168,9 @@ pub(super) async fn apply(
             assignment: &assignment,
             reports: &reports,
             own: &own_status,
+            unavailable: &unavailable,
         }),
-        now: k8s_openapi::jiff::Timestamp::now(),
+        now,
     };
     write_status(ctx, pmds, ns, &found).await?;
     Ok(Action::requeue(RESYNC.min(pmds.spec.discovery_interval.0)))

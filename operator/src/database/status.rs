@@ -9,7 +9,7 @@ use kube::ResourceExt;
 use pms_crds::contract::{PoolAssignment, PoolReport, PooledState, PooledTable, TableListing};
 use pms_crds::{
     table_sync_name, DatabaseSyncStatus, PaimonMysqlDatabaseSync, PaimonMysqlSync, PoolStatus,
-    SyncPhase, TableStatus, MAX_POOLED_TABLES_LISTED,
+    SyncPhase, SyncState, TableStatus, MAX_POOLED_TABLES_LISTED,
 };
 
 /// What the status is computed from.
@@ -35,6 +35,59 @@ pub struct Pooled<'a> {
     /// The tables on syncs of their own (`f.syncs`), with what each waits for while it is
     /// still moving there.
     pub own: &'a BTreeMap<String, Option<String>>,
+    /// The workers whose Deployment has had no available pod for longer than
+    /// [`REPORT_STALE_AFTER`] (Pending, crash-looping, on a lost node): since when, and why.
+    pub unavailable: &'a BTreeMap<u32, String>,
+}
+
+impl Pooled<'_> {
+    /// Why worker `w` is not running its tables now, if it isn't: its pod not available, or
+    /// its report older than [`REPORT_STALE_AFTER`]. (The message names times, not ages: a
+    /// message that changed at every reconcile would be a status write each time.)
+    fn worker_down(&self, w: u32, now: Timestamp) -> Option<String> {
+        if let Some(why) = self.unavailable.get(&w) {
+            return Some(format!("pooled worker {w} has no available pod {why}"));
+        }
+        let at = &self.reports.get(&w)?.at;
+        let stale = at
+            .parse::<Timestamp>()
+            .map_or(true, |t| !reported_recently(t, now));
+        stale.then(|| {
+            format!(
+                "pooled worker {w} has not reported since {at}: its tables may be behind (is its pod running?)"
+            )
+        })
+    }
+}
+
+/// Whether a report made at `at` is recent at `now` (within [`REPORT_STALE_AFTER`]).
+fn reported_recently(at: Timestamp, now: Timestamp) -> bool {
+    now.duration_since(at).as_secs() <= REPORT_STALE_AFTER.as_secs() as i64
+}
+
+/// Why a pooled worker's Deployment has had no available pod for longer than
+/// [`REPORT_STALE_AFTER`] at `now`, if so: its `Available` condition False since then (a
+/// Deployment just made, or whose status no controller writes, is not counted).
+pub fn unavailable_since(
+    deployment: &k8s_openapi::api::apps::v1::Deployment,
+    now: Timestamp,
+) -> Option<String> {
+    let conditions = deployment.status.as_ref()?.conditions.as_ref()?;
+    let available = conditions.iter().find(|c| c.type_ == "Available")?;
+    if available.status != "False" {
+        return None;
+    }
+    let since = available.last_transition_time.as_ref()?.0;
+    if reported_recently(since, now) {
+        return None;
+    }
+    let why = conditions
+        .iter()
+        .find(|c| c.type_ == "Progressing" && c.status == "False")
+        .or(Some(available))
+        .and_then(|c| c.message.clone())
+        .unwrap_or_default();
+    Some(format!("since {since} ({why})"))
 }
 
 /// A pooled worker whose report is older than this is not reporting.
@@ -98,7 +151,9 @@ pub fn status(f: &Found, tables: &[TableStatus]) -> DatabaseSyncStatus {
             }
         })
         .collect();
+    let suspended = pmds.spec.template.state == SyncState::Suspended;
     let phase = match f.listing {
+        _ if suspended => SyncPhase::Suspended,
         None => SyncPhase::Pending,
         Some(_) if not_ready.is_empty() => SyncPhase::Running,
         Some(_)
@@ -251,9 +306,8 @@ fn pool_status(f: &Found, p: &Pooled, tables: &[TableStatus]) -> PoolStatus {
             .count() as u32
     };
     let recent = |r: &&PoolReport| {
-        r.at.parse::<Timestamp>().is_ok_and(|at| {
-            f.now.duration_since(at).as_secs() <= REPORT_STALE_AFTER.as_secs() as i64
-        })
+        r.at.parse::<Timestamp>()
+            .is_ok_and(|at| reported_recently(at, f.now))
     };
     let failed = tables
         .iter()
@@ -312,7 +366,22 @@ fn pooled_table_status(
         out.message = Some(why.clone());
         return out;
     }
+    if f.pmds.spec.template.state == SyncState::Suspended {
+        out.phase = Some(SyncPhase::Suspended);
+        out.message = Some("template.state is suspended: no pooled worker runs".into());
+        return out;
+    }
     let worker = p.assignment.tables.get(table).copied();
+    // Its worker not running: Degraded, whatever it last reported (a stale report would read
+    // Running while MySQL falls behind).
+    if let Some(why) = worker.and_then(|w| p.worker_down(w, f.now)) {
+        let row = rows.get(table);
+        out.snapshot_id = row.and_then(|r| r.snapshot_id);
+        out.lag_snapshots = row.and_then(|r| r.lag_snapshots);
+        out.phase = Some(SyncPhase::Degraded);
+        out.message = Some(why);
+        return out;
+    }
     let Some(row) = rows.get(table) else {
         out.message = Some(match worker {
             Some(w) => format!("waiting for pooled worker {w} to start it"),
@@ -597,6 +666,134 @@ template:
         assert_eq!(of_type(&s, "Progressing").status, "True");
     }
 
+    /// Three pooled workers whose last reports all say Following: worker 1's report is two
+    /// minutes old, worker 2's Deployment has had no available pod for two minutes (Pending on
+    /// a nodeSelector nothing matches). Their tables are Degraded, named with the reason, and
+    /// so is the database sync; worker 0's stay Running. Suspended, every table says so.
+    #[test]
+    fn a_pooled_table_whose_worker_is_not_running_is_degraded_not_running() {
+        use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus};
+        let mut p = pmds();
+        p.spec.placement.mode = pms_crds::PlacementMode::Pooled;
+        p.spec.placement.workers = 3;
+        let chosen: Vec<String> = (0..3).map(|i| format!("t{i}")).collect();
+        let assignment = PoolAssignment {
+            workers: 3,
+            tables: chosen.iter().cloned().zip(0..3).collect(),
+            ..Default::default()
+        };
+        let now: Timestamp = "2026-12-07T10:00:00Z".parse().unwrap();
+        let two_minutes_ago = now - jiff_span(120);
+        let report = |w: u32, at: Timestamp| PoolReport {
+            worker: w,
+            at: at.to_string(),
+            tables: vec![PooledTable {
+                table: format!("t{w}"),
+                state: PooledState::Following,
+                snapshot_id: Some(5),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let reports = BTreeMap::from([
+            (0, report(0, now)),
+            (1, report(1, two_minutes_ago)),
+            (2, report(2, now)),
+        ]);
+        let condition =
+            |type_: &str, status: &str, since: Timestamp, message: &str| DeploymentCondition {
+                type_: type_.into(),
+                status: status.into(),
+                last_transition_time: Some(Time(since)),
+                message: Some(message.into()),
+                ..Default::default()
+            };
+        let deployment = |conditions| Deployment {
+            status: Some(DeploymentStatus {
+                conditions: Some(conditions),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let pending = deployment(vec![condition(
+            "Available",
+            "False",
+            two_minutes_ago,
+            "Deployment does not have minimum availability.",
+        )]);
+        let just_made = deployment(vec![condition("Available", "False", now, "starting")]);
+        assert!(
+            unavailable_since(&just_made, now).is_none(),
+            "a grace for a new pod"
+        );
+        assert!(unavailable_since(&Deployment::default(), now).is_none());
+        let unavailable = BTreeMap::from([(2, unavailable_since(&pending, now).unwrap())]);
+        let listing = TableListing {
+            tables: chosen.clone(),
+            at: now.to_string(),
+            error: None,
+        };
+        let own = BTreeMap::new();
+        let syncs = BTreeMap::new();
+        let invalid = BTreeMap::new();
+        let mut suspended = p.clone();
+        suspended.spec.template.state = pms_crds::SyncState::Suspended;
+        let found = |p| Found {
+            pmds: p,
+            listing: Some(&listing),
+            chosen: &chosen,
+            syncs: &syncs,
+            invalid: &invalid,
+            pool: Some(Pooled {
+                assignment: &assignment,
+                reports: &reports,
+                own: &own,
+                unavailable: &unavailable,
+            }),
+            now,
+        };
+        let all = tables(&found(&p));
+        let phases: Vec<_> = all.iter().map(|t| t.phase).collect();
+        assert_eq!(
+            phases,
+            [
+                Some(SyncPhase::Running),
+                Some(SyncPhase::Degraded),
+                Some(SyncPhase::Degraded)
+            ]
+        );
+        let said = |i: usize| all[i].message.clone().unwrap_or_default();
+        assert!(
+            said(1).contains("pooled worker 1 has not reported since 2026-12-07T09:58:00Z"),
+            "{}",
+            said(1)
+        );
+        assert!(
+            said(2).contains("pooled worker 2 has no available pod since 2026-12-07T09:58:00Z")
+                && said(2).contains("minimum availability"),
+            "{}",
+            said(2)
+        );
+        assert_eq!(all[1].snapshot_id, Some(5), "what it last reported stays");
+        let s = status(&found(&p), &all);
+        assert_eq!(s.phase, Some(SyncPhase::Degraded));
+        assert_eq!(of_type(&s, "Ready").status, "False");
+        assert_eq!(s.pool.unwrap().workers_reporting, 2);
+        let all = tables(&found(&suspended));
+        assert!(
+            all.iter().all(|t| t.phase == Some(SyncPhase::Suspended)),
+            "{all:?}"
+        );
+        assert_eq!(
+            status(&found(&suspended), &all).phase,
+            Some(SyncPhase::Suspended)
+        );
+    }
+
+    fn jiff_span(secs: i64) -> k8s_openapi::jiff::SignedDuration {
+        k8s_openapi::jiff::SignedDuration::from_secs(secs)
+    }
+
     #[test]
     fn a_pooled_status_of_1000_tables_counts_them_and_lists_only_those_not_running() {
         let mut p = pmds();
@@ -671,6 +868,7 @@ template:
                 assignment: &assignment,
                 reports: &reports,
                 own: &own,
+                unavailable: &BTreeMap::new(),
             }),
             now,
         };
