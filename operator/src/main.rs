@@ -58,6 +58,10 @@ struct Cli {
     /// it runs again; 0: no limit. Restarts a sync's own spec asks for never wait.
     #[arg(long, env = "PMS_MAX_CONCURRENT_RESTARTS", default_value_t = 4)]
     max_concurrent_restarts: u32,
+    /// A sync holds its place at most this long (seconds): one that never runs ready again
+    /// then gives it to the next (with a Warning), so broken syncs can't freeze an upgrade.
+    #[arg(long, env = "PMS_RESTART_PLACE_SECONDS", default_value_t = 600)]
+    restart_place_seconds: u64,
     /// Serve /metrics and /healthz here.
     #[arg(long, env = "PMS_ADMIN_ADDR", default_value = "0.0.0.0:8080")]
     admin_addr: String,
@@ -209,7 +213,10 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         ),
         metrics,
         leadership: Some(leadership),
-        restart_gate: Arc::new(RestartGate::new(cli.max_concurrent_restarts)),
+        restart_gate: Arc::new(RestartGate::new(
+            cli.max_concurrent_restarts,
+            Duration::from_secs(cli.restart_place_seconds),
+        )),
         s3_watch: S3Watch::new(),
     });
     tokio::spawn(ctx.s3_watch.clone().run());
@@ -338,6 +345,7 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
         .owns(jobs, owned)
         .watches_stream(checkpoint_changes, by_sync_label)
         .reconcile_on(ctx.s3_watch.triggers(namespace).map(ObjectRef::erase))
+        .reconcile_on(ctx.restart_gate.wakeups(namespace).map(ObjectRef::erase))
         .watches_with(
             savepoints,
             savepoint_kind,

@@ -36,13 +36,29 @@ pub fn api<K: Resource<DynamicType = ()>>(
     }
 }
 
+/// `object` decoded as `K`, or why not: the field and what it holds (decoded from JSON text,
+/// which names the value; the workspace's arbitrary-precision numbers would say only
+/// "invalid number").
+pub fn decode<K: DeserializeOwned>(object: &DynamicObject) -> std::result::Result<K, String> {
+    let text = serde_json::to_string(object).map_err(|e| e.to_string())?;
+    let mut json = serde_json::Deserializer::from_str(&text);
+    serde_path_to_error::deserialize(&mut json).map_err(|e| {
+        // The text's line and column mean nothing to the reader: the field's path does.
+        let inner = e.inner().to_string();
+        let inner = inner
+            .split(" at line ")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        format!("{}: {inner}", e.path())
+    })
+}
+
 /// Every object of kind `K` that `objects` holds and that decodes (the others are left out).
-pub fn decodable<K: Resource + DeserializeOwned>(
-    objects: impl IntoIterator<Item = DynamicObject>,
-) -> Vec<K> {
+pub fn decodable<K: DeserializeOwned>(objects: impl IntoIterator<Item = DynamicObject>) -> Vec<K> {
     objects
         .into_iter()
-        .filter_map(|o| o.try_parse::<K>().ok())
+        .filter_map(|o| decode::<K>(&o).ok())
         .collect()
 }
 
@@ -87,7 +103,7 @@ where
 {
     let kind = K::kind(&()).to_string();
     let (ns, name) = (object.namespace().unwrap_or_default(), object.name_any());
-    match (*object).clone().try_parse::<K>() {
+    match decode::<K>(&object) {
         Ok(decoded) => {
             ctx.metrics.undecodable(&kind, &ns, &name, false);
             reconcile(Arc::new(decoded), ctx).await
@@ -101,7 +117,7 @@ where
                 ns: &ns,
                 name: &name,
             };
-            report.handle(&ctx, &error.to_string(), cleanup).await
+            report.handle(&ctx, &error, cleanup).await
         }
     }
 }
@@ -258,5 +274,33 @@ impl Undecodable<'_> {
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
             Err(e) => Err(self.api_error(Verb::Patch, e)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pms_crds::PaimonMysqlSync;
+
+    #[test]
+    fn a_value_that_does_not_decode_is_named_with_its_field() {
+        let object = |max_rows: &str| -> DynamicObject {
+            serde_json::from_str(&format!(
+                r#"{{"apiVersion": "paimonsync.io/v1alpha1", "kind": "PaimonMysqlSync",
+                    "metadata": {{"name": "s", "namespace": "ns"}},
+                    "spec": {{"source": {{"warehouse": "/w", "database": "d", "table": "t"}},
+                              "sink": {{"url": "mysql://h/d", "table": "t", "maxRows": {max_rows}}}}}}}"#
+            ))
+            .unwrap()
+        };
+        let good: PaimonMysqlSync = decode(&object("4294967295")).unwrap();
+        assert_eq!(good.spec.sink.max_rows, 4294967295);
+        let why = decode::<PaimonMysqlSync>(&object("4294967296")).unwrap_err();
+        assert!(
+            why.contains("spec.sink.maxRows") && why.contains("4294967296"),
+            "{why}"
+        );
+        let objects = [object("1"), object("4294967296"), object("2")];
+        assert_eq!(decodable::<PaimonMysqlSync>(objects).len(), 2);
     }
 }

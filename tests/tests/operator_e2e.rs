@@ -307,16 +307,7 @@ fn event_reasons() -> String {
 
 /// The reasons of the Events of the object `name`, a line each.
 fn event_reasons_of(name: &str) -> String {
-    kubectl(&[
-        "get",
-        "events",
-        "-n",
-        NS,
-        "--field-selector",
-        &format!("involvedObject.name={name}"),
-        "-o",
-        "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
-    ])
+    event_reasons_of_ns(NS, name)
 }
 
 /// Patches `spec.state` and waits until every slot Deployment has `replicas` replicas.
@@ -2304,16 +2295,7 @@ async fn an_operator_upgrade_restarts_syncs_in_turn() {
     .await;
     let second = syncs.into_iter().find(|s| *s != first).unwrap();
     wait_for("the other sync told it waits", LONG, || {
-        let reasons = kubectl(&[
-            "get",
-            "events",
-            "-n",
-            STAGGER_NS,
-            "--field-selector",
-            &format!("involvedObject.name={second}"),
-            "-o",
-            "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
-        ]);
+        let reasons = event_reasons_of_ns(STAGGER_NS, second);
         reasons.contains("RestartQueued").then_some(())
     })
     .await;
@@ -2859,6 +2841,11 @@ struct ApiLoad {
 
 impl ApiLoad {
     fn start(ns: &str) -> Self {
+        Self::start_with(ns, &[], "")
+    }
+
+    /// The same with more operator arguments, its log named with `tag`.
+    fn start_with(ns: &str, more: &[&str], tag: &str) -> Self {
         kubectl(&[
             "apply",
             "--server-side",
@@ -2868,12 +2855,14 @@ impl ApiLoad {
                 .to_str()
                 .unwrap(),
         ]);
-        kubectl(&["create", "namespace", ns]);
-        pms_tests::kube::writer_secret(ns, "u", "p");
+        if get("namespace", ns, "").is_none() {
+            kubectl(&["create", "namespace", ns]);
+            pms_tests::kube::writer_secret(ns, "u", "p");
+        }
         let port = pms_tests::http::free_port();
-        let log = std::env::temp_dir().join(format!("pms-api-load-operator-{ns}.log"));
+        let log = std::env::temp_dir().join(format!("pms-api-load-operator-{ns}{tag}.log"));
         let admin = format!("127.0.0.1:{port}");
-        let args = [
+        let mut args = vec![
             "--namespace",
             ns,
             "--lease-namespace",
@@ -2881,6 +2870,7 @@ impl ApiLoad {
             "--admin-addr",
             &admin,
         ];
+        args.extend_from_slice(more);
         let operator = spawn_operator(&args, &log, "info");
         Self {
             port,
@@ -2971,6 +2961,106 @@ async fn operator_api_load() {
             worker.abort();
         }
     }
+}
+
+/// The operator's API load during an upgrade (`make api-load`): 200 syncs Running under an
+/// operator with worker image `old`, then an operator with image `new` and at most 4 restarts
+/// at once, each sync's place held at most 30 s. The test stands in for the kubelet: it marks
+/// a slot Deployment on the new image rolled out, except those of 4 syncs that never run ready.
+/// Every other sync gets the new image (the 4 give their places up with a Warning); the
+/// requests per second over the upgrade are printed beside the idle figure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: run with `make api-load`"]
+async fn operator_api_load_upgrade() {
+    const LOAD_NS: &str = "load-upgrade";
+    const N: usize = 200;
+    const BROKEN: [usize; 4] = [0, 1, 2, 3];
+    let name = |i: usize| format!("up-{i}");
+    let image = |i: usize| {
+        get("deployment", &format!("{}-slot-0", name(i)), LOAD_NS).map(|d| {
+            d["spec"]["template"]["spec"]["containers"][0]["image"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+    };
+    let old = ApiLoad::start_with(LOAD_NS, &["--worker-image", "pms-worker:old"], "-old");
+    let manifests: Vec<String> = (0..N)
+        .map(|i| idle_sync(LOAD_NS, &name(i), &format!("t{i}")))
+        .collect();
+    apply_ok(&manifests.join("---\n"));
+    for i in 0..N {
+        wait_for(
+            &format!("{}'s Deployment", name(i)),
+            Duration::from_secs(600),
+            || image(i).filter(|im| im == "pms-worker:old"),
+        )
+        .await;
+        mark_rolled_out(LOAD_NS, &format!("{}-slot-0", name(i)));
+    }
+    wait_for("every sync Running", Duration::from_secs(600), || {
+        let running = list("pms", LOAD_NS, "!paimonsync.io/none")
+            .iter()
+            .filter(|s| s["status"]["phase"] == "Running")
+            .count();
+        (running == N).then_some(())
+    })
+    .await;
+    let (idle, idle_verbs) = old.measure().await;
+    drop(old);
+    let new = ApiLoad::start_with(
+        LOAD_NS,
+        &[
+            "--worker-image",
+            "pms-worker:new",
+            "--max-concurrent-restarts",
+            "4",
+            "--restart-place-seconds",
+            "30",
+        ],
+        "-new",
+    );
+    let started = std::time::Instant::now();
+    let (before, _) = new.requests();
+    let mut rolled = std::collections::BTreeSet::new();
+    while rolled.len() < N - BROKEN.len() {
+        assert!(
+            started.elapsed() < Duration::from_secs(1200),
+            "the upgrade stalled: {} of {} syncs on the new image",
+            rolled.len(),
+            N - BROKEN.len()
+        );
+        let waiting: Vec<usize> = (0..N)
+            .filter(|i| !BROKEN.contains(i) && !rolled.contains(i))
+            .collect();
+        for i in waiting {
+            if image(i).as_deref() == Some("pms-worker:new") {
+                mark_rolled_out(LOAD_NS, &format!("{}-slot-0", name(i)));
+                rolled.insert(i);
+            }
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    let took = started.elapsed().as_secs_f64();
+    let (after, by_verb) = new.requests();
+    let rate = (after - before) / took;
+    let released = event_reasons_of_ns(LOAD_NS, &name(BROKEN[0]));
+    println!("api-load: the upgrade of {N} syncs (4 at once, 4 never ready): {took:.0} s; idle before {idle:.1} requests/s ({idle_verbs}); during the upgrade {rate:.1} requests/s ({by_verb:?}); events of a broken sync: {}", released.replace('\n', " "));
+    assert!(released.contains("RestartPlaceReleased"), "{released}");
+}
+
+/// The reasons of the Events of the object `name` in `ns`, a line each.
+fn event_reasons_of_ns(ns: &str, name: &str) -> String {
+    kubectl(&[
+        "get",
+        "events",
+        "-n",
+        ns,
+        "--field-selector",
+        &format!("involvedObject.name={name}"),
+        "-o",
+        "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
+    ])
 }
 
 /// The operator's API load with one pooled database sync of 1,000 tables on 10 workers

@@ -287,8 +287,18 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
     let gate_key = restart_gate::key(&v.namespace, &v.name);
     let queued = match restarts {
         true => queued_restart(ctx, v.pms, &gate_key),
-        false => None,
+        false => {
+            ctx.restart_gate.unqueue(&gate_key);
+            None
+        }
     };
+    if ctx.restart_gate.overdue(&gate_key) {
+        let note = format!(
+            "the operator's new worker spec has not run ready within {} of its restart: its place at              the restart gate goes to the next sync (this one keeps trying; see its conditions)",
+            humantime_secs(ctx.restart_gate.hold_for())
+        );
+        publish(ctx, v.pms, EventType::Warning, "RestartPlaceReleased", note).await;
+    }
     let restarts = restarts && queued.is_none();
     let mut facts = found.jobs.clone();
     facts.spec_changed = restarts && v.pms.spec.upgrade_mode == UpgradeMode::Stateless;
@@ -375,11 +385,17 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
     if restarted {
         ctx.restart_gate.release(&gate_key);
     }
-    if let Some(holders) = &queued {
+    // Told once, when it joins the queue (it is woken, not polled, when a place frees).
+    if let Some(Admission::Wait {
+        holders,
+        newly: true,
+    }) = &queued
+    {
         let note = format!(
             "the operator's new worker spec waits for a place: at most {} syncs restart at \
-             once (--max-concurrent-restarts), each until it runs again; now {}",
+             once (--max-concurrent-restarts), each until it runs again (at most {}); now {}",
             ctx.restart_gate.limit(),
+            humantime_secs(ctx.restart_gate.hold_for()),
             holders.join(", ")
         );
         publish(ctx, v.pms, EventType::Normal, "RestartQueued", note).await;
@@ -406,7 +422,7 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
     }
     // A rebuild, verify, savepoint or rescale under way (or a queued restart) is looked at
     // more often than a steady sync.
-    let busy = jobs_busy || plan.verify_job || control.pause.is_some() || queued.is_some();
+    let busy = jobs_busy || plan.verify_job || control.pause.is_some();
     ctx.s3_watch
         .saw(&v.namespace, &v.name, &found.store, &found.checkpoints);
     let next = if busy { RETRY } else { resync(v.pms) };
@@ -436,22 +452,25 @@ fn restart_under_way(pms: &PaimonMysqlSync) -> bool {
     })
 }
 
-/// The syncs holding every place at the operator's restart gate, when `pms`'s restart must
-/// wait (see [`crate::restart_gate`]): only one the operator caused (the spec is the one last
+/// Where `pms` stands at the operator's restart gate when its restart must wait (see
+/// [`crate::restart_gate`]): only one the operator caused (the spec is the one last
 /// reconciled: a new worker image or pod template) that has not started. One the user asked
 /// for, or one under way (a cut or rebuild started before a new leader took over), takes a
 /// place at once, so that it never stops half-way.
-fn queued_restart(ctx: &Context, pms: &PaimonMysqlSync, key: &str) -> Option<Vec<String>> {
+fn queued_restart(ctx: &Context, pms: &PaimonMysqlSync, key: &str) -> Option<Admission> {
     let status = pms.status.as_ref();
     let asked = status.and_then(|s| s.observed_generation) != pms.metadata.generation;
+    let now = Instant::now();
     if asked || restart_under_way(pms) {
-        ctx.restart_gate.take(key);
+        ctx.restart_gate.take(key, now);
         return None;
     }
-    match ctx.restart_gate.admit(key) {
-        Admission::Go => None,
-        Admission::Wait(holders) => Some(holders),
-    }
+    Some(ctx.restart_gate.admit(key, now)).filter(|a| *a != Admission::Go)
+}
+
+/// `d` in whole seconds, as humantime writes it (`10m`).
+fn humantime_secs(d: Duration) -> String {
+    pms_crds::HumanDuration::from_secs(d.as_secs()).to_string()
 }
 
 /// The event of a phase change, if the phase changed: a Warning into `Failed` or `Degraded`
