@@ -34,7 +34,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 /// operator would prune the newer fields of every resource). Raised with each change of the
 /// schemas: `crds/schema-revisions.txt` lists each revision with a digest of its schemas, and a
 /// test fails until a changed schema has its line.
-pub const SCHEMA_REVISION: u32 = 10;
+pub const SCHEMA_REVISION: u32 = 11;
 pub const SCHEMA_REVISION_ANNOTATION: &str = "paimonsync.io/schema-revision";
 
 /// The CRDs, stamped with [`SCHEMA_REVISION`].
@@ -109,13 +109,39 @@ fn generated_crds() -> Vec<CustomResourceDefinition> {
                 message: Some(contract::name_too_long_message()),
                 ..Default::default()
             });
+            rules.push(ValidationRule {
+                rule: format!(
+                    "!self.metadata.name.contains('{}')",
+                    contract::RESERVED_IN_SYNC_NAMES
+                ),
+                message: Some(format!(
+                    "a sync's name must not contain {:?}: <database sync>--… names a database sync's discovery \
+                     and pooled workers, whose labels it would share",
+                    contract::RESERVED_IN_SYNC_NAMES
+                )),
+                ..Default::default()
+            });
         }
     }
-    vec![
-        sync,
-        PaimonMysqlSyncSavepoint::crd(),
-        PaimonMysqlDatabaseSync::crd(),
-    ]
+    let mut database = PaimonMysqlDatabaseSync::crd();
+    for version in &mut database.spec.versions {
+        if let Some(root) = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+        {
+            let rules = root.x_kubernetes_validations.get_or_insert_with(Vec::new);
+            rules.push(ValidationRule {
+                rule: format!(
+                    "size(self.metadata.name) <= {}",
+                    contract::MAX_DATABASE_SYNC_NAME
+                ),
+                message: Some(contract::database_sync_name_too_long_message()),
+                ..Default::default()
+            });
+        }
+    }
+    vec![sync, PaimonMysqlSyncSavepoint::crd(), database]
 }
 
 /// The CRDs as one YAML stream. Each goes through JSON text first: with serde_json's `arbitrary_precision`

@@ -652,6 +652,27 @@ fn invalid_resources_are_rejected(db: &TestDb) {
         !out.status.success() && err.contains("a sync's name has at most 55 characters"),
         "{err}"
     );
+    // A name with "--", which names a database sync's workers (`shop--pool-0`).
+    let named = sync_resource(&SyncConfigBuilder::new("/nowhere", "db", "t", &url))
+        .replace(&format!("name: {SYNC}\n"), "name: shop--pool-0\n");
+    let out = apply(&named);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success() && err.contains("a sync's name must not contain \"--\""),
+        "{err}"
+    );
+    // A database sync whose pooled workers' names would outgrow a sync's.
+    let out = apply(&format!(
+        "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlDatabaseSync\nmetadata: {{name: {}, namespace: {NS}}}\n\
+         spec:\n  tables: {{pattern: '.*'}}\n  template:\n    source: {{warehouse: /nowhere, database: db, table: '{{table}}'}}\n    \
+         sink: {{url: 'mysql://127.0.0.1:1/db', credentialsSecretRef: {{name: mysql-writer}}, table: '{{table}}'}}\n",
+        "d".repeat(pms_crds::contract::MAX_DATABASE_SYNC_NAME + 1)
+    ));
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        !out.status.success() && err.contains("a database sync's name has at most 46 characters"),
+        "{err}"
+    );
     // A rollback with upgradeMode stateless would rebuild the table a second time.
     let mut resource: serde_yaml::Value = serde_yaml::from_str(&sync_resource(
         &SyncConfigBuilder::new("/nowhere", "db", "t", &url),

@@ -33,6 +33,21 @@ pub const REBUILD_SUFFIX: &str = "-rebuild";
 /// characters.
 pub const MAX_SYNC_NAME: usize = 63 - "-restore".len();
 
+/// The longest database sync name: its pooled workers' sync names (`<name>--pool-63`) must
+/// be sync names too ([`MAX_SYNC_NAME`]).
+pub const MAX_DATABASE_SYNC_NAME: usize = MAX_SYNC_NAME - "--pool-63".len();
+
+/// What a sync's name may not contain: `<database sync>--…` names a database sync's discovery
+/// and pooled workers (their labels and objects), which a sync named so would share.
+pub const RESERVED_IN_SYNC_NAMES: &str = "--";
+
+pub fn database_sync_name_too_long_message() -> String {
+    format!(
+        "a database sync's name has at most {MAX_DATABASE_SYNC_NAME} characters: its pooled workers are named \
+         <name>--pool-<k>, sync names of at most {MAX_SYNC_NAME}"
+    )
+}
+
 pub fn name_too_long_message() -> String {
     format!(
         "a sync's name has at most {MAX_SYNC_NAME} characters: its rebuild, restore and verify Jobs \
