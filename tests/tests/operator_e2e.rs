@@ -2867,16 +2867,17 @@ impl ApiLoad {
 
     /// The same with more operator arguments, its log named with `tag`.
     fn start_with(ns: &str, more: &[&str], tag: &str) -> Self {
-        kubectl(&[
-            "apply",
-            "--server-side",
-            "-f",
-            repo_root()
-                .join("crds/paimonmysqlsync.yaml")
-                .to_str()
-                .unwrap(),
-        ]);
-        if get("namespace", ns, "").is_none() {
+        if !kubectl_output(&["get", "namespace", ns], None).status.success() {
+            // (Once: the operator applies its CRDs when it leads, and owns them then.)
+            kubectl(&[
+                "apply",
+                "--server-side",
+                "-f",
+                repo_root()
+                    .join("crds/paimonmysqlsync.yaml")
+                    .to_str()
+                    .unwrap(),
+            ]);
             kubectl(&["create", "namespace", ns]);
             pms_tests::kube::writer_secret(ns, "u", "p");
         }
