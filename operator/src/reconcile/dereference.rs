@@ -293,7 +293,7 @@ async fn job_facts(client: &Client, ns: &str, sync: &str, notes: WorkerNotes) ->
         restore_report: report(&cms, ns, &contract::restore_name(sync)).await?,
         restore_job_failed: failed(contract::restore_name(sync)).await?,
         // Decided by the reconcile, which knows what the workers run.
-        spec_changed: false,
+        upgrade_to: None,
         preflight: report(&cms, ns, &contract::preflight_name(sync)).await?,
     })
 }

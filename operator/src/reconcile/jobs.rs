@@ -50,8 +50,10 @@ pub struct JobFacts {
     /// The restore's report and failed Job, as the rebuild's.
     pub restore_report: Option<RebuildReport>,
     pub restore_job_failed: Option<String>,
-    /// What the workers run changed and `spec.upgradeMode` is `stateless`: a rebuild.
-    pub spec_changed: bool,
+    /// What the workers run changed and `spec.upgradeMode` is `stateless`: a rebuild, to the
+    /// restart key it moves to (which names the rebuild: two operator upgrades at one
+    /// generation are two rebuilds).
+    pub upgrade_to: Option<String>,
     /// What slot 0 found at its last start (`PreflightPassed`).
     pub preflight: Option<pms_crds::contract::PreflightReport>,
 }
@@ -402,9 +404,13 @@ fn next_rebuild(
             );
             (reason, run_id(pms, "auto", Some(&note.at)))
         });
-    let stateless = facts.spec_changed.then(|| {
+    let stateless = facts.upgrade_to.as_deref().map(|key| {
         let reason = "the workers' spec changed and spec.upgradeMode is stateless: starting over";
-        (reason.to_string(), run_id(pms, "upgrade", None))
+        let key = key.trim_start_matches(super::build::RESTART_KEY_PREFIX);
+        (
+            reason.to_string(),
+            run_id(pms, "upgrade", Some(key.get(..12).unwrap_or(key))),
+        )
     });
     let Some((reason, id)) = asked.or(auto).or(stateless) else {
         return previous;

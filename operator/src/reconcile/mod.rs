@@ -301,7 +301,8 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
     }
     let restarts = restarts && queued.is_none();
     let mut facts = found.jobs.clone();
-    facts.spec_changed = restarts && v.pms.spec.upgrade_mode == UpgradeMode::Stateless;
+    facts.upgrade_to = (restarts && v.pms.spec.upgrade_mode == UpgradeMode::Stateless)
+        .then(|| restart_key.clone());
     let plan = jobs::plan(v.pms, &facts, &found.savepoints, now);
     let running = savepoints::sync_running(v.pms, plan.workers_stopped);
     let upgrade = restarts && v.pms.spec.upgrade_mode == UpgradeMode::Savepoint;

@@ -321,6 +321,32 @@ fn a_restore_refuses_a_savepoint_of_other_tables() {
     }
 }
 
+/// `upgradeMode: stateless`, two operator upgrades at one generation (a new worker image each
+/// time, the spec untouched): the second is a rebuild of its own, not the first one's Done
+/// report read again.
+#[test]
+fn a_second_stateless_upgrade_at_one_generation_rebuilds_again() {
+    let mut pms = sync("upgradeMode: stateless\n");
+    pms.metadata.generation = Some(3);
+    let now = at("2026-11-30T10:00:00Z");
+    let upgrade = |key: &str| JobFacts {
+        upgrade_to: Some(key.into()),
+        ..Default::default()
+    };
+    let first = plan(&pms, &upgrade("sha256:aaaaaaaaaaaaaaaa"), &[], now)
+        .rebuild
+        .unwrap();
+    // The first rebuild ran to Done.
+    let mut done = first.clone();
+    done.phase = RebuildPhase::Done;
+    pms.status.as_mut().unwrap().rebuild = Some(done);
+    let mut facts = upgrade("sha256:bbbbbbbbbbbbbbbb");
+    facts.rebuild_report = Some(report(&first.id, RebuildPhase::Done));
+    let second = plan(&pms, &facts, &[], now).rebuild.unwrap();
+    assert_ne!(second.id, first.id);
+    assert_eq!(second.phase, RebuildPhase::Stopping, "{second:?}");
+}
+
 /// `restoreFrom` naming a savepoint still Pending: refused before anything stops (the workers
 /// run on, no Job, not a failure that degrades the sync), shown as `RestoreRefused`; removing
 /// the field clears it, and asking for the savepoint again once Completed runs the restore.
