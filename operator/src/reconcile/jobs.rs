@@ -160,13 +160,15 @@ pub fn plan(
             v.running = false;
         }
     }
-    // An asked verify waiting for the next second counts as under way (looked at again soon).
+    // An asked verify waiting for the next second counts as under way (looked at again soon);
+    // one waiting for the sync to run (suspended, rebuilding) waits for that change instead.
     let verify_job = verify.as_ref().is_some_and(|v| v.running)
-        || pms
-            .spec
-            .verify
-            .as_ref()
-            .is_some_and(|spec| verify_asked(spec, verify.as_ref()));
+        || (running
+            && pms
+                .spec
+                .verify
+                .as_ref()
+                .is_some_and(|spec| verify_asked(spec, verify.as_ref())));
     let served = ServedTriggers {
         rebuild: last_served(
             pms,

@@ -347,6 +347,21 @@ fn a_second_stateless_upgrade_at_one_generation_rebuilds_again() {
     assert_eq!(second.phase, RebuildPhase::Stopping, "{second:?}");
 }
 
+/// `verify.trigger` set on a suspended sync: no verify runs while nothing runs, and the sync
+/// is not looked at again every few seconds for it (its resume starts the verify).
+#[test]
+fn a_verify_asked_of_a_suspended_sync_waits_for_it_to_run() {
+    let mut pms = sync("verify: {trigger: one}\n");
+    pms.status.as_mut().unwrap().phase = Some(SyncPhase::Suspended);
+    let now = at("2026-11-30T10:00:00Z");
+    let p = plan(&pms, &JobFacts::default(), &[], now);
+    assert!(!p.verify_job, "{p:?}");
+    assert!(p.verify.as_ref().is_none_or(|v| !v.running), "{p:?}");
+    pms.status.as_mut().unwrap().phase = Some(SyncPhase::Running);
+    let p = plan(&pms, &JobFacts::default(), &[], now);
+    assert!(p.verify_job && p.verify.unwrap().running);
+}
+
 /// `restoreFrom` naming a savepoint still Pending: refused before anything stops (the workers
 /// run on, no Job, not a failure that degrades the sync), shown as `RestoreRefused`; removing
 /// the field clears it, and asking for the savepoint again once Completed runs the restore.
