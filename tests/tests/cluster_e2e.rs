@@ -1038,10 +1038,19 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
         following(200, 2),
     )
     .await;
+    // Everything of it: its Deployment, then its RBAC, config, report and Service.
     wait_for("worker 2 removed", LONG, || {
-        list("deployment", NS, "paimonsync.io/sync=lake--pool-2")
-            .is_empty()
-            .then_some(())
+        [
+            "deployment",
+            "serviceaccount",
+            "role",
+            "rolebinding",
+            "configmap",
+            "service",
+        ]
+        .iter()
+        .all(|kind| list(kind, NS, "paimonsync.io/sync=lake--pool-2").is_empty())
+        .then_some(())
     })
     .await;
     pooled_tables_synced(&wh, db, &tables).await;

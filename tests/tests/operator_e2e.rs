@@ -2867,7 +2867,10 @@ impl ApiLoad {
 
     /// The same with more operator arguments, its log named with `tag`.
     fn start_with(ns: &str, more: &[&str], tag: &str) -> Self {
-        if !kubectl_output(&["get", "namespace", ns], None).status.success() {
+        if !kubectl_output(&["get", "namespace", ns], None)
+            .status
+            .success()
+        {
             // (Once: the operator applies its CRDs when it leads, and owns them then.)
             kubectl(&[
                 "apply",

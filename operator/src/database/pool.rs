@@ -20,13 +20,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::api::{DeleteParams, ListParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::{Api, ResourceExt};
 use pms_crds::contract::{
     pool_assignment_name, pool_worker_name, PoolAssignment, PoolReport, TableListing,
-    DATABASE_SYNC_LABEL,
+    DATABASE_SYNC_LABEL, SYNC_LABEL,
 };
 use pms_crds::{
     pool_worker, table_sync_name, PaimonMysqlDatabaseSync, PaimonMysqlSync, PaimonMysqlSyncSpec,
@@ -306,7 +307,14 @@ async fn remove(
 ) -> Result<usize> {
     let name = pmds.name_any();
     let mut left = 0;
-    for k in existing.into_keys().filter(|k| *k >= from) {
+    // A removed worker's Deployment goes first: its other objects (RBAC, config, report,
+    // Service) are found by their ServiceAccount once the Deployment is gone.
+    let removed: BTreeSet<u32> = existing
+        .into_keys()
+        .chain(leftover_workers(pmds, ctx, ns, from).await?)
+        .filter(|k| *k >= from)
+        .collect();
+    for k in removed {
         let worker = pool_worker_name(&name, k);
         warn!(database_sync = %name, %worker, "removing a pooled worker (its tables move to the others)");
         left += apply::delete_all(&ctx.client, ns, &worker, false, deleting_for(pmds))
@@ -315,6 +323,39 @@ async fn remove(
     }
     Ok(left)
 }
+
+/// The workers from `from` on whose ServiceAccount is still there (at most [`MAX_WORKERS`]:
+/// one LIST by a set of sync names).
+async fn leftover_workers(
+    pmds: &PaimonMysqlDatabaseSync,
+    ctx: &Context,
+    ns: &str,
+    from: u32,
+) -> Result<Vec<u32>> {
+    let name = pmds.name_any();
+    if from >= MAX_WORKERS {
+        return Ok(Vec::new());
+    }
+    let names: Vec<String> = (from..MAX_WORKERS)
+        .map(|k| pool_worker_name(&name, k))
+        .collect();
+    let selector = format!("{SYNC_LABEL} in ({})", names.join(","));
+    let api: Api<ServiceAccount> = Api::namespaced(ctx.client.clone(), ns);
+    let accounts = api
+        .list(&ListParams::default().labels(&selector))
+        .await
+        .map_err(|e| Error::api::<ServiceAccount>(Verb::List, ns, &selector, e))?;
+    Ok(accounts
+        .into_iter()
+        .filter_map(|sa| {
+            let sync = sa.labels().get(SYNC_LABEL)?;
+            Some(from + names.iter().position(|n| n == sync)? as u32)
+        })
+        .collect())
+}
+
+/// The most pooled workers a database sync may have (`placement.workers`' schema maximum).
+const MAX_WORKERS: u32 = 64;
 
 /// The pooled workers' Deployments, by worker.
 async fn pool_deployments(
