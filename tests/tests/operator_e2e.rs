@@ -917,6 +917,103 @@ async fn only_the_leader_reconciles() {
     );
 }
 
+/// The chart's admission policy, with its lists set: a sync's `workerPod` image from another
+/// registry, a hostPath volume, and a database sync's template or override doing the same are
+/// refused at `kubectl apply` with the chart's message; within the lists (or without
+/// `workerPod`) accepted. The policy is removed after (the chart's default lists are empty:
+/// nothing is rendered).
+fn the_admission_policy_narrows_worker_pods() {
+    let chart = repo_root().join("charts/paimon-mysql-sync");
+    let chart = chart.to_str().unwrap();
+    assert!(
+        !helm(&["template", "pms", chart]).contains("ValidatingAdmissionPolicy"),
+        "nothing to check with the default lists"
+    );
+    let policy = helm(&[
+        "template",
+        "pms",
+        chart,
+        "--show-only",
+        "templates/admissionpolicy.yaml",
+        "--set",
+        "admissionPolicy.allowedImagePrefixes={registry.example.com/pms/}",
+        "--set",
+        "admissionPolicy.allowedVolumeTypes={persistentVolumeClaim,configMap}",
+    ]);
+    apply_ok(&policy);
+    let sync = |name: &str, worker_pod: &str| {
+        format!(
+            "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlSync\nmetadata: {{name: {name}, namespace: {NS}}}\n\
+             spec: {{source: {{warehouse: /w, database: d, table: t}}, sink: {{url: 'mysql://h:3306/d', table: t}}{worker_pod}}}\n"
+        )
+    };
+    let database = |name: &str, more: &str| {
+        format!(
+            "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlDatabaseSync\nmetadata: {{name: {name}, namespace: {NS}}}\n\
+             spec:\n  tables: {{pattern: '.*'}}\n  template:\n    source: {{warehouse: /w, database: d, table: '{{table}}'}}\n    \
+             sink: {{url: 'mysql://h:3306/d', table: '{{table}}'}}\n{more}"
+        )
+    };
+    let image = "workerPod.image must start with one of registry.example.com/pms/";
+    let volumes = "workerPod.volumes may only be of the types persistentVolumeClaim, configMap";
+    let refused = [
+        (sync("vap-a", ", workerPod: {image: evil.io/w}"), image),
+        (
+            sync(
+                "vap-b",
+                ", workerPod: {volumes: [{name: w, hostPath: {path: /x}}]}",
+            ),
+            volumes,
+        ),
+        (
+            database(
+                "vap-c",
+                "    workerPod: {volumes: [{name: w, hostPath: {path: /x}}]}\n",
+            ),
+            volumes,
+        ),
+        (
+            database(
+                "vap-d",
+                "  overrides:\n    t1: {workerPod: {image: evil.io/w}}\n",
+            ),
+            image,
+        ),
+    ];
+    // The policy takes effect once the API server has seen it.
+    let deadline = std::time::Instant::now() + LONG;
+    for (manifest, message) in refused {
+        loop {
+            let out = apply(&manifest);
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            if !out.status.success() && err.contains(message) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "not refused: {manifest}\n{err}"
+            );
+            if out.status.success() {
+                // Admitted before the policy was in force: taken out, tried again.
+                kubectl_output(&["delete", "-f", "-", "--wait=false"], Some(&manifest));
+            }
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+    let allowed = sync(
+        "vap-e",
+        ", workerPod: {image: registry.example.com/pms/w:1, volumes: [{name: w, persistentVolumeClaim: {claimName: x}}]}",
+    );
+    apply_ok(&allowed);
+    kubectl(&["delete", "pms", "vap-e", "-n", NS, "--wait=false"]);
+    let out = kubectl_output(&["delete", "-f", "-"], Some(&policy));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A sync named `legacy` with `workerPod` set, as YAML for `kubectl apply`.
 fn legacy_sync() -> String {
     format!(
@@ -2191,6 +2288,7 @@ async fn operator_end_to_end() {
     step!(install_chart());
     let db = step!(TestDb::new("e2e").await);
     step!(invalid_resources_are_rejected(&db));
+    step!(the_admission_policy_narrows_worker_pods());
     let table = step!(source_target_and_secret(&db).await);
     step!(an_older_crd_with_a_sync());
     let _operator = step!(start_operator(&operator_log()));

@@ -123,7 +123,10 @@ pub async fn reconcile(pmds: Arc<PaimonMysqlDatabaseSync>, ctx: Arc<Context>) ->
 
 async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str) -> Result<Action> {
     let name = pmds.name_any();
-    let selector = match pmds.spec.validate() {
+    let selector = match pmds.spec.validate().and_then(|s| {
+        overrides_without_passwords(&pmds.spec)?;
+        Ok(s)
+    }) {
         Ok(s) => s,
         Err(why) => return refuse(ctx, pmds, ns, &why).await,
     };
@@ -299,6 +302,31 @@ fn rejected(e: &kube::Error) -> bool {
     matches!(e, kube::Error::Api(s) if s.code == 400 || s.code == 422)
 }
 
+/// An override's `sink.url` with a password would land in the ConfigMaps of the discovery and
+/// pooled workers (their config is the whole spec) and the table's sync: refused, as in a sync.
+fn overrides_without_passwords(
+    spec: &pms_crds::PaimonMysqlDatabaseSyncSpec,
+) -> std::result::Result<(), String> {
+    let with_password: Vec<&str> = spec
+        .overrides
+        .iter()
+        .filter(|(_, o)| {
+            o.pointer("/sink/url")
+                .and_then(|u| u.as_str())
+                .is_some_and(crate::reconcile::validate::url_has_password)
+        })
+        .map(|(table, _)| table.as_str())
+        .collect();
+    if with_password.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "overrides of {} set a sink.url that carries a password, which would be copied into the workers' \
+         ConfigMaps: put it in a Secret (sink.credentialsSecretRef, key password) and leave only user@ in the URL",
+        with_password.join(", ")
+    ))
+}
+
 /// The tables' syncs this database sync made, by table.
 async fn tables_syncs(
     ctx: &Context,
@@ -411,4 +439,27 @@ async fn cleanup(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str) -> Res
     )
     .await;
     Ok(Action::await_change())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_override_whose_url_carries_a_password_refuses_the_database_sync() {
+        let spec = |url: &str| -> pms_crds::PaimonMysqlDatabaseSyncSpec {
+            serde_yaml::from_str(&format!(
+                "tables: {{pattern: '.*'}}\n\
+                 template: {{source: {{warehouse: /w, database: d, table: '{{table}}'}}, sink: {{url: 'mysql://h/d', table: '{{table}}'}}}}\n\
+                 overrides: {{t1: {{sink: {{url: '{url}'}}}}, t2: {{sink: {{maxRows: 5}}}}}}\n"
+            ))
+            .unwrap()
+        };
+        assert!(overrides_without_passwords(&spec("mysql://app@other/d")).is_ok());
+        let why = overrides_without_passwords(&spec("mysql://app:s3cret@other/d")).unwrap_err();
+        assert!(
+            why.contains("overrides of t1") && !why.contains("s3cret"),
+            "{why}"
+        );
+    }
 }

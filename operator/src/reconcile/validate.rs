@@ -111,7 +111,7 @@ fn secret_problem(
 
 /// Whether `mysql://user:password@…` has a (non-empty) password. The CRD refuses it too; this
 /// holds for resources stored before that rule.
-fn url_has_password(url: &str) -> bool {
+pub(crate) fn url_has_password(url: &str) -> bool {
     let rest = url.strip_prefix("mysql://").unwrap_or(url);
     let authority = rest.split('/').next().unwrap_or_default();
     authority.rsplit_once('@').is_some_and(|(user_info, _)| {
