@@ -23,6 +23,53 @@ pub fn spec_or_deletion<K: kube::Resource>(pms: &K) -> Option<u64> {
     Some(h.finish())
 }
 
+/// What of a table's sync (a dynamic object: one that doesn't decode still counts) a database
+/// sync decides by: its phase and `Ready` condition, its generation and deletion; not the
+/// progress its status shows at each checkpoint.
+pub fn phase_or_readiness(sync: &kube::api::DynamicObject) -> Option<u64> {
+    let mut h = DefaultHasher::new();
+    spec_or_deletion(sync).hash(&mut h);
+    let status = &sync.data["status"];
+    status["phase"].as_str().hash(&mut h);
+    if let Some(ready) = status["conditions"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["type"] == "Ready"))
+    {
+        ready["status"].as_str().hash(&mut h);
+        ready["message"].as_str().hash(&mut h);
+    }
+    Some(h.finish())
+}
+
+/// What of a worker Deployment a reconcile decides by: its generation, deletion and readiness
+/// (ready and available replicas, and its `Available` condition), not each status write.
+pub fn deployment_readiness(d: &k8s_openapi::api::apps::v1::Deployment) -> Option<u64> {
+    let mut h = DefaultHasher::new();
+    spec_or_deletion(d).hash(&mut h);
+    if let Some(s) = &d.status {
+        (
+            s.observed_generation,
+            s.ready_replicas,
+            s.available_replicas,
+            s.replicas,
+        )
+            .hash(&mut h);
+        for c in s
+            .conditions
+            .iter()
+            .flatten()
+            .filter(|c| c.type_ == "Available")
+        {
+            (
+                &c.status,
+                &c.last_transition_time.as_ref().map(|t| t.0.to_string()),
+            )
+                .hash(&mut h);
+        }
+    }
+    Some(h.finish())
+}
+
 /// What of a worker's checkpoint ConfigMap the operator decides or reports by at once: its
 /// notes (every key beside the checkpoint), and of the checkpoint the slot count, epoch (a new
 /// start), full read or changes, the last snapshot applied whole and the pause it

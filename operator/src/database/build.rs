@@ -301,8 +301,15 @@ pub fn table_sync(
         table.to_string(),
     )]));
     owned(&mut sync.metadata, pmds);
+    // What the reconcile compares to skip applying a sync that is as wanted.
+    let hash = build::hash_of(&(&sync.metadata, &sync.spec));
+    sync.annotations_mut()
+        .insert(APPLIED_HASH.to_string(), hash);
     sync
 }
+
+/// On a table's sync: the hash of what was last applied of it (its metadata and spec).
+pub const APPLIED_HASH: &str = "paimonsync.io/applied-hash";
 
 #[cfg(test)]
 mod tests {
