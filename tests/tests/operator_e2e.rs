@@ -3153,14 +3153,19 @@ async fn operator_api_load_upgrade() {
             rolled.len(),
             N - BROKEN.len()
         );
-        let waiting: Vec<usize> = (0..N)
+        // One LIST a pass (a GET per sync would pace the upgrade, not the operator).
+        let on_new: Vec<usize> = list("deployment", LOAD_NS, "paimonsync.io/sync")
+            .iter()
+            .filter(|d| d["spec"]["template"]["spec"]["containers"][0]["image"] == "pms-worker:new")
+            .filter_map(|d| {
+                let n = d["metadata"]["name"].as_str()?;
+                n.strip_prefix("up-")?.strip_suffix("-slot-0")?.parse().ok()
+            })
             .filter(|i| !BROKEN.contains(i) && !rolled.contains(i))
             .collect();
-        for i in waiting {
-            if image(i).as_deref() == Some("pms-worker:new") {
-                mark_rolled_out(LOAD_NS, &format!("{}-slot-0", name(i)));
-                rolled.insert(i);
-            }
+        for i in on_new {
+            mark_rolled_out(LOAD_NS, &format!("{}-slot-0", name(i)));
+            rolled.insert(i);
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
