@@ -169,9 +169,16 @@ async fn apply_database(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str)
         return pool::apply(pmds, ctx, ns, listing.as_ref(), &chosen, invalid, syncs).await;
     }
     if pmds.status.as_ref().is_some_and(|s| s.pool.is_some()) {
-        // Back from pooled: the pooled workers go (their tables' syncs are made below, each
-        // resuming from its progress row).
-        pool::remove_workers(pmds, ctx, ns, 0).await?;
+        // Back from pooled: the pooled workers go first, and the tables' syncs are made (each
+        // resuming from its progress row) only once their pods are gone: never two writers on
+        // a table, whatever the delivery the same edit asks for.
+        let left = pool::remove_workers(pmds, ctx, ns, 0).await?;
+        if left > 0 {
+            return Err(Error::Waiting(format!(
+                "{left} pod(s) of {ns}/{name}'s pooled workers still stopping: the tables' own syncs are made \
+                 once they are gone"
+            )));
+        }
     }
     for table in &chosen {
         if invalid.contains_key(table) {
