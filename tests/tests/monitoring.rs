@@ -23,8 +23,8 @@ const ALERTS: [&str; 8] = [
     "PmsSyncRolledBack",
     "PmsRetryStorm",
     "PmsSnapshotExpiryClose",
-    "PmsWorkerDown",
     "PmsPoolWorkersNotReporting",
+    "PmsWorkerDown",
 ];
 
 /// prometheus and promtool: `PMS_PROMETHEUS_BIN` (make test sets it), else the cached build.
