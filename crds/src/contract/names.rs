@@ -135,18 +135,23 @@ pub fn sanitize(name: &str) -> String {
         .collect()
 }
 
-/// `app.kubernetes.io/*` plus ours; `slot` only on per-slot objects.
+/// `app.kubernetes.io/*` plus ours; `slot` only on per-slot objects. A checkpoint ConfigMap has
+/// no owner (it outlives its sync when kept), so it doesn't get `app.kubernetes.io/instance`:
+/// Argo CD tracks an application's resources by that label and would prune a checkpoint of a
+/// sync named like the application. `paimonsync.io/sync` is what names its sync.
 pub fn labels(sync: &str, component: Component, slot: Option<u32>) -> BTreeMap<String, String> {
     let mut l = BTreeMap::from([
         (
             "app.kubernetes.io/name".to_string(),
             "paimon-mysql-sync".to_string(),
         ),
-        ("app.kubernetes.io/instance".to_string(), sync.to_string()),
         (MANAGED_BY_LABEL.to_string(), MANAGER.to_string()),
         (SYNC_LABEL.to_string(), sync.to_string()),
         (COMPONENT_LABEL.to_string(), component.as_str().to_string()),
     ]);
+    if component != Component::Checkpoint {
+        l.insert("app.kubernetes.io/instance".to_string(), sync.to_string());
+    }
     if let Some(s) = slot {
         l.insert(SLOT_LABEL.to_string(), s.to_string());
     }
@@ -177,6 +182,15 @@ pub const TLS_SECRET_KEYS: [&str; 2] = ["tls.crt", "tls.key"];
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_owner_less_checkpoint_is_not_labelled_as_an_argo_cd_instance() {
+        let checkpoint = labels("shop", Component::Checkpoint, Some(0));
+        assert!(!checkpoint.contains_key("app.kubernetes.io/instance"));
+        assert_eq!(checkpoint[SYNC_LABEL], "shop");
+        let worker = labels("shop", Component::Worker, Some(0));
+        assert_eq!(worker["app.kubernetes.io/instance"], "shop");
+    }
 
     #[test]
     fn external_names_carry_the_namespace_and_stay_apart() {
