@@ -89,59 +89,67 @@ fn unstamped_crds() -> Vec<CustomResourceDefinition> {
 fn generated_crds() -> Vec<CustomResourceDefinition> {
     use kube::CustomResourceExt;
     let mut sync = PaimonMysqlSync::crd();
-    for version in &mut sync.spec.versions {
-        if let Some(root) = version
-            .schema
-            .as_mut()
-            .and_then(|s| s.open_api_v3_schema.as_mut())
-        {
-            let rules = root.x_kubernetes_validations.get_or_insert_with(Vec::new);
-            rules.push(ValidationRule {
-                rule: format!("!self.metadata.name.endsWith('{}')", contract::REBUILD_SUFFIX),
-                message: Some(format!(
+    add_root_rules(
+        &mut sync,
+        [
+            (
+                format!("!self.metadata.name.endsWith('{}')", contract::REBUILD_SUFFIX),
+                format!(
                     "a sync's name must not end with {:?}: that names a rebuild's new generation of another sync",
                     contract::REBUILD_SUFFIX
-                )),
-                ..Default::default()
-            });
-            rules.push(ValidationRule {
-                rule: format!("size(self.metadata.name) <= {}", contract::MAX_SYNC_NAME),
-                message: Some(contract::name_too_long_message()),
-                ..Default::default()
-            });
-            rules.push(ValidationRule {
-                rule: format!(
+                ),
+            ),
+            (
+                format!("size(self.metadata.name) <= {}", contract::MAX_SYNC_NAME),
+                contract::name_too_long_message(),
+            ),
+            (
+                format!(
                     "!self.metadata.name.contains('{}')",
                     contract::RESERVED_IN_SYNC_NAMES
                 ),
-                message: Some(format!(
+                format!(
                     "a sync's name must not contain {:?}: <database sync>--… names a database sync's discovery \
                      and pooled workers, whose labels it would share",
                     contract::RESERVED_IN_SYNC_NAMES
-                )),
-                ..Default::default()
-            });
-        }
-    }
+                ),
+            ),
+        ],
+    );
     let mut database = PaimonMysqlDatabaseSync::crd();
-    for version in &mut database.spec.versions {
+    add_root_rules(
+        &mut database,
+        [(
+            format!(
+                "size(self.metadata.name) <= {}",
+                contract::MAX_DATABASE_SYNC_NAME
+            ),
+            contract::database_sync_name_too_long_message(),
+        )],
+    );
+    vec![sync, PaimonMysqlSyncSavepoint::crd(), database]
+}
+
+/// Adds CEL rules (rule, message) to the root of every version's schema: the only place a
+/// rule on `metadata.name` can be.
+fn add_root_rules<const N: usize>(
+    crd: &mut CustomResourceDefinition,
+    rules: [(String, String); N],
+) {
+    for version in &mut crd.spec.versions {
         if let Some(root) = version
             .schema
             .as_mut()
             .and_then(|s| s.open_api_v3_schema.as_mut())
         {
-            let rules = root.x_kubernetes_validations.get_or_insert_with(Vec::new);
-            rules.push(ValidationRule {
-                rule: format!(
-                    "size(self.metadata.name) <= {}",
-                    contract::MAX_DATABASE_SYNC_NAME
-                ),
-                message: Some(contract::database_sync_name_too_long_message()),
+            let validations = root.x_kubernetes_validations.get_or_insert_with(Vec::new);
+            validations.extend(rules.iter().map(|(rule, message)| ValidationRule {
+                rule: rule.clone(),
+                message: Some(message.clone()),
                 ..Default::default()
-            });
+            }));
         }
     }
-    vec![sync, PaimonMysqlSyncSavepoint::crd(), database]
 }
 
 /// The CRDs as one YAML stream. Each goes through JSON text first: with serde_json's `arbitrary_precision`
