@@ -12,7 +12,7 @@ use kube::api::{ApiResource, DynamicObject};
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Controller;
 use kube::runtime::events::{Recorder, Reporter};
-use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::ResourceExt;
 use kube::{Api, Client};
@@ -25,7 +25,7 @@ use pms_operator::reconcile;
 use pms_operator::restart_gate::RestartGate;
 use pms_operator::s3_watch::S3Watch;
 use pms_operator::undecodable;
-use pms_operator::watch_keys::{checkpoint_decisions, marking_deletions, spec_or_deletion};
+use pms_operator::watch_keys::{checkpoint_decisions, marking_deletions};
 use pms_runtime::Readiness;
 use tracing::{error, info, warn};
 
@@ -267,7 +267,6 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
 async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Context>) {
     // The operator's own kinds as dynamic objects: one that doesn't decode must not fail the
     // list of the others (see `undecodable.rs`).
-    let syncs = undecodable::api::<PaimonMysqlSync>(&client, namespace);
     let savepoints = undecodable::api::<PaimonMysqlSyncSavepoint>(&client, namespace);
     let (deployments, config_maps, jobs, secrets) = match namespace {
         Some(ns) => (
@@ -304,16 +303,9 @@ async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Contex
         .predicate_filter(checkpoint_decisions, Default::default());
     let owned =
         watcher::Config::default().labels(&format!("app.kubernetes.io/managed-by={MANAGER}"));
-    // A sync is reconciled when its spec changes or its deletion starts, not on each write of
-    // its status or annotations (which a reconcile makes itself).
-    let resource = ApiResource::erase::<PaimonMysqlSync>(&());
-    let writer = reflector::store::Writer::new(resource.clone());
-    let store = writer.as_reader();
-    let spec_changes = watcher(syncs, watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .applied_objects()
-        .predicate_filter(spec_or_deletion, Default::default());
+    // A sync is reconciled when its spec changes or its deletion starts.
+    let (spec_changes, store, resource) =
+        undecodable::spec_changes::<PaimonMysqlSync>(&client, namespace);
     // A Secret a sync refers to, created or changed (a rotation, one missing at first): its
     // metadata only, its values never reach this watch.
     let secret_changes = watcher(secrets, watcher::Config::default())

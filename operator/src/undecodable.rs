@@ -36,6 +36,29 @@ pub fn api<K: Resource<DynamicType = ()>>(
     }
 }
 
+/// A controller's main stream of kind `K` (as dynamic objects, reflected into the store it
+/// returns, with the kind's `ApiResource`): the objects whose spec or deletion changed, not each
+/// write of their status or annotations (which a reconcile makes itself).
+pub fn spec_changes<K: Resource<DynamicType = ()>>(
+    client: &Client,
+    namespace: Option<&str>,
+) -> (
+    impl futures::Stream<Item = std::result::Result<DynamicObject, kube::runtime::watcher::Error>>,
+    kube::runtime::reflector::Store<DynamicObject>,
+    ApiResource,
+) {
+    use kube::runtime::{reflector, watcher, WatchStreamExt};
+    let resource = ApiResource::erase::<K>(&());
+    let writer = reflector::store::Writer::new(resource.clone());
+    let store = writer.as_reader();
+    let changes = watcher(api::<K>(client, namespace), watcher::Config::default())
+        .default_backoff()
+        .reflect(writer)
+        .applied_objects()
+        .predicate_filter(crate::watch_keys::spec_or_deletion, Default::default());
+    (changes, store, resource)
+}
+
 /// `object` decoded as `K`, or why not: the field and what it holds (decoded from JSON text,
 /// which names the value; the workspace's arbitrary-precision numbers would say only
 /// "invalid number").

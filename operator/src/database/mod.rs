@@ -27,7 +27,7 @@ use kube::runtime::controller::{Action, Controller};
 use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{finalizer, Event as Finalizer};
 use kube::runtime::reflector::ObjectRef;
-use kube::runtime::{reflector, watcher, WatchStreamExt};
+use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Client, ResourceExt};
 use pms_crds::contract::{
     discovery_name, too_long_for_kubernetes, Component, TableListing, COMPONENT_LABEL,
@@ -42,7 +42,7 @@ use crate::context::Context;
 use crate::error::{Error, Result, Verb};
 use crate::reconcile::{apply, deleting_for, finalizer_outcome, publish, waiting, FINALIZER};
 use crate::undecodable;
-use crate::watch_keys::{self, spec_or_deletion};
+use crate::watch_keys;
 
 /// A database sync is looked at again at least this often (its tables' statuses move).
 const RESYNC: Duration = Duration::from_secs(15);
@@ -51,7 +51,6 @@ const RESYNC: Duration = Duration::from_secs(15);
 /// their listings.
 pub async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Context>) {
     // The operator's own kinds as dynamic objects (see `undecodable.rs`).
-    let pmds = undecodable::api::<PaimonMysqlDatabaseSync>(&client, namespace);
     let syncs = undecodable::api::<PaimonMysqlSync>(&client, namespace);
     let (deployments, config_maps) = match namespace {
         Some(ns) => (
@@ -76,14 +75,8 @@ pub async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Co
     // of a table's sync (its snapshot moves) or each status write of a Deployment: its spec or
     // deletion; a table's sync's phase or readiness; a worker Deployment's readiness. (What
     // moves without those is read at the resync.)
-    let resource = ApiResource::erase::<PaimonMysqlDatabaseSync>(&());
-    let writer = reflector::store::Writer::new(resource.clone());
-    let store = writer.as_reader();
-    let spec_changes = watcher(pmds, watcher::Config::default())
-        .default_backoff()
-        .reflect(writer)
-        .applied_objects()
-        .predicate_filter(spec_or_deletion, Default::default());
+    let (spec_changes, store, resource) =
+        undecodable::spec_changes::<PaimonMysqlDatabaseSync>(&client, namespace);
     let table_syncs = watcher(
         syncs,
         watcher::Config::default().labels(DATABASE_SYNC_LABEL),
