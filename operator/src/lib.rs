@@ -13,5 +13,6 @@ pub mod orphan_savepoints;
 pub mod reconcile;
 pub mod restart_gate;
 pub mod s3_watch;
+pub mod triggers;
 pub mod undecodable;
 pub mod watch_keys;

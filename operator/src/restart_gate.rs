@@ -130,7 +130,7 @@ impl RestartGate {
     /// The syncs of namespace `ns` (`None`: all) woken when a place frees, for
     /// `Controller::reconcile_on`.
     pub fn wakeups(&self, ns: Option<&str>) -> impl Stream<Item = ObjectRef<PaimonMysqlSync>> {
-        crate::s3_watch::in_namespace(&self.wake, ns)
+        crate::triggers::in_namespace(&self.wake, ns)
     }
 
     /// At most this many syncs restart at once (0: no limit).

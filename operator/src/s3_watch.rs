@@ -19,28 +19,6 @@ use tracing::debug;
 use crate::reconcile::store::CheckpointStore;
 use crate::watch_keys::checkpoints_key;
 
-/// What `trigger` sends of namespace `ns` (`None`: all), as a stream for
-/// `Controller::reconcile_on` (a receiver that lagged skips what it missed: those syncs are
-/// reconciled at their next resync anyway).
-pub fn in_namespace(
-    trigger: &broadcast::Sender<ObjectRef<PaimonMysqlSync>>,
-    ns: Option<&str>,
-) -> impl Stream<Item = ObjectRef<PaimonMysqlSync>> {
-    let ns = ns.map(String::from);
-    futures::stream::unfold(trigger.subscribe(), move |mut rx| {
-        let ns = ns.clone();
-        async move {
-            loop {
-                match rx.recv().await {
-                    Ok(sync) if ns.is_none() || sync.namespace == ns => return Some((sync, rx)),
-                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => return None,
-                }
-            }
-        }
-    })
-}
-
 /// How often the S3 checkpoints are read.
 pub const EVERY: Duration = Duration::from_secs(3);
 
@@ -67,7 +45,7 @@ impl S3Watch {
 
     /// The syncs to reconcile of namespace `ns` (`None`: all), for `Controller::reconcile_on`.
     pub fn triggers(&self, ns: Option<&str>) -> impl Stream<Item = ObjectRef<PaimonMysqlSync>> {
-        in_namespace(&self.trigger, ns)
+        crate::triggers::in_namespace(&self.trigger, ns)
     }
 
     /// After a reconcile: the checkpoints it decided by (a sync that keeps them elsewhere

@@ -577,6 +577,13 @@ fn every_resource_the_guide_shows_is_accepted() {
     }
 }
 
+/// `kubectl apply` of `manifest` is refused, with `message` in what the API server says.
+fn refused(manifest: &str, message: &str) {
+    let out = apply(manifest);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success() && err.contains(message), "{err}");
+}
+
 /// An invalid resource is rejected by the API server with a readable message: parallelism 0,
 /// `from-snapshot` without `startSnapshot` (a CEL rule), a sink URL that is not `mysql://`,
 /// TLS settings that contradict the mode (CEL rules), a name too long for its Jobs, a password
@@ -636,43 +643,23 @@ fn invalid_resources_are_rejected(db: &TestDb) {
     let url = format!("mysql://127.0.0.1:{}/{}", db.port, db.name);
     let named = sync_resource(&SyncConfigBuilder::new("/nowhere", "db", "t", &url))
         .replace(&format!("name: {SYNC}\n"), "name: orders-rebuild\n");
-    let out = apply(&named);
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        !out.status.success() && err.contains("names a rebuild's new generation of another sync"),
-        "{err}"
-    );
+    refused(&named, "names a rebuild's new generation of another sync");
     // A name its Jobs' names would outgrow (label values hold 63 characters).
     let long = "o".repeat(56);
     let named = sync_resource(&SyncConfigBuilder::new("/nowhere", "db", "t", &url))
         .replace(&format!("name: {SYNC}\n"), &format!("name: {long}\n"));
-    let out = apply(&named);
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        !out.status.success() && err.contains("a sync's name has at most 55 characters"),
-        "{err}"
-    );
+    refused(&named, "a sync's name has at most 55 characters");
     // A name with "--", which names a database sync's workers (`shop--pool-0`).
     let named = sync_resource(&SyncConfigBuilder::new("/nowhere", "db", "t", &url))
         .replace(&format!("name: {SYNC}\n"), "name: shop--pool-0\n");
-    let out = apply(&named);
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        !out.status.success() && err.contains("a sync's name must not contain \"--\""),
-        "{err}"
-    );
+    refused(&named, "a sync's name must not contain \"--\"");
     // A database sync whose pooled workers' names would outgrow a sync's.
-    let out = apply(&format!(
+    refused(&format!(
         "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlDatabaseSync\nmetadata: {{name: {}, namespace: {NS}}}\n\
          spec:\n  tables: {{pattern: '.*'}}\n  template:\n    source: {{warehouse: /nowhere, database: db, table: '{{table}}'}}\n    \
          sink: {{url: 'mysql://127.0.0.1:1/db', credentialsSecretRef: {{name: mysql-writer}}, table: '{{table}}'}}\n",
         "d".repeat(pms_crds::contract::MAX_DATABASE_SYNC_NAME + 1)
-    ));
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        !out.status.success() && err.contains("a database sync's name has at most 46 characters"),
-        "{err}"
-    );
+    ), "a database sync's name has at most 46 characters");
     // A rollback with upgradeMode stateless would rebuild the table a second time.
     let mut resource: serde_yaml::Value = serde_yaml::from_str(&sync_resource(
         &SyncConfigBuilder::new("/nowhere", "db", "t", &url),
@@ -684,25 +671,15 @@ fn invalid_resources_are_rejected(db: &TestDb) {
         "rollback".into(),
         serde_yaml::from_str("{readinessTimeout: 10s}").unwrap(),
     );
-    let out = apply(&serde_yaml::to_string(&resource).unwrap());
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        !out.status.success()
-            && err.contains("rollback is not offered with upgradeMode: stateless"),
-        "{err}"
+    refused(
+        &serde_yaml::to_string(&resource).unwrap(),
+        "rollback is not offered with upgradeMode: stateless",
     );
     // A password in the URL would land in the sync's ConfigMap.
     let secret_url = format!("mysql://app:s3cret@127.0.0.1:{}/{}", db.port, db.name);
-    let out = apply(&sync_resource(&SyncConfigBuilder::new(
-        "/nowhere",
-        "db",
-        "t",
-        &secret_url,
-    )));
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        !out.status.success() && err.contains("sink.url carries a password"),
-        "{err}"
+    refused(
+        &sync_resource(&SyncConfigBuilder::new("/nowhere", "db", "t", &secret_url)),
+        "sink.url carries a password",
     );
 }
 

@@ -683,7 +683,7 @@ template:
             ..Default::default()
         };
         let now: Timestamp = "2026-12-07T10:00:00Z".parse().unwrap();
-        let two_minutes_ago = now - jiff_span(120);
+        let two_minutes_ago = now - k8s_openapi::jiff::SignedDuration::from_secs(120);
         let report = |w: u32, at: Timestamp| PoolReport {
             worker: w,
             at: at.to_string(),
@@ -788,10 +788,6 @@ template:
             status(&found(&suspended), &all).phase,
             Some(SyncPhase::Suspended)
         );
-    }
-
-    fn jiff_span(secs: i64) -> k8s_openapi::jiff::SignedDuration {
-        k8s_openapi::jiff::SignedDuration::from_secs(secs)
     }
 
     #[test]

@@ -205,13 +205,12 @@ impl JobPlan {
     /// A rebuild or restore that failed (the workers stay stopped): the reason of its Event
     /// and what to tell, how to go on included.
     pub fn failure(&self) -> Option<(&'static str, String)> {
-        [(REBUILD, &self.rebuild), (RESTORE, &self.restore)]
+        // A restore refused before it started stopped nothing: not a failure (`refusal`).
+        let restore = self.restore.as_ref().filter(|r| !refused(r));
+        [(REBUILD, self.rebuild.as_ref()), (RESTORE, restore)]
             .into_iter()
             .find_map(|(kind, r)| {
-                let restore_refused = kind.what == RESTORE.what && r.as_ref().is_some_and(refused);
-                let r = r
-                    .as_ref()
-                    .filter(|r| r.phase == RebuildPhase::Failed && !restore_refused)?;
+                let r = r.filter(|r| r.phase == RebuildPhase::Failed)?;
                 Some((
                     kind.events[2],
                     format!(
