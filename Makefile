@@ -117,7 +117,7 @@ manifests: k8s-tools
 images: build
 	$(TIMED) images scripts/images.sh $(TEST_BIN)
 
-## prometheus and promtool for the monitoring tests (Go module proxy, ~4 min cold, cached).
+## prometheus and promtool for the monitoring tests (Debian's package unpacked, or the Go module proxy; cached).
 prometheus-tools:
 	$(TIMED) prometheus-tools scripts/prometheus-tools.sh >/dev/null
 
