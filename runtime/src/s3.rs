@@ -143,17 +143,45 @@ impl S3Prefix {
     /// The names of the objects directly in folder `dir` of the prefix (`""`: the prefix
     /// itself; else ending in `/`) that start with `start`.
     pub async fn list(&self, dir: &str, start: &str) -> Result<Vec<String>, S3Error> {
-        let path = match self.key(dir).as_str() {
-            "" => "/".to_string(),
+        Ok(self
+            .list_versions(dir, start)
+            .await?
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect())
+    }
+
+    /// As [`Self::list`], each name with its version (its ETag, else its time and size): an
+    /// object whose version is unchanged need not be read again. One LIST request (a page per
+    /// 1,000 objects) of the keys starting with `start`.
+    pub async fn list_versions(
+        &self,
+        dir: &str,
+        start: &str,
+    ) -> Result<Vec<(String, String)>, S3Error> {
+        let folder = match self.key(dir).as_str() {
+            "" => String::new(),
             key if key.ends_with('/') => key.to_string(),
             key => format!("{key}/"),
+        };
+        // A listing is by key prefix: the folder and the names' start.
+        let path = match format!("{folder}{start}") {
+            path if path.is_empty() => "/".to_string(),
+            path => path,
         };
         let (entries, _) = self.retrying("list", || self.op.list(&path)).await;
         Ok(entries?
             .into_iter()
             .filter(|e| e.metadata().mode() == S3EntryMode::FILE)
-            .map(|e| e.name().to_string())
-            .filter(|name| name.starts_with(start))
+            .filter(|e| e.name().starts_with(start))
+            .map(|e| {
+                let m = e.metadata();
+                let version = m.etag().map_or_else(
+                    || format!("{:?}/{}", m.last_modified(), m.content_length()),
+                    str::to_string,
+                );
+                (e.name().to_string(), version)
+            })
             .collect())
     }
 }

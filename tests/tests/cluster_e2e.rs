@@ -1001,10 +1001,32 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
         connections[0][0].as_deref().unwrap_or("?")
     );
 
-    // Changes while a third worker is added: the tables that move stop at a commit on the
-    // worker they leave and resume from it on the new one.
+    // Changes while a third worker is added whose pod can't be scheduled (the node cordoned):
+    // make before break, so every table keeps running where it is and none is assigned to the
+    // new worker until its pod runs. Then the tables that move stop at a commit on the worker
+    // they leave and resume from it on the new one.
     commit_to_every(&wh, &tables, 5, 200);
+    let node = kubectl(&["get", "nodes", "-o", "jsonpath={.items[0].metadata.name}"]);
+    kubectl(&["cordon", &node]);
     patch_pmds("lake", r#"{"spec":{"placement":{"workers":3}}}"#);
+    wait_for("worker 2's pod Pending", LONG, || {
+        list("pod", NS, "paimonsync.io/sync=lake--pool-2")
+            .iter()
+            .any(|p| p["status"]["phase"] == "Pending")
+            .then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let assignment: Json = get("configmap", "lake--pool", NS)
+        .and_then(|cm| serde_json::from_str(cm["data"]["report.json"].as_str()?).ok())
+        .expect("the assignment ConfigMap");
+    let to_worker_2 = assignment["tables"]
+        .as_object()
+        .map_or(0, |t| t.values().filter(|w| **w == 2).count());
+    assert_eq!(to_worker_2, 0, "no table moves to a worker whose pod is Pending: {assignment}");
+    let s = pool().expect("the database sync's status");
+    assert_eq!(s["pool"]["following"], 200, "every table keeps running: {s}");
+    kubectl(&["uncordon", &node]);
     wait_for("200 tables following on 3 workers", LONG, following(200, 3)).await;
     pooled_tables_synced(&wh, db, &tables).await;
 

@@ -8,7 +8,8 @@
 //!    too): the pooled worker takes each table on from its exactly-once progress row, once the
 //!    sync and its pods are gone;
 //! 3. the shared tables are assigned, each to a worker by rendezvous hashing of its name, in
-//!    `<name>--pool` (only from a good listing: a failed one keeps the assignment as it is);
+//!    `<name>--pool` (only from a good listing: a failed one keeps the assignment as it is; a
+//!    table moves only once its new worker is ready: make before break);
 //! 4. worker k's objects are applied for k < workers, those of k ≥ workers removed;
 //! 5. a table leaving the pool gets its own sync once every worker reported the assignment
 //!    without it and no longer runs it (a hand-over at a commit, as between two workers);
@@ -75,12 +76,24 @@ pub(super) async fn apply(
     }
     let good = listing.filter(|l| l.error.is_none());
     delete_unwanted_syncs(pmds, ctx, ns, &shared, chosen, good.is_some(), &syncs).await?;
+    let existing = pool_deployments(pmds, ctx, ns).await?;
+    let live: BTreeSet<u32> = existing.keys().copied().chain(0..workers).collect();
+    let mut reports = BTreeMap::new();
+    for &k in &live {
+        if let Some(r) = read_report::<PoolReport>(ctx, ns, &pool_worker_name(&name, k)).await? {
+            reports.insert(k, r);
+        }
+    }
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let ready: BTreeSet<u32> = (0..workers)
+        .filter(|k| status::worker_ready(existing.get(k), reports.get(k), now))
+        .collect();
     let previous = read_report::<PoolAssignment>(ctx, ns, &pool_assignment_name(&name))
         .await?
         .unwrap_or_default();
     let mut assignment = previous.clone();
     if let Some(l) = good {
-        let next = next_assignment(&previous, &shared, &own, &syncs, workers, &l.at);
+        let next = next_assignment(&previous, &shared, &own, &syncs, workers, &ready, &l.at);
         if next.revision != previous.revision {
             let moved = next
                 .tables
@@ -93,8 +106,6 @@ pub(super) async fn apply(
             assignment = next;
         }
     }
-    let existing = pool_deployments(pmds, ctx, ns).await?;
-    let live: BTreeSet<u32> = existing.keys().copied().chain(0..workers).collect();
     for k in 0..workers {
         let w = build::pool_worker(pmds, k, &ctx.settings)?;
         // A worker whose objects were applied as they are wanted now is left alone: the
@@ -114,13 +125,6 @@ pub(super) async fn apply(
             apply::apply_one(&ctx.client, ns, &w.deployment).await?;
         }
     }
-    let mut reports = BTreeMap::new();
-    for &k in &live {
-        if let Some(r) = read_report::<PoolReport>(ctx, ns, &pool_worker_name(&name, k)).await? {
-            reports.insert(k, r);
-        }
-    }
-    let now = k8s_openapi::jiff::Timestamp::now();
     let unavailable: BTreeMap<u32, String> = existing
         .iter()
         .filter(|(k, _)| **k < workers)
@@ -221,19 +225,30 @@ async fn delete_unwanted_syncs(
 }
 
 /// The assignment from a good listing: each shared table to its worker, once no sync of its
-/// own is left (one still stopping keeps it out); a new revision if anything changed.
+/// own is left (one still stopping keeps it out) and, for a table that moves, once that worker
+/// is `ready`; a new revision if anything changed.
 fn next_assignment(
     previous: &PoolAssignment,
     shared: &BTreeSet<String>,
     own: &BTreeMap<String, (PaimonMysqlSyncSpec, String)>,
     syncs: &BTreeMap<String, PaimonMysqlSync>,
     workers: u32,
+    ready: &BTreeSet<u32>,
     at: &str,
 ) -> PoolAssignment {
     let tables: BTreeMap<String, u32> = shared
         .iter()
         .filter(|t| !syncs.contains_key(*t))
-        .map(|t| (t.clone(), pool_worker(t, workers)))
+        .map(|t| {
+            let to = pool_worker(t, workers);
+            // Make before break: a table stays on the ready worker that runs it until the
+            // worker it moves to is ready (a new pod Pending would stop it otherwise). A
+            // removed worker's tables move at once: it is going.
+            let held = previous.tables.get(t).copied().filter(|from| {
+                *from != to && *from < workers && ready.contains(from) && !ready.contains(&to)
+            });
+            (t.clone(), held.unwrap_or(to))
+        })
         .collect();
     // A table leaving the pool is marked until its sync has reconciled once.
     let leaving = own
@@ -417,6 +432,46 @@ mod tests {
         }
     }
 
+    fn all(workers: u32) -> BTreeSet<u32> {
+        (0..workers).collect()
+    }
+
+    #[test]
+    fn a_worker_added_takes_tables_only_once_it_is_ready() {
+        let shared: BTreeSet<String> = (0..60).map(|i| format!("t{i}")).collect();
+        let syncs = BTreeMap::new();
+        let two = next_assignment(
+            &PoolAssignment::default(),
+            &shared,
+            &own(&[]),
+            &syncs,
+            2,
+            &all(2),
+            "t0",
+        );
+        // A third worker, its pod Pending: every table stays where it runs (make before break).
+        let pending = next_assignment(&two, &shared, &own(&[]), &syncs, 3, &all(2), "t1");
+        assert_eq!(
+            pending.tables, two.tables,
+            "no table moves to a worker that is not ready"
+        );
+        assert!(
+            shared.iter().any(|t| pool_worker(t, 3) == 2),
+            "some tables hash to worker 2"
+        );
+        // Ready: the tables that hash to it move.
+        let three = next_assignment(&pending, &shared, &own(&[]), &syncs, 3, &all(3), "t2");
+        assert!(three.revision > pending.revision);
+        assert!(shared.iter().all(|t| three.tables[t] == pool_worker(t, 3)));
+        // Back to 2: worker 2's tables move at once (it is going), whatever is ready.
+        let back = next_assignment(&three, &shared, &own(&[]), &syncs, 2, &all(1), "t3");
+        assert!(back.tables.values().all(|w| *w < 2));
+        // A table new to the pool goes to its worker, ready or not (it ran nowhere).
+        let more: BTreeSet<String> = shared.iter().cloned().chain(["new".to_string()]).collect();
+        let added = next_assignment(&two, &more, &own(&[]), &syncs, 2, &BTreeSet::new(), "t4");
+        assert_eq!(added.tables["new"], pool_worker("new", 2));
+    }
+
     #[test]
     fn a_table_leaves_the_pool_for_its_own_sync_only_once_every_worker_stopped_it() {
         let shared: BTreeSet<String> = ["a", "b", "c"].map(String::from).into();
@@ -427,15 +482,16 @@ mod tests {
             &own(&[]),
             &syncs,
             2,
+            &all(2),
             "t0",
         );
         assert_eq!((first.tables.len(), first.revision), (3, 1));
         // Unchanged: the same revision (nothing written, no worker waits).
-        let same = next_assignment(&first, &shared, &own(&[]), &syncs, 2, "t1");
+        let same = next_assignment(&first, &shared, &own(&[]), &syncs, 2, &all(2), "t1");
         assert_eq!(same.revision, 1);
         // An override asks `b` for a verify: it leaves the assignment, marked leaving.
         let shared: BTreeSet<String> = ["a", "c"].map(String::from).into();
-        let next = next_assignment(&first, &shared, &own(&["b"]), &syncs, 2, "t2");
+        let next = next_assignment(&first, &shared, &own(&["b"]), &syncs, 2, &all(2), "t2");
         assert_eq!((next.revision, next.tables.contains_key("b")), (2, false));
         assert!(next.leaving.contains("b"));
         let live = BTreeSet::from([0, 1]);
@@ -467,11 +523,11 @@ mod tests {
             leaving: ["b".to_string()].into(),
             ..Default::default()
         };
-        let next = next_assignment(&previous, &shared, &own(&[]), &syncs, 2, "t");
+        let next = next_assignment(&previous, &shared, &own(&[]), &syncs, 2, &all(2), "t");
         assert!(!next.tables.contains_key("b"), "its sync is still there");
         assert!(next.leaving.is_empty(), "no longer leaving: coming back");
         syncs.clear();
-        let next = next_assignment(&next, &shared, &own(&[]), &syncs, 2, "t");
+        let next = next_assignment(&next, &shared, &own(&[]), &syncs, 2, &all(2), "t");
         assert!(next.tables.contains_key("b"));
     }
 
@@ -484,16 +540,16 @@ mod tests {
             ..Default::default()
         };
         let mut syncs = BTreeMap::new();
-        let marked = next_assignment(&previous, &shared, &own(&["b"]), &syncs, 1, "t");
+        let marked = next_assignment(&previous, &shared, &own(&["b"]), &syncs, 1, &all(1), "t");
         assert!(marked.leaving.contains("b"));
         let spec = own(&["b"]).remove("b").unwrap().0;
         let mut made = PaimonMysqlSync::new("shop-b", spec);
         syncs.insert("b".to_string(), made.clone());
-        let next = next_assignment(&marked, &shared, &own(&["b"]), &syncs, 1, "t");
+        let next = next_assignment(&marked, &shared, &own(&["b"]), &syncs, 1, &all(1), "t");
         assert!(next.leaving.contains("b"), "made, not reconciled yet");
         made.status = Some(Default::default());
         syncs.insert("b".to_string(), made);
-        let next = next_assignment(&next, &shared, &own(&["b"]), &syncs, 1, "t");
+        let next = next_assignment(&next, &shared, &own(&["b"]), &syncs, 1, &all(1), "t");
         assert!(next.leaving.is_empty());
     }
 }

@@ -8,8 +8,8 @@ use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 use pms_crds::contract::{PoolAssignment, PoolReport, PooledState, PooledTable, TableListing};
 use pms_crds::{
-    table_sync_name, DatabaseSyncStatus, PaimonMysqlDatabaseSync, PaimonMysqlSync, PoolStatus,
-    SyncPhase, SyncState, TableStatus, MAX_POOLED_TABLES_LISTED,
+    pool_worker, table_sync_name, DatabaseSyncStatus, PaimonMysqlDatabaseSync, PaimonMysqlSync,
+    PoolStatus, SyncPhase, SyncState, TableStatus, MAX_POOLED_TABLES_LISTED,
 };
 
 /// What the status is computed from.
@@ -90,6 +90,22 @@ pub fn unavailable_since(
     Some(format!("since {since} ({why})"))
 }
 
+/// Whether pooled worker `w` can take tables on now: its Deployment has an available pod and
+/// it reported recently (so it reads the assignment).
+pub fn worker_ready(
+    deployment: Option<&k8s_openapi::api::apps::v1::Deployment>,
+    report: Option<&PoolReport>,
+    now: Timestamp,
+) -> bool {
+    let available = deployment
+        .and_then(|d| d.status.as_ref()?.available_replicas)
+        .is_some_and(|n| n > 0);
+    let reporting = report
+        .and_then(|r| r.at.parse::<Timestamp>().ok())
+        .is_some_and(|at| reported_recently(at, now));
+    available && reporting
+}
+
 /// A pooled worker whose report is older than this is not reporting.
 const REPORT_STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -152,14 +168,20 @@ pub fn status(f: &Found, tables: &[TableStatus]) -> DatabaseSyncStatus {
         })
         .collect();
     let suspended = pmds.spec.template.state == SyncState::Suspended;
+    let awaited = f
+        .pool
+        .as_ref()
+        .map(|p| workers_awaited(f, p))
+        .unwrap_or_default();
     let phase = match f.listing {
         _ if suspended => SyncPhase::Suspended,
         None => SyncPhase::Pending,
-        Some(_) if not_ready.is_empty() => SyncPhase::Running,
+        Some(_) if not_ready.is_empty() && awaited.is_empty() => SyncPhase::Running,
         Some(_)
-            if tables
-                .iter()
-                .any(|t| matches!(t.phase, Some(SyncPhase::Failed | SyncPhase::Degraded))) =>
+            if !awaited.is_empty()
+                || tables
+                    .iter()
+                    .any(|t| matches!(t.phase, Some(SyncPhase::Failed | SyncPhase::Degraded))) =>
         {
             SyncPhase::Degraded
         }
@@ -198,9 +220,16 @@ pub fn status(f: &Found, tables: &[TableStatus]) -> DatabaseSyncStatus {
         .filter(|t| matches!(t.phase, Some(SyncPhase::Failed | SyncPhase::Degraded)))
         .map(|t| t.table.as_str())
         .collect();
-    let degraded = match failing.as_slice() {
-        [] => condition(pmds, "Degraded", false, "AsExpected", String::new()),
-        some => condition(
+    let degraded = match (failing.as_slice(), awaited.is_empty()) {
+        ([], true) => condition(pmds, "Degraded", false, "AsExpected", String::new()),
+        ([], false) => condition(
+            pmds,
+            "Degraded",
+            true,
+            "PooledWorkerUnavailable",
+            awaited.join("; "),
+        ),
+        (some, _) => condition(
             pmds,
             "Degraded",
             true,
@@ -210,7 +239,7 @@ pub fn status(f: &Found, tables: &[TableStatus]) -> DatabaseSyncStatus {
                 some.len(),
                 tables.len(),
                 some.join(", ")
-            ),
+            ) + &awaited.iter().map(|a| format!("; {a}")).collect::<String>(),
         ),
     };
     let progressing = if phase == SyncPhase::Pending {
@@ -283,6 +312,30 @@ pub fn status(f: &Found, tables: &[TableStatus]) -> DatabaseSyncStatus {
         pool,
         conditions: keep_transition_times(pmds, conditions),
     }
+}
+
+/// The pooled workers with no available pod for too long while tables wait to move to them
+/// (the assignment holds each on the worker that runs it until the new one is ready).
+fn workers_awaited(f: &Found, p: &Pooled) -> Vec<String> {
+    let workers = f.pmds.spec.placement.workers;
+    p.unavailable
+        .iter()
+        .filter(|(k, _)| **k < workers)
+        .filter_map(|(k, why)| {
+            let waiting = p
+                .assignment
+                .tables
+                .iter()
+                .filter(|(t, w)| pool_worker(t, workers) == *k && *w != k)
+                .count();
+            (waiting > 0).then(|| {
+                format!(
+                    "pooled worker {k} has no available pod {why}: {waiting} tables that move to it stay on \
+                     their current workers until it is ready"
+                )
+            })
+        })
+        .collect()
 }
 
 /// Each table's row in the report of the worker it is assigned to (a row another worker still
@@ -788,6 +841,98 @@ template:
             status(&found(&suspended), &all).phase,
             Some(SyncPhase::Suspended)
         );
+    }
+
+    /// A worker added whose pod can't start: the tables that would move to it stay running on
+    /// their workers, and the database sync is Degraded, naming it.
+    #[test]
+    fn a_worker_that_tables_wait_for_degrades_the_database_sync_while_they_keep_running() {
+        use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
+        let mut p = pmds();
+        p.spec.placement.mode = pms_crds::PlacementMode::Pooled;
+        p.spec.placement.workers = 3;
+        let chosen: Vec<String> = (0..30).map(|i| format!("t{i}")).collect();
+        // Held on their two-worker places.
+        let assignment = PoolAssignment {
+            workers: 3,
+            tables: chosen
+                .iter()
+                .map(|t| (t.clone(), pool_worker(t, 2)))
+                .collect(),
+            ..Default::default()
+        };
+        let now: Timestamp = "2026-12-07T10:00:00Z".parse().unwrap();
+        let report = |w: u32| PoolReport {
+            worker: w,
+            at: now.to_string(),
+            tables: assignment
+                .tables
+                .iter()
+                .filter(|(_, k)| **k == w)
+                .map(|(t, _)| PooledTable {
+                    table: t.clone(),
+                    state: PooledState::Following,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let reports = BTreeMap::from([(0, report(0)), (1, report(1))]);
+        let running = Deployment {
+            status: Some(DeploymentStatus {
+                available_replicas: Some(1),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(worker_ready(Some(&running), reports.get(&0), now));
+        assert!(!worker_ready(
+            Some(&Deployment::default()),
+            reports.get(&0),
+            now
+        ));
+        assert!(!worker_ready(Some(&running), None, now));
+        let unavailable =
+            BTreeMap::from([(2, "since 2026-12-07T09:58:00Z (Unschedulable)".into())]);
+        let listing = TableListing {
+            tables: chosen.clone(),
+            at: now.to_string(),
+            error: None,
+        };
+        let (own, syncs, invalid) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
+        let f = Found {
+            pmds: &p,
+            listing: Some(&listing),
+            chosen: &chosen,
+            syncs: &syncs,
+            invalid: &invalid,
+            pool: Some(Pooled {
+                assignment: &assignment,
+                reports: &reports,
+                own: &own,
+                unavailable: &unavailable,
+            }),
+            now,
+        };
+        let all = tables(&f);
+        assert!(
+            all.iter().all(|t| t.phase == Some(SyncPhase::Running)),
+            "{all:?}"
+        );
+        let s = status(&f, &all);
+        assert_eq!(s.phase, Some(SyncPhase::Degraded));
+        let d = of_type(&s, "Degraded");
+        assert_eq!(
+            (d.status.as_str(), d.reason.as_str()),
+            ("True", "PooledWorkerUnavailable")
+        );
+        let waiting = chosen.iter().filter(|t| pool_worker(t, 3) == 2).count();
+        assert!(
+            d.message.contains(&format!("pooled worker 2 has no available pod since 2026-12-07T09:58:00Z (Unschedulable): {waiting} tables")),
+            "{}",
+            d.message
+        );
+        assert_eq!(of_type(&s, "Ready").status, "True", "every table runs");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `checkpoint.s3.credentialsSecretRef` (else its own `AWS_*` environment).
 //!
 //! S3 objects have no watch: a sync on S3 waiting on its checkpoints is looked at again every
-//! few seconds instead (see [`CheckpointStore::poll`]). Savepoint data on S3 has no owner reference either: the data of
+//! few seconds instead (`crate::s3_watch`). Savepoint data on S3 has no owner reference either: the data of
 //! savepoints that no longer exist is deleted by the next reconcile of their sync.
 
 use std::collections::BTreeMap;
@@ -18,6 +18,9 @@ use pms_runtime::s3::{S3Error, S3Prefix, S3Target};
 use tracing::{debug, info};
 
 use crate::error::{Error, Result};
+
+/// S3 checkpoint objects read before, by name: the version read and what it held.
+pub type ObjectCache = BTreeMap<String, (String, Option<Checkpoint>)>;
 
 #[derive(Clone, Default)]
 pub enum CheckpointStore {
@@ -99,52 +102,90 @@ impl CheckpointStore {
         ns: &str,
         sync: &str,
     ) -> Result<Option<BTreeMap<String, Checkpoint>>> {
-        let CheckpointStore::S3(objects) = self else {
+        let Some((listed, _)) = self.s3_listing(ns, sync, true).await? else {
             return Ok(None);
         };
-        let mut found = BTreeMap::new();
-        for of in object_names(ns, sync) {
-            self.read_checkpoints(objects, &of, sync, &mut found)
-                .await?;
-        }
+        let found = self
+            .checkpoints_among(ns, sync, &listed, &mut ObjectCache::new())
+            .await?;
         Ok(Some(found))
     }
 
-    /// Adds the checkpoints named `of` on S3 to `found` (by their ConfigMap names, of `sync`),
-    /// for the slots not in it yet.
-    async fn read_checkpoints(
+    /// The checkpoint objects of `ns`/`sync` on S3 with their versions (a LIST per name: its
+    /// external name, and with `legacy` the older one); whether any has the older name. `None`
+    /// with ConfigMaps.
+    pub async fn s3_listing(
         &self,
-        objects: &S3Prefix,
-        of: &str,
+        ns: &str,
         sync: &str,
-        found: &mut BTreeMap<String, Checkpoint>,
-    ) -> Result<()> {
-        let err = |what, name: &str, e| failed(what, objects.url(name), e);
-        let names = objects
-            .list("", &format!("{of}-checkpoint-"))
-            .await
-            .map_err(|e| err("listing", "", e))?;
-        for name in names {
-            let Some(slot) = checkpoint_object_slot(of, &name) else {
-                continue;
-            };
-            if found.contains_key(&contract::checkpoint_name(sync, slot)) {
-                continue;
+        legacy: bool,
+    ) -> Result<Option<(Vec<(String, String)>, bool)>> {
+        let CheckpointStore::S3(objects) = self else {
+            return Ok(None);
+        };
+        let mut listed = Vec::new();
+        let mut legacy_found = false;
+        for (i, of) in object_names(ns, sync).iter().enumerate() {
+            if i > 0 && !legacy {
+                break;
             }
-            let body = objects
-                .read(&name)
+            let names = objects
+                .list_versions("", &format!("{of}-checkpoint-"))
                 .await
-                .map_err(|e| err("reading", &name, e))?;
-            match body.map(|b| serde_json::from_slice::<Checkpoint>(&b)) {
-                Some(Ok(cp)) => {
-                    found.insert(contract::checkpoint_name(sync, slot), cp);
+                .map_err(|e| failed("listing", objects.url(""), e))?;
+            legacy_found |= i > 0 && !names.is_empty();
+            listed.extend(names);
+        }
+        Ok(Some((listed, legacy_found)))
+    }
+
+    /// `ns`/`sync`'s checkpoints by slot among `listed` (objects with their versions, from
+    /// [`Self::s3_listing`]): under the external name first, then the older one for a slot not
+    /// found. An object whose version is the one in `cache` is not read again; `cache` is left
+    /// holding what was listed.
+    pub async fn checkpoints_among(
+        &self,
+        ns: &str,
+        sync: &str,
+        listed: &[(String, String)],
+        cache: &mut ObjectCache,
+    ) -> Result<BTreeMap<String, Checkpoint>> {
+        let CheckpointStore::S3(objects) = self else {
+            return Ok(BTreeMap::new());
+        };
+        let mut found = BTreeMap::new();
+        let mut kept = ObjectCache::new();
+        for of in object_names(ns, sync) {
+            for (name, version) in listed {
+                let Some(slot) = checkpoint_object_slot(&of, name) else {
+                    continue;
+                };
+                let checkpoint = match cache.remove(name) {
+                    Some((seen, checkpoint)) if seen == *version => checkpoint,
+                    _ => {
+                        let body = objects
+                            .read(name)
+                            .await
+                            .map_err(|e| failed("reading", objects.url(name), e))?;
+                        match body.map(|b| serde_json::from_slice::<Checkpoint>(&b)) {
+                            Some(Ok(cp)) => Some(cp),
+                            other => {
+                                debug!(object = %objects.url(name), ?other, "no readable checkpoint in it");
+                                None
+                            }
+                        }
+                    }
+                };
+                if let Some(cp) = &checkpoint {
+                    found
+                        .entry(contract::checkpoint_name(sync, slot))
+                        .or_insert_with(|| cp.clone());
                 }
-                other => {
-                    debug!(object = %objects.url(&name), ?other, "no readable checkpoint in it")
-                }
+                kept.insert(name.clone(), (version.clone(), checkpoint));
             }
         }
-        Ok(())
+        *cache = kept;
+        Ok(found)
     }
 
     /// Stores savepoint data on S3; `false` with ConfigMaps (the caller applies one).
