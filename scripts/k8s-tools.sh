@@ -5,7 +5,9 @@
 # versions, so a rerun with the binaries in place does nothing.
 #
 # Each tool is built from its own throw-away module (under the cache dir), so their dependency
-# graphs never mix. kube-apiserver needs every k8s.io/<staging> module that kubernetes' own go.mod
+# graphs never mix. etcd and helm build in the background beside kubernetes, whose binaries are
+# one `go build` (their packages compile once, their links run side by side): on a cold run the
+# links after the shared compile are the tail of the critical path. kube-apiserver needs every k8s.io/<staging> module that kubernetes' own go.mod
 # replaces with ./staging/src/k8s.io/<name> to be replaced by the published v0.X.Y of the same
 # release; that list is read from the downloaded kubernetes go.mod.
 #
@@ -52,6 +54,41 @@ go_build() {
     log "built $out in $((SECONDS - start)) s ($(du -h "$bin/$out" | cut -f1))"
 }
 
+# --- etcd and helm: their own modules, built in the background beside kubernetes ------------
+build_etcd() {
+    etcd_stamp="go.etcd.io/etcd/server/v3@$etcd_version $go_version"
+    if ! up_to_date etcd "$etcd_stamp"; then
+        dir=$cache/src/etcd
+        new_module "$dir" pms.local/etcd-build
+        # etcd server entry point, the same as etcd's own main.
+        printf '%s\n' 'package main' '' 'import (' '	"os"' '' '	"go.etcd.io/etcd/server/v3/etcdmain"' ')' '' \
+            'func main() { etcdmain.Main(os.Args) }' >"$dir/main.go"
+        (cd "$dir" && go mod edit -require="go.etcd.io/etcd/server/v3@$etcd_version") >&2
+        go_build "$dir" etcd . "-X go.etcd.io/etcd/api/v3/version.GitSHA=${etcd_version}"
+        echo "$etcd_stamp" >"$bin/etcd.stamp"
+    fi
+}
+
+build_helm() {
+    helm_stamp="helm.sh/helm/v3@$helm_version $go_version"
+    if ! up_to_date helm "$helm_stamp"; then
+        dir=$cache/src/helm
+        new_module "$dir" pms.local/helm-build
+        (cd "$dir" && go mod edit -require="helm.sh/helm/v3@$helm_version" && go mod download helm.sh/helm/v3) >&2
+        # Helm's Makefile derives the default Kubernetes version from the client-go it uses.
+        cgo=$(cd "$dir" && go list -m -f '{{.Version}}' k8s.io/client-go 2>/dev/null || true)
+        x="-X helm.sh/helm/v3/internal/version.version=$helm_version -X helm.sh/helm/v3/internal/version.metadata="
+        if [[ $cgo =~ ^v0\.([0-9]+)\. ]]; then
+            kmin=${BASH_REMATCH[1]}
+            for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+                x+=" -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$kmin"
+            done
+        fi
+        go_build "$dir" helm helm.sh/helm/v3/cmd/helm "$x"
+        echo "$helm_stamp" >"$bin/helm.stamp"
+    fi
+}
+
 # --- kubernetes: kube-apiserver (+ kubectl when missing) -------------------------------------
 want_kubectl=${PMS_K8S_BUILD_KUBECTL:-}
 if [[ -z $want_kubectl ]] && ! command -v kubectl >/dev/null; then want_kubectl=1; fi
@@ -80,18 +117,26 @@ build_kubernetes() {
     x+=" -X k8s.io/component-base/version.gitMajor=$maj -X k8s.io/client-go/pkg/version.gitMajor=$maj"
     x+=" -X k8s.io/component-base/version.gitMinor=$min -X k8s.io/client-go/pkg/version.gitMinor=$min"
     x+=" -X k8s.io/component-base/version.gitTreeState=clean -X k8s.io/client-go/pkg/version.gitTreeState=clean"
-    go_build "$dir" kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$x" || return 1
-    echo "$(k8s_stamp "$v")" >"$bin/kube-apiserver.stamp"
-    if [[ -n $want_kubectl ]]; then
-        go_build "$dir" kubectl k8s.io/kubernetes/cmd/kubectl "$x" || return 1
-        echo "$(k8s_stamp "$v")" >"$bin/kubectl.stamp"
-    fi
-    for b in "${node_bins[@]}"; do
-        up_to_date "$b" "$(k8s_stamp "$v")" && continue
-        go_build "$dir" "$b" "k8s.io/kubernetes/cmd/$b" "$x" || return 1
+    # One `go build` of every binary: their packages compile once and the links (the slow,
+    # single-threaded part) run side by side.
+    local bins=(kube-apiserver "${node_bins[@]}")
+    [[ -z $want_kubectl ]] || bins+=(kubectl)
+    local pkgs=() b start=$SECONDS out=$bin/.new
+    for b in "${bins[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
+    rm -rf "$out" && mkdir -p "$out"
+    log "building ${bins[*]} -> $bin"
+    (cd "$dir" && "${nice_cmd[@]}" go build -trimpath -ldflags="-s -w $x" -o "$out/" "${pkgs[@]}") >&2 || return 1
+    for b in "${bins[@]}"; do
+        mv -f "$out/$b" "$bin/$b"
         echo "$(k8s_stamp "$v")" >"$bin/$b.stamp"
     done
+    log "built ${bins[*]} in $((SECONDS - start)) s"
 }
+
+build_etcd &
+etcd_pid=$!
+build_helm &
+helm_pid=$!
 
 k8s_ok=
 for v in $k8s_versions; do
@@ -110,47 +155,8 @@ if [[ -z $k8s_ok ]]; then
     done
 fi
 [[ -n $k8s_ok ]] || { log "could not build kube-apiserver from any of: $k8s_versions"; exit 1; }
-
-# --- etcd --------------------------------------------------------------------------------------
-etcd_stamp="go.etcd.io/etcd/server/v3@$etcd_version $go_version"
-if ! up_to_date etcd "$etcd_stamp"; then
-    dir=$cache/src/etcd
-    new_module "$dir" pms.local/etcd-build
-    cat >"$dir/main.go" <<'EOF'
-// etcd server entry point, the same as etcd's own main.
-package main
-
-import (
-	"os"
-
-	"go.etcd.io/etcd/server/v3/etcdmain"
-)
-
-func main() { etcdmain.Main(os.Args) }
-EOF
-    (cd "$dir" && go mod edit -require="go.etcd.io/etcd/server/v3@$etcd_version") >&2
-    go_build "$dir" etcd . "-X go.etcd.io/etcd/api/v3/version.GitSHA=${etcd_version}"
-    echo "$etcd_stamp" >"$bin/etcd.stamp"
-fi
-
-# --- helm --------------------------------------------------------------------------------------
-helm_stamp="helm.sh/helm/v3@$helm_version $go_version"
-if ! up_to_date helm "$helm_stamp"; then
-    dir=$cache/src/helm
-    new_module "$dir" pms.local/helm-build
-    (cd "$dir" && go mod edit -require="helm.sh/helm/v3@$helm_version" && go mod download helm.sh/helm/v3) >&2
-    # Helm's Makefile derives the default Kubernetes version from the client-go it uses.
-    cgo=$(cd "$dir" && go list -m -f '{{.Version}}' k8s.io/client-go 2>/dev/null || true)
-    x="-X helm.sh/helm/v3/internal/version.version=$helm_version -X helm.sh/helm/v3/internal/version.metadata="
-    if [[ $cgo =~ ^v0\.([0-9]+)\. ]]; then
-        kmin=${BASH_REMATCH[1]}
-        for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
-            x+=" -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$kmin"
-        done
-    fi
-    go_build "$dir" helm helm.sh/helm/v3/cmd/helm "$x"
-    echo "$helm_stamp" >"$bin/helm.stamp"
-fi
+wait "$etcd_pid" || { log "etcd did not build"; exit 1; }
+wait "$helm_pid" || { log "helm did not build"; exit 1; }
 
 log "kube-apiserver $("$bin/kube-apiserver" --version 2>&1 | head -1)"
 log "etcd $("$bin/etcd" --version 2>&1 | head -1)"

@@ -5,7 +5,7 @@
 # however it ends: its stdin is a pipe that only this script holds open, so even a kill -9 of the
 # script makes it shut down.
 #   scripts/with-hdfs.sh CMD ARGS...     PMS_HDFS_PORT=N picks the namenode port (default: a free one)
-#   scripts/with-hdfs.sh true            only builds the jar
+#   scripts/with-hdfs.sh --build-only    only builds the jar (make test does it beside cargo)
 # HADOOP_CONF_DIR (unless already set) and PMS_TEST_HDFS_CONF_DIR name a client configuration
 # (hdfs-site.xml) that both Paimon Java (tests/paimon-java) and the Rust client (hdfs-native) read:
 # the Java client's first retry of a file's close comes after 10 ms instead of 400 ms (a Paimon
@@ -37,6 +37,7 @@ if needs_build; then
   flock -u 9
   exec 9>&-
 fi
+[[ ${1:-} != --build-only ]] || exit 0
 
 # shellcheck source=lib/stop-pid.sh
 . "$here/lib/stop-pid.sh"

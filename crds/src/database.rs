@@ -515,7 +515,9 @@ pub struct PoolStatus {
     pub own_syncs: u32,
 }
 
-/// One table's sync, from its `PaimonMysqlSync`'s status.
+/// One table's sync: its phase, and why it is not running. Its progress (snapshot, lag,
+/// checkpoints) is in its own `PaimonMysqlSync`'s status under `perTable`, so this status
+/// changes with a table's phase, not at each of its checkpoints.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TableStatus {
@@ -527,11 +529,14 @@ pub struct TableStatus {
     pub target: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub phase: Option<SyncPhase>,
+    /// `pooled`: the snapshot its worker last reported (`perTable`: see its sync).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_id: Option<i64>,
+    /// `pooled`: its lag as its worker last reported (`perTable`: see its sync).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_snapshots: Option<i64>,
-    /// The oldest of its slots' last checkpoints (how fresh MySQL is at worst).
+    /// Not set by this operator any more (a `perTable` table's checkpoints are in its sync's
+    /// status).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_checkpoint_time: Option<String>,
     /// Why it is not running (its `Ready` condition's message).

@@ -26,7 +26,7 @@ pub use status::*;
 pub use worker_pod::WorkerPodSpec;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceDefinition, ValidationRule,
+    CustomResourceDefinition, JSONSchemaProps, ValidationRule,
 };
 
 /// The revision of the CRDs' schemas, stamped on each CRD as [`SCHEMA_REVISION_ANNOTATION`]: an
@@ -34,7 +34,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 /// operator would prune the newer fields of every resource). Raised with each change of the
 /// schemas: `crds/schema-revisions.txt` lists each revision with a digest of its schemas, and a
 /// test fails until a changed schema has its line.
-pub const SCHEMA_REVISION: u32 = 11;
+pub const SCHEMA_REVISION: u32 = 12;
 pub const SCHEMA_REVISION_ANNOTATION: &str = "paimonsync.io/schema-revision";
 
 /// The CRDs, stamped with [`SCHEMA_REVISION`].
@@ -117,6 +117,7 @@ fn generated_crds() -> Vec<CustomResourceDefinition> {
         ],
     );
     let mut database = PaimonMysqlDatabaseSync::crd();
+    in_database_sync_words(&mut database);
     add_root_rules(
         &mut database,
         [(
@@ -128,6 +129,44 @@ fn generated_crds() -> Vec<CustomResourceDefinition> {
         )],
     );
     vec![sync, PaimonMysqlSyncSavepoint::crd(), database]
+}
+
+/// A database sync's template is a sync's spec, rules and all; but the way out a sync's
+/// messages give ("create a new PaimonMysqlSync and delete this one"), said of a database
+/// sync, would delete every table's sync. Its template's messages say it in its own words.
+fn in_database_sync_words(crd: &mut CustomResourceDefinition) {
+    fn rewrite(schema: &mut JSONSchemaProps) {
+        for rule in schema.x_kubernetes_validations.iter_mut().flatten() {
+            let message = rule.message.as_deref().unwrap_or_default();
+            let what = if message.starts_with("a sync's Paimon table") {
+                "template.source (warehouse, database, table) can't change: each table's checkpoints describe \
+                 the old Paimon table"
+            } else if message.starts_with("a sync's MySQL table") {
+                "template.sink.table can't change: each table's checkpoints describe its old MySQL table"
+            } else {
+                continue;
+            };
+            rule.message = Some(format!(
+                "a database sync's {what}. To sync other tables, create a new PaimonMysqlDatabaseSync (each table's \
+                 first run reads in full and removes the rows its MySQL table holds that Paimon doesn't), then \
+                 delete this one (its tables' syncs go; the MySQL tables stay)"
+            ));
+        }
+        for child in schema.properties.iter_mut().flat_map(|p| p.values_mut()) {
+            rewrite(child);
+        }
+    }
+    for version in &mut crd.spec.versions {
+        let template = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+            .and_then(|root| root.properties.as_mut()?.get_mut("spec"))
+            .and_then(|spec| spec.properties.as_mut()?.get_mut("template"));
+        if let Some(template) = template {
+            rewrite(template);
+        }
+    }
 }
 
 /// Adds CEL rules (rule, message) to the root of every version's schema: the only place a

@@ -64,6 +64,11 @@ pub struct SavepointStatus {
     /// When the next attempt starts, after one that failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_at: Option<String>,
+    /// What a `Pending` savepoint waits for before its attempt starts: a slot still in its
+    /// full read (which reaches no snapshot boundary before its end), with no slot paused
+    /// meanwhile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
     /// The `metadata.uid` of the sync it was taken of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_uid: Option<String>,

@@ -162,7 +162,8 @@ pub struct RestoreFrom {
     /// A Completed `PaimonMysqlSyncSavepoint` of this sync.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub savepoint: Option<String>,
-    /// Every slot goes on after this snapshot (its changes and the earlier ones count as applied).
+    /// The last snapshot counted as applied: every slot goes on with the snapshot after it
+    /// (S + 1). Not `source.startSnapshot`, which names the first snapshot read (S itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub snapshot_id: Option<i64>,
@@ -261,7 +262,9 @@ pub struct SourceSpec {
     #[serde(default)]
     #[schemars(extend("default" = "latest-full"))]
     pub scan_mode: ScanMode,
-    /// First snapshot to read with `scanMode: from-snapshot`.
+    /// The first snapshot read with `scanMode: from-snapshot` (S itself, inclusive). Not
+    /// `restoreFrom.snapshotId`, which names the last snapshot counted as applied (reading
+    /// goes on with S + 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub start_snapshot: Option<i64>,
@@ -272,9 +275,10 @@ pub struct SourceSpec {
     ))]
     pub start_timestamp: Option<String>,
     /// Paimon consumer id: the worker writes `consumer/consumer-<id>` so that snapshots it
-    /// still needs are not expired. Defaults to `pms-<sync name>` (the resource's name; run
-    /// standalone from a bare spec, `<database>.<table>`; characters other than letters,
-    /// digits, `-` and `_` become `-`). With more than one slot, slot k appends `-slot<k>`.
+    /// still needs are not expired. Defaults to `pms-<namespace>_<name>` under the operator
+    /// (`pms-<name>` run standalone; from a bare spec, `pms-<database>.<table>`; characters
+    /// other than letters, digits, `-` and `_` become `-`). With more than one slot, slot k
+    /// appends `-slot<k>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumer_id: Option<String>,
     /// How long to wait before looking again when no new snapshot was committed
@@ -565,7 +569,8 @@ pub enum Visibility {
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-validations" = [
     {"rule": "!has(self.storage) || self.storage != 's3' || has(self.s3)", "message": "checkpoint.storage s3 needs checkpoint.s3 (bucket, …)"},
-    {"rule": "!has(self.storage) || self.storage != 'mysql'", "message": "checkpoint.storage mysql is not implemented: use configmap (or exactly-once delivery, whose progress row in MySQL is the checkpoint)"}
+    {"rule": "!has(self.storage) || self.storage != 'mysql'", "message": "checkpoint.storage mysql is not implemented: use configmap (or exactly-once delivery, whose progress row in MySQL is the checkpoint)"},
+    {"rule": "!has(self.storage) || self.storage != 'file'", "message": "checkpoint.storage file is the standalone worker's (a pod's files go with the pod, and the operator can't read them): under the operator use configmap (the default) or s3"}
 ]))]
 pub struct CheckpointSpec {
     /// A checkpoint is written after a flush once this much time passed since the last one
@@ -587,8 +592,9 @@ pub struct CheckpointSpec {
     /// Keep checkpoint ConfigMaps when the resource is deleted.
     #[serde(default)]
     pub retain_on_delete: bool,
-    /// With `storage: s3`: where (`s3://<bucket>/<prefix>/<sync>-checkpoint-<slot>.json`;
-    /// under the operator, savepoint data beside them in `savepoints/<sync>/<savepoint>.json`).
+    /// With `storage: s3`: where (`s3://<bucket>/<prefix>/<sync>-checkpoint-<slot>.json`, where
+    /// `<sync>` is `<namespace>_<name>` under the operator; savepoint data beside them in
+    /// `savepoints/<sync>/<savepoint>.json`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3: Option<CheckpointS3>,
 }

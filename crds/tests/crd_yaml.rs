@@ -73,3 +73,30 @@ fn the_guides_reference_matches_the_types() {
         "{path} is stale: run `make crds` and commit the result"
     );
 }
+
+/// A database sync's template keeps a sync's rules, but not a sync's way out: "create a new
+/// PaimonMysqlSync and delete this one", said of a database sync, would delete every table's.
+#[test]
+fn a_database_sync_template_tells_its_own_way_out() {
+    let yaml = pms_crds::crd_yaml();
+    let database = yaml
+        .split("---\n")
+        .find(|crd| crd.contains("name: paimonmysqldatabasesyncs.paimonsync.io"))
+        .expect("the database sync's CRD");
+    assert!(
+        !database.contains("create a new PaimonMysqlSync"),
+        "a sync's message in the template"
+    );
+    assert_eq!(
+        database
+            .matches("create a new PaimonMysqlDatabaseSync")
+            .count(),
+        2,
+        "the template's source and sink.table rules, in a database sync's words"
+    );
+    let sync = yaml
+        .split("---\n")
+        .find(|crd| crd.contains("name: paimonmysqlsyncs.paimonsync.io"))
+        .expect("the sync's CRD");
+    assert_eq!(sync.matches("create a new PaimonMysqlSync ").count(), 2);
+}

@@ -104,35 +104,33 @@ impl S3Watch {
 
     /// One poll of every watched sync.
     pub async fn poll_once(&self) {
-        {
-            // Read without the lock held (S3 requests take time).
-            let polled: Vec<_> = (self.syncs.lock().unwrap_or_else(|p| p.into_inner()))
-                .iter()
-                .map(|(id, w)| (id.clone(), w.store.clone(), w.objects.clone(), w.legacy))
-                .collect();
-            for ((ns, name), store, mut objects, legacy) in polled {
-                let found = async {
-                    let (listed, legacy) = store
-                        .s3_listing(&ns, &name, legacy)
-                        .await?
-                        .unwrap_or_default();
-                    let found = store
-                        .checkpoints_among(&ns, &name, &listed, &mut objects)
-                        .await?;
-                    Ok::<_, crate::error::Error>((found, legacy))
-                };
-                let (found, legacy) = match found.await {
-                    Ok(found) => found,
-                    // The reconcile reads them too and reports a failure.
-                    Err(e) => {
-                        debug!(%ns, sync = %name, error = %e, "could not poll the checkpoints on S3");
-                        continue;
-                    }
-                };
-                if self.polled(&ns, &name, checkpoints_key(&found), objects, legacy) {
-                    // No receiver yet (the controller starts): the resync looks anyway.
-                    let _ = self.trigger.send(ObjectRef::new(&name).within(&ns));
+        // Read without the lock held (S3 requests take time).
+        let polled: Vec<_> = (self.syncs.lock().unwrap_or_else(|p| p.into_inner()))
+            .iter()
+            .map(|(id, w)| (id.clone(), w.store.clone(), w.objects.clone(), w.legacy))
+            .collect();
+        for ((ns, name), store, mut objects, legacy) in polled {
+            let found = async {
+                let (listed, legacy) = store
+                    .s3_listing(&ns, &name, legacy)
+                    .await?
+                    .unwrap_or_default();
+                let found = store
+                    .checkpoints_among(&ns, &name, &listed, &mut objects)
+                    .await?;
+                Ok::<_, crate::error::Error>((found, legacy))
+            };
+            let (found, legacy) = match found.await {
+                Ok(found) => found,
+                // The reconcile reads them too and reports a failure.
+                Err(e) => {
+                    debug!(%ns, sync = %name, error = %e, "could not poll the checkpoints on S3");
+                    continue;
                 }
+            };
+            if self.polled(&ns, &name, checkpoints_key(&found), objects, legacy) {
+                // No receiver yet (the controller starts): the resync looks anyway.
+                let _ = self.trigger.send(ObjectRef::new(&name).within(&ns));
             }
         }
     }

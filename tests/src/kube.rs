@@ -222,6 +222,30 @@ pub fn sync_status(ns: &str, name: &str) -> Json {
         .unwrap_or(Json::Null)
 }
 
+/// Field `field` (`reason`, `message`) of namespace `ns`'s events that `selector` (a field
+/// selector: `reason=X`, `involvedObject.name=Y`) picks, one per line.
+pub fn events(ns: &str, selector: &str, field: &str) -> String {
+    kubectl(&[
+        "get",
+        "events",
+        "-n",
+        ns,
+        "--field-selector",
+        selector,
+        "-o",
+        &format!("jsonpath={{range .items[*]}}{{.{field}}}{{\"\\n\"}}{{end}}"),
+    ])
+}
+
+/// Now, as RFC 3339 UTC seconds (as a worker writes its reports).
+pub fn utc_now() -> String {
+    let date = std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
+        .output()
+        .expect("run date");
+    String::from_utf8_lossy(&date.stdout).trim().to_string()
+}
+
 /// The status condition of `type`, or Null.
 pub fn condition(status: &Json, type_: &str) -> Json {
     status["conditions"]

@@ -868,6 +868,35 @@ async fn a_database_sync_on_real_pods(db: &TestDb) {
     })
     .await;
     assert_eq!(db.count("orders_a_rt").await, rows, "the MySQL tables stay");
+    // Deleted with their checkpoints: each table's workers, at their stop, removed its Paimon
+    // consumer (snapshots expire again) and its claim of the MySQL table (a sync of another
+    // name may write it).
+    let claims = db
+        .query_strings(&format!(
+            "SELECT COUNT(*) FROM _paimon_sync_targets WHERE sync_name LIKE '{NS}\\_shop-%'"
+        ))
+        .await;
+    assert_eq!(
+        claims[0][0].as_deref(),
+        Some("0"),
+        "claims left after the delete"
+    );
+    for t in &tables {
+        let consumers: Vec<String> = std::fs::read_dir(t.table_dir().join("consumer"))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert!(
+            !consumers.iter().any(|c| c.starts_with("consumer-pms-")),
+            "{}: the sync's consumer left: {consumers:?}",
+            t.name
+        );
+    }
+    let skipped = pms_tests::kube::events(NS, "reason=ReleaseSkipped", "message");
+    assert!(skipped.trim().is_empty(), "a release skipped: {skipped}");
 }
 
 /// `placement: pooled` on real pods: 200 tables written by Paimon Java (and one whose MySQL
@@ -1023,9 +1052,15 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
     let to_worker_2 = assignment["tables"]
         .as_object()
         .map_or(0, |t| t.values().filter(|w| **w == 2).count());
-    assert_eq!(to_worker_2, 0, "no table moves to a worker whose pod is Pending: {assignment}");
+    assert_eq!(
+        to_worker_2, 0,
+        "no table moves to a worker whose pod is Pending: {assignment}"
+    );
     let s = pool().expect("the database sync's status");
-    assert_eq!(s["pool"]["following"], 200, "every table keeps running: {s}");
+    assert_eq!(
+        s["pool"]["following"], 200,
+        "every table keeps running: {s}"
+    );
     kubectl(&["uncordon", &node]);
     wait_for("200 tables following on 3 workers", LONG, following(200, 3)).await;
     pooled_tables_synced(&wh, db, &tables).await;

@@ -1245,7 +1245,7 @@ async fn a_failing_worker_says_why() {
 /// `spec.rollback`: a new spec whose workers do not run ready within `readinessTimeout` goes
 /// back to the last spec that did (here: a Secret with a wrong password); the sync says so
 /// (Degraded, reason RolledBack, an Event, Argo CD) until the spec changes again.
-async fn a_spec_that_does_not_run_ready_is_rolled_back() {
+async fn a_spec_that_does_not_run_ready_is_rolled_back(table: &Table) {
     let patch_spec = |spec: Json| {
         let patch = json!({ "spec": spec }).to_string();
         kubectl(&["patch", "pms", SYNC, "-n", NS, "--type=merge", "-p", &patch]);
@@ -1274,8 +1274,26 @@ async fn a_spec_that_does_not_run_ready_is_rolled_back() {
         "--from-literal=username=root",
         "--from-literal=password=not-the-Pa55word",
     ]);
-    let failing =
-        patch_spec(json!({"sink": {"credentialsSecretRef": {"name": "mysql-writer-wrong"}}}));
+    // The same edit moves the checkpoints to S3: rolled back, the workers checkpoint in
+    // ConfigMaps again, and that is where the operator must read them.
+    kubectl(&[
+        "create",
+        "secret",
+        "generic",
+        "s3-rollback",
+        "-n",
+        NS,
+        &format!("--from-literal=accessKeyId={}", s3::ACCESS_KEY),
+        &format!("--from-literal=secretAccessKey={}", s3::SECRET_KEY),
+    ]);
+    let mut on_s3 = s3::Server::shared().settings();
+    on_s3["bucket"] = json!(s3::BUCKET);
+    on_s3["prefix"] = json!(format!("rollback-{}", std::process::id()));
+    on_s3["credentialsSecretRef"] = json!({"name": "s3-rollback"});
+    let failing = patch_spec(json!({
+        "sink": {"credentialsSecretRef": {"name": "mysql-writer-wrong"}},
+        "checkpoint": {"storage": "s3", "s3": on_s3},
+    }));
     wait_for("the new template", LONG, || {
         (0..2)
             .all(|k| secret_of(k).contains("mysql-writer-wrong"))
@@ -1292,11 +1310,15 @@ async fn a_spec_that_does_not_run_ready_is_rolled_back() {
         "the old template again"
     );
     assert!(event_reasons().contains("RolledBack"));
-    // The old spec runs again, ready: still Degraded (RolledBack) until the spec changes.
+    // The old spec runs again, ready: still Degraded (RolledBack) until the spec changes; its
+    // slots' progress read from their ConfigMaps, not from the S3 of the spec it left.
+    let latest = table.latest();
     run_workers_once(2);
     rolled_out();
     let s = wait_status("running the stable spec", |s| {
-        s["phase"] == "Running" && condition(s, "Degraded")["reason"] == "RolledBack"
+        s["phase"] == "Running"
+            && condition(s, "Degraded")["reason"] == "RolledBack"
+            && s["snapshotId"] == latest
     })
     .await;
     assert_eq!(condition(&s, "Degraded")["status"], "True", "{s}");
@@ -1306,7 +1328,10 @@ async fn a_spec_that_does_not_run_ready_is_rolled_back() {
         "{health}: {why}"
     );
     // The spec fixed: nothing to watch once it runs ready, and it is the stable one.
-    let fixed = patch_spec(json!({"sink": {"credentialsSecretRef": {"name": "mysql-writer"}}}));
+    let fixed = patch_spec(json!({
+        "sink": {"credentialsSecretRef": {"name": "mysql-writer"}},
+        "checkpoint": {"storage": "configmap", "s3": null},
+    }));
     rolled_out();
     wait_status("the fixed spec stable", |s| {
         s["lastStableSpec"]["generation"] == fixed
@@ -1315,7 +1340,14 @@ async fn a_spec_that_does_not_run_ready_is_rolled_back() {
     })
     .await;
     assert_eq!(argocd_health().0, "Healthy");
-    kubectl(&["delete", "secret", "mysql-writer-wrong", "-n", NS]);
+    kubectl(&[
+        "delete",
+        "secret",
+        "mysql-writer-wrong",
+        "s3-rollback",
+        "-n",
+        NS,
+    ]);
 }
 
 /// Rescale `from` → `to` of a running sync through the scale subresource, at a consistent cut:
@@ -2057,8 +2089,25 @@ fn delete_cleans_up() {
         list("deployment", NS, SELECTOR).is_empty(),
         "the workers were asked to stop first"
     );
+    // Deleted with its checkpoints: the stopping workers are asked to release the sync's
+    // Paimon consumer and claim of its MySQL table.
+    let control = get("configmap", &format!("{SYNC}-control"), NS).expect("the control ConfigMap");
+    assert!(
+        control["data"]["control.json"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(r#""releaseOnStop":true"#),
+        "{control}"
+    );
     end_grace_period(&stopping);
     delete_sync();
+    // No worker process ran to release them (the test runs none now): the operator says what
+    // is left, and how to remove it.
+    let warned = pms_tests::kube::events(NS, "reason=ReleaseSkipped", "message");
+    assert!(
+        warned.contains("_paimon_sync_targets") && warned.contains("pms-worker reset"),
+        "{warned}"
+    );
     assert!(
         get("configmap", &shadow, NS).is_none(),
         "a rebuild's checkpoints go with the sync"
@@ -2279,7 +2328,7 @@ async fn operator_end_to_end() {
     step!(only_the_leader_reconciles().await);
     step!(workers_sync_the_table(&table, &db).await);
     step!(a_failing_worker_says_why().await);
-    step!(a_spec_that_does_not_run_ready_is_rolled_back().await);
+    step!(a_spec_that_does_not_run_ready_is_rolled_back(&table).await);
     step!(scale_2_to_3_at_a_cut(&table, &db).await);
     step!(suspend_and_resume().await);
     step!(a_refused_restore_stops_nothing().await);
@@ -2355,27 +2404,61 @@ async fn an_operator_upgrade_restarts_syncs_in_turn() {
         spawn_operator(&args, &log, "info")
     };
     let syncs = ["stagger-a", "stagger-b"];
-    let manifests: Vec<String> = syncs
+    let mut manifests: Vec<String> = syncs
         .iter()
         .map(|name| idle_sync(STAGGER_NS, name, &name.replace('-', "_")))
         .collect();
-    let image = |sync: &str| {
-        get("deployment", &format!("{sync}-slot-0"), STAGGER_NS).map(|d| {
+    // A pooled database sync's worker goes through the same gate.
+    manifests.push(format!(
+        "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlDatabaseSync\nmetadata: {{name: stagger-pool, namespace: {STAGGER_NS}}}\n\
+         spec:\n  tables: {{pattern: '.*'}}\n  placement: {{mode: pooled, workers: 1}}\n  template:\n    \
+         source: {{warehouse: /nowhere, database: db, table: '{{table}}'}}\n    \
+         sink: {{url: 'mysql://127.0.0.1:1/db', credentialsSecretRef: {{name: mysql-writer}}, table: '{{table}}', delivery: exactly-once}}\n"
+    ));
+    const POOL_WORKER: &str = "stagger-pool--pool-0";
+    let workers = [syncs[0], syncs[1], POOL_WORKER];
+    let image = |worker: &str| {
+        get("deployment", &format!("{worker}-slot-0"), STAGGER_NS).map(|d| {
             d["spec"]["template"]["spec"]["containers"][0]["image"]
                 .as_str()
                 .unwrap_or_default()
                 .to_string()
         })
     };
-    let rolled_out = |sync: &str| mark_rolled_out(STAGGER_NS, &format!("{sync}-slot-0"));
+    // Its new pod runs (and, a pooled worker, reports).
+    let ready = |worker: &str| {
+        if worker == POOL_WORKER {
+            let report = json!({"worker": 0, "at": pms_tests::kube::utc_now(), "tables": []});
+            let patch = json!({"data": {"report.json": report.to_string()}}).to_string();
+            kubectl(&[
+                "patch",
+                "configmap",
+                POOL_WORKER,
+                "-n",
+                STAGGER_NS,
+                "--type=merge",
+                "-p",
+                &patch,
+            ]);
+        }
+        mark_rolled_out(STAGGER_NS, &format!("{worker}-slot-0"))
+    };
+    let on_new = || {
+        workers
+            .into_iter()
+            .filter(|w| image(w).as_deref() == Some("pms-worker:new"))
+            .collect::<Vec<_>>()
+    };
     let old = operator("old");
     apply_ok(&manifests.join("---\n"));
-    for sync in syncs {
-        wait_for(&format!("{sync}'s Deployment"), LONG, || {
-            image(sync).filter(|i| i == "pms-worker:old")
+    for worker in workers {
+        wait_for(&format!("{worker}'s Deployment"), LONG, || {
+            image(worker).filter(|i| i == "pms-worker:old")
         })
         .await;
-        rolled_out(sync);
+        ready(worker);
+    }
+    for sync in syncs {
         wait_for(&format!("{sync} Running"), LONG, || {
             (sync_status(STAGGER_NS, sync)["phase"] == "Running").then_some(())
         })
@@ -2383,31 +2466,34 @@ async fn an_operator_upgrade_restarts_syncs_in_turn() {
     }
     drop(old);
     let _new = operator("new");
-    let first = wait_for("one sync restarted on the new image", LONG, || {
-        syncs
-            .into_iter()
-            .find(|s| image(s).as_deref() == Some("pms-worker:new"))
-    })
-    .await;
-    let second = syncs.into_iter().find(|s| *s != first).unwrap();
-    wait_for("the other sync told it waits", LONG, || {
-        let reasons = event_reasons_of_ns(STAGGER_NS, second);
-        reasons.contains("RestartQueued").then_some(())
-    })
-    .await;
-    tokio::time::sleep(Duration::from_secs(5)).await;
-    assert_eq!(
-        image(second).as_deref(),
-        Some("pms-worker:old"),
-        "{second} waits while {first} restarts"
-    );
-    rolled_out(first);
-    wait_for(
-        "the second sync restarted once the first runs",
-        LONG,
-        || (image(second).as_deref() == Some("pms-worker:new")).then_some(()),
-    )
-    .await;
+    // One place: the syncs and the pooled worker restart one after the other, each once the
+    // one before runs on the new image.
+    let mut restarted: Vec<&str> = Vec::new();
+    while restarted.len() < workers.len() {
+        let next = wait_for("the next one restarted on the new image", LONG, || {
+            on_new().into_iter().find(|w| !restarted.contains(w))
+        })
+        .await;
+        restarted.push(next);
+        if restarted.len() == 1 {
+            wait_for("the others told they wait", LONG, || {
+                let told = workers.iter().filter(|w| !restarted.contains(w)).all(|w| {
+                    // A pooled worker's events are its database sync's.
+                    let object = if *w == POOL_WORKER { "stagger-pool" } else { w };
+                    event_reasons_of_ns(STAGGER_NS, object).contains("RestartQueued")
+                });
+                told.then_some(())
+            })
+            .await;
+        }
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let mut now_new = on_new();
+        now_new.sort();
+        let mut expected = restarted.clone();
+        expected.sort();
+        assert_eq!(now_new, expected, "the others wait while {next} restarts");
+        ready(next);
+    }
     for sync in syncs {
         kubectl(&[
             "delete",
@@ -2419,6 +2505,15 @@ async fn an_operator_upgrade_restarts_syncs_in_turn() {
             "--timeout=60s",
         ]);
     }
+    kubectl(&[
+        "delete",
+        "pmds",
+        "stagger-pool",
+        "-n",
+        STAGGER_NS,
+        "--wait=true",
+        "--timeout=60s",
+    ]);
 }
 
 /// A sync of a table on HDFS (`hdfs://namenode:port/…`, `scripts/with-hdfs.sh`), written by
@@ -2683,7 +2778,10 @@ spec:
         (Some("Running"), Some("orders_a_rt")),
         "{s}"
     );
-    assert!(a["snapshotId"].as_i64().is_some(), "{s}");
+    // Its progress is in its own sync's status, not copied into the database sync's.
+    assert!(a["snapshotId"].is_null(), "{s}");
+    let own = pms_tests::kube::sync_status(NS, "shop-orders-a");
+    assert!(own["snapshotId"].as_i64().is_some(), "{own}");
     // The created target, told once as an Event of the table's sync.
     wait_for("the TableCreated event", LONG, || {
         event_reasons_of("shop-orders-b")
@@ -3156,16 +3254,7 @@ async fn operator_api_load_upgrade() {
 
 /// The reasons of the Events of the object `name` in `ns`, a line each.
 fn event_reasons_of_ns(ns: &str, name: &str) -> String {
-    kubectl(&[
-        "get",
-        "events",
-        "-n",
-        ns,
-        "--field-selector",
-        &format!("involvedObject.name={name}"),
-        "-o",
-        "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}",
-    ])
+    pms_tests::kube::events(ns, &format!("involvedObject.name={name}"), "reason")
 }
 
 /// The operator's API load with one pooled database sync of 1,000 tables on 10 workers
@@ -3177,19 +3266,7 @@ async fn operator_api_load_pooled() {
     const LOAD_NS: &str = "load-pooled";
     let load = ApiLoad::start(LOAD_NS);
     let tables: Vec<String> = (0..1000).map(|i| format!("t{i:04}")).collect();
-    let date = std::process::Command::new("date")
-        .args(["-u", "+%Y-%m-%dT%H:%M:%SZ"])
-        .output()
-        .expect("date");
-    let at = String::from_utf8_lossy(&date.stdout).trim().to_string();
-    apply_ok(
-        &json!({
-            "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "pooled--tables", "namespace": LOAD_NS},
-            "data": {"report.json": json!({"tables": tables, "at": at}).to_string()},
-        })
-        .to_string(),
-    );
+    write_listing(LOAD_NS, "pooled", &tables);
     apply_ok(&format!(
         "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlDatabaseSync\nmetadata: {{name: pooled, namespace: {LOAD_NS}}}\n\
          spec:\n  tables: {{pattern: '.*'}}\n  placement: {{mode: pooled, workers: 10}}\n  template:\n    \
@@ -3215,12 +3292,83 @@ async fn operator_api_load_pooled() {
     );
 }
 
+/// Database sync `name`'s listing of `tables`, written now, as its discovery worker would.
+fn write_listing(ns: &str, name: &str, tables: &[String]) {
+    let at = pms_tests::kube::utc_now();
+    apply_ok(
+        &json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": format!("{name}--tables"), "namespace": ns},
+            "data": {"report.json": json!({"tables": tables, "at": at}).to_string()},
+        })
+        .to_string(),
+    );
+}
+
+/// The operator's API load with one `perTable` database sync of 200 tables (`make api-load`):
+/// its listing written here, its 200 syncs made by the operator, idle, then busy (a stand-in
+/// worker checkpointing each table's sync every 10 s). The database sync's status holds no
+/// table's progress, so the busy tables don't rewrite it.
+#[tokio::test]
+#[ignore = "minutes; `make api-load`"]
+async fn operator_api_load_per_table() {
+    const LOAD_NS: &str = "load-per-table";
+    let load = ApiLoad::start(LOAD_NS);
+    std::env::set_var("KUBECONFIG", kubeconfig());
+    let tables: Vec<String> = (0..200).map(|i| format!("t{i:03}")).collect();
+    write_listing(LOAD_NS, "shop", &tables);
+    apply_ok(&format!(
+        "apiVersion: paimonsync.io/v1alpha1\nkind: PaimonMysqlDatabaseSync\nmetadata: {{name: shop, namespace: {LOAD_NS}}}\n\
+         spec:\n  tables: {{pattern: '.*'}}\n  discoveryInterval: 1h\n  template:\n    \
+         source: {{warehouse: /nowhere, database: db, table: '{{table}}'}}\n    \
+         sink: {{url: 'mysql://127.0.0.1:1/db', credentialsSecretRef: {{name: mysql-writer}}, table: '{{table}}_rt'}}\n"
+    ));
+    wait_for(
+        "the 200 tables' syncs reconciled",
+        Duration::from_secs(600),
+        || {
+            let reconciled = list("pms", LOAD_NS, "paimonsync.io/database-sync=shop")
+                .iter()
+                .filter(|s| s["status"]["observedGeneration"].is_number())
+                .count();
+            (reconciled == 200).then_some(())
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let (rate, verbs) = load.measure().await;
+    println!("api-load: a perTable database sync of 200 tables | idle | {rate:.1} | {verbs}");
+    let status_version =
+        || get("pmds", "shop", LOAD_NS).unwrap()["metadata"]["resourceVersion"].clone();
+    let workers: Vec<_> = tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| tokio::spawn(stand_in_worker_of(LOAD_NS, format!("shop-{t}"), i)))
+        .collect();
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    let before = status_version();
+    let (rate, verbs) = load.measure().await;
+    println!("api-load: a perTable database sync of 200 tables | busy | {rate:.1} | {verbs}");
+    assert_eq!(
+        status_version(),
+        before,
+        "the database sync's status is not rewritten as its tables checkpoint"
+    );
+    for worker in workers {
+        worker.abort();
+    }
+}
+
 /// Writes sync `load-<i>`'s slot 0 checkpoint ConfigMap as a busy worker does: every 10 s
 /// (starting at a spread offset), a new snapshot applied at every sixth write.
 async fn stand_in_worker(ns: &'static str, i: usize) {
+    stand_in_worker_of(ns, format!("load-{i}"), i).await
+}
+
+/// The same for sync `sync`, the `i`-th of 200 (its offset).
+async fn stand_in_worker_of(ns: &'static str, sync: String, i: usize) {
     use pms_worker::checkpoint::configmap::ConfigMapCheckpointStore;
     use pms_worker::checkpoint::{Checkpoint, Position, ReadPoint};
-    let sync = format!("load-{i}");
     let slot = pms_crds::contract::Slot::new(0, 1).unwrap();
     tokio::time::sleep(Duration::from_millis(i as u64 * 10_000 / 200)).await;
     let mut store = ConfigMapCheckpointStore::connect(&sync, slot, Some(ns.into()))

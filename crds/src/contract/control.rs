@@ -1,6 +1,8 @@
 //! Commands from the operator to a running sync's workers, in the ConfigMap `<sync>-control`
-//! (key [`CONTROL_KEY`]) that the workers read between snapshots. Today one command: pause at
-//! the end of a snapshot, for a savepoint (a consistent cut of every slot).
+//! (key [`CONTROL_KEY`]) that the workers read between snapshots: pause at the end of a
+//! snapshot, for a savepoint (a consistent cut of every slot); and, when the sync is deleted
+//! with its checkpoints, give up at the stop what the sync holds outside the cluster
+//! ([`Control::release_on_stop`]).
 //!
 //! A pause is taken in two steps: `at: None` pauses each slot at its next snapshot boundary;
 //! the operator then sets `at: S` (the highest boundary a slot paused at), and the slots behind
@@ -21,7 +23,16 @@ pub fn control_name(sync: &str) -> String {
 pub struct Control {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pause: Option<PauseRequest>,
+    /// The sync is being deleted with its checkpoints: each worker, at its stop (after its
+    /// last flush and checkpoint), removes its Paimon consumer (so snapshots expire again) and
+    /// the sync's claim of its MySQL table (so a sync of another name may write it), and notes
+    /// it under [`RELEASED_KEY`] in its checkpoint ConfigMap.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub release_on_stop: bool,
 }
+
+/// A worker's note (RFC 3339 time) that it released what [`Control::release_on_stop`] asks.
+pub const RELEASED_KEY: &str = "released-on-stop";
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -61,8 +72,19 @@ mod tests {
         };
         assert_eq!(at9.pauses_at(7), None);
         assert_eq!(at9.pauses_at(9), Some(9));
-        let json = serde_json::to_string(&Control { pause: Some(at9) }).unwrap();
+        let control = Control {
+            pause: Some(at9),
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&control).unwrap();
         assert_eq!(json, r#"{"pause":{"id":"sp","at":9}}"#);
+        let release = Control {
+            release_on_stop: true,
+            ..Default::default()
+        };
+        let json = serde_json::to_string(&release).unwrap();
+        assert_eq!(json, r#"{"releaseOnStop":true}"#);
+        assert_eq!(serde_json::from_str::<Control>(&json).unwrap(), release);
         assert_eq!(
             serde_json::from_str::<Control>("{}").unwrap(),
             Control::default()

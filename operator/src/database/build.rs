@@ -168,7 +168,8 @@ pub fn pool_worker(
         listing: empty_config_map(pmds, &name, Component::Pool),
         metrics: Some(helper.metrics),
     };
-    // What the reconcile compares to skip applying a worker whose objects are as wanted.
+    // What the reconcile compares to skip applying a worker whose objects are as wanted, and
+    // to tell the operator's own changes (same spec, other objects) from the user's.
     let hash = build::hash_of(&(
         &w.service_account,
         &w.role,
@@ -177,16 +178,23 @@ pub fn pool_worker(
         &w.deployment,
         &w.metrics,
     ));
-    w.deployment
+    let mut as_applied = pmds.spec.clone();
+    as_applied.placement.workers = 0;
+    let annotations = w
+        .deployment
         .metadata
         .annotations
-        .get_or_insert_with(Default::default)
-        .insert(POOL_OBJECTS_HASH.to_string(), hash);
+        .get_or_insert_with(Default::default);
+    annotations.insert(POOL_OBJECTS_HASH.to_string(), hash);
+    annotations.insert(POOL_SPEC_HASH.to_string(), build::hash_of(&as_applied));
     Ok(w)
 }
 
 /// On a pooled worker's Deployment: the hash of all its objects as last applied.
 pub const POOL_OBJECTS_HASH: &str = "paimonsync.io/pool-objects-hash";
+/// On a pooled worker's Deployment: the hash of the database sync's spec it was applied from
+/// (without `placement.workers`, which restarts no worker).
+pub const POOL_SPEC_HASH: &str = "paimonsync.io/pool-spec-hash";
 
 /// The assignment of tables to the pooled workers, in `<name>--pool`.
 pub fn pool_assignment(pmds: &PaimonMysqlDatabaseSync, assignment: &PoolAssignment) -> ConfigMap {

@@ -91,10 +91,25 @@ pub async fn run_controller(client: Client, namespace: Option<&str>, ctx: Arc<Co
     .default_backoff()
     .touched_objects()
     .predicate_filter(watch_keys::deployment_readiness, Default::default());
+    // A pooled worker's place at the restart gate freed (`pool.rs`): its database sync applies
+    // the worker's new pod spec.
+    let gate_wakeups = ctx
+        .restart_gate
+        .wakeups(namespace)
+        .filter_map(|woken| async move {
+            let (parent, _) = woken.name.rsplit_once("--pool-")?;
+            let ns = woken.namespace.as_deref()?;
+            Some(
+                ObjectRef::<PaimonMysqlDatabaseSync>::new(parent)
+                    .within(ns)
+                    .erase(),
+            )
+        });
     Controller::for_stream_with(spec_changes, store, resource)
         .owns_stream_with(table_syncs, ApiResource::erase::<PaimonMysqlSync>(&()))
         .owns_stream(workers)
         .watches(config_maps, listings, by_listing)
+        .reconcile_on(gate_wakeups)
         .shutdown_on_signal()
         .run(reconcile_watched, crate::reconcile::error_policy, ctx)
         .for_each(|result| async move {

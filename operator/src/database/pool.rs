@@ -19,10 +19,11 @@
 //! their own, not with the pooled tables.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::ServiceAccount;
-use kube::api::{DeleteParams, ListParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::{Api, ResourceExt};
@@ -39,7 +40,8 @@ use tracing::{info, warn};
 use super::{apply_table_sync, build, read_report, refuse, status, write_status, RESYNC};
 use crate::context::Context;
 use crate::error::{Error, Result, Verb};
-use crate::reconcile::{apply, deleting_for, publish, validate};
+use crate::reconcile::{apply, deleting_for, publish, validate, HANDED_OVER_ANNOTATION};
+use crate::restart_gate::{self, Admission};
 
 pub(super) async fn apply(
     pmds: &PaimonMysqlDatabaseSync,
@@ -107,23 +109,7 @@ pub(super) async fn apply(
         }
     }
     for k in 0..workers {
-        let w = build::pool_worker(pmds, k, &ctx.settings)?;
-        // A worker whose objects were applied as they are wanted now is left alone: the
-        // reconcile, every 15 s, then costs a request per worker, not eight.
-        let applied = existing
-            .get(&k)
-            .and_then(|d| d.annotations().get(build::POOL_OBJECTS_HASH));
-        if applied != w.deployment.annotations().get(build::POOL_OBJECTS_HASH) {
-            apply::apply_one(&ctx.client, ns, &w.service_account).await?;
-            apply::apply_one(&ctx.client, ns, &w.role).await?;
-            apply::apply_one(&ctx.client, ns, &w.role_binding).await?;
-            apply::apply_one(&ctx.client, ns, &w.config).await?;
-            apply::create_missing(&ctx.client, ns, std::slice::from_ref(&w.listing)).await?;
-            if let Some(service) = &w.metrics {
-                apply::apply_one(&ctx.client, ns, service).await?;
-            }
-            apply::apply_one(&ctx.client, ns, &w.deployment).await?;
-        }
+        apply_worker(pmds, ctx, ns, k, existing.get(&k), ready.contains(&k)).await?;
     }
     let unavailable: BTreeMap<u32, String> = existing
         .iter()
@@ -181,6 +167,96 @@ pub(super) async fn apply(
     Ok(Action::requeue(RESYNC.min(pmds.spec.discovery_interval.0)))
 }
 
+/// Applies worker `k`'s objects, unless they are as wanted. A change the operator itself
+/// makes (its upgrade: a new image or pod template, the spec as applied) goes through the
+/// restart gate as a sync's workers do: queued behind `--max-concurrent-restarts` places, each
+/// held until the new pod runs and reports (`ready`). A change of the spec never waits.
+async fn apply_worker(
+    pmds: &PaimonMysqlDatabaseSync,
+    ctx: &Context,
+    ns: &str,
+    k: u32,
+    current: Option<&Deployment>,
+    ready: bool,
+) -> Result<()> {
+    let w = build::pool_worker(pmds, k, &ctx.settings)?;
+    let gate_key = restart_gate::key(ns, &pool_worker_name(&pmds.name_any(), k));
+    if ctx.restart_gate.overdue(&gate_key) {
+        let note = format!(
+            "pooled worker {k}'s new pod spec has not run ready within the restart gate's hold: \
+             its place goes to the next one"
+        );
+        publish(ctx, pmds, EventType::Warning, "RestartPlaceReleased", note).await;
+    }
+    match worker_change(current, &w.deployment) {
+        WorkerChange::None => {
+            if ready && current.is_some_and(crate::reconcile::status::rolled_out) {
+                ctx.restart_gate.release(&gate_key);
+            }
+            return Ok(());
+        }
+        WorkerChange::New => {}
+        WorkerChange::Spec => ctx.restart_gate.take(&gate_key, Instant::now()),
+        WorkerChange::Operator => {
+            if let Admission::Wait { holders, newly } =
+                ctx.restart_gate.admit(&gate_key, Instant::now())
+            {
+                if newly {
+                    let note = format!(
+                        "pooled worker {k}'s new pod spec (the operator's) waits for a place: at \
+                         most {} restart at once (--max-concurrent-restarts); now {}",
+                        ctx.restart_gate.limit(),
+                        holders.join(", ")
+                    );
+                    publish(ctx, pmds, EventType::Normal, "RestartQueued", note).await;
+                }
+                return Ok(());
+            }
+        }
+    }
+    apply::apply_one(&ctx.client, ns, &w.service_account).await?;
+    apply::apply_one(&ctx.client, ns, &w.role).await?;
+    apply::apply_one(&ctx.client, ns, &w.role_binding).await?;
+    apply::apply_one(&ctx.client, ns, &w.config).await?;
+    apply::create_missing(&ctx.client, ns, std::slice::from_ref(&w.listing)).await?;
+    if let Some(service) = &w.metrics {
+        apply::apply_one(&ctx.client, ns, service).await?;
+    }
+    apply::apply_one(&ctx.client, ns, &w.deployment).await?;
+    Ok(())
+}
+
+/// What applying a pooled worker's objects (`wanted`) over its Deployment (`current`) is.
+#[derive(Debug, PartialEq, Eq)]
+enum WorkerChange {
+    /// Its objects are as wanted: nothing to apply (the one request a reconcile costs per
+    /// worker is the list that found it, not eight).
+    None,
+    /// A worker that has no Deployment yet: nothing restarts.
+    New,
+    /// The database sync's spec changed: the user's restart, which never waits.
+    Spec,
+    /// The spec as applied, other objects: the operator's change (its upgrade). Without the
+    /// spec's hash, an older operator applied it: counted as the operator's, so its upgrade
+    /// is staggered too.
+    Operator,
+}
+
+fn worker_change(current: Option<&Deployment>, wanted: &Deployment) -> WorkerChange {
+    let annotation = |d: &Deployment, key: &str| d.annotations().get(key).cloned();
+    let Some(current) = current else {
+        return WorkerChange::New;
+    };
+    let same = |key| annotation(current, key) == annotation(wanted, key);
+    if same(build::POOL_OBJECTS_HASH) {
+        WorkerChange::None
+    } else if annotation(current, build::POOL_SPEC_HASH).is_none() || same(build::POOL_SPEC_HASH) {
+        WorkerChange::Operator
+    } else {
+        WorkerChange::Spec
+    }
+}
+
 /// The tables' own syncs that are no longer wanted are deleted: a table back on the pooled
 /// workers (the pool takes it on once its sync is gone, its pods included) and, on a good
 /// listing, a table dropped or no longer matching. A refused table keeps its sync at its last
@@ -200,6 +276,17 @@ async fn delete_unwanted_syncs(
         let gone = good_listing && !chosen.contains(table);
         if going || !(shared.contains(table) || gone) {
             continue;
+        }
+        if shared.contains(table) {
+            // Its consumer and claim go on with the pooled workers: not released at its stop.
+            let patch = serde_json::json!({"metadata": {"annotations": {HANDED_OVER_ANNOTATION: "pooled"}}});
+            api.patch(
+                &sync.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await
+            .map_err(|e| Error::api::<PaimonMysqlSync>(Verb::Patch, ns, &sync.name_any(), e))?;
         }
         api.delete(&sync.name_any(), &DeleteParams::background())
             .await
@@ -331,6 +418,7 @@ async fn remove(
         .collect();
     for k in removed {
         let worker = pool_worker_name(&name, k);
+        ctx.restart_gate.release(&restart_gate::key(ns, &worker));
         warn!(database_sync = %name, %worker, "removing a pooled worker (its tables move to the others)");
         left += apply::delete_all(&ctx.client, ns, &worker, false, deleting_for(pmds))
             .await?
@@ -434,6 +522,34 @@ mod tests {
 
     fn all(workers: u32) -> BTreeSet<u32> {
         (0..workers).collect()
+    }
+
+    #[test]
+    fn the_operators_own_change_of_a_pooled_worker_is_told_from_the_users() {
+        let deployment = |objects: &str, spec: Option<&str>| {
+            let mut d = Deployment::default();
+            let a = d.metadata.annotations.get_or_insert_with(Default::default);
+            a.insert(build::POOL_OBJECTS_HASH.into(), objects.into());
+            if let Some(spec) = spec {
+                a.insert(build::POOL_SPEC_HASH.into(), spec.into());
+            }
+            d
+        };
+        let wanted = deployment("o2", Some("s1"));
+        let change = |current: &Deployment| worker_change(Some(current), &wanted);
+        assert_eq!(worker_change(None, &wanted), WorkerChange::New);
+        assert_eq!(change(&deployment("o2", Some("s1"))), WorkerChange::None);
+        assert_eq!(
+            change(&deployment("o1", Some("s1"))),
+            WorkerChange::Operator,
+            "a new image, the same spec"
+        );
+        assert_eq!(
+            change(&deployment("o1", None)),
+            WorkerChange::Operator,
+            "applied by an older operator"
+        );
+        assert_eq!(change(&deployment("o1", Some("s0"))), WorkerChange::Spec);
     }
 
     #[test]

@@ -156,7 +156,7 @@ pub fn rebuild_checkpoint_config_maps(pms: &PaimonMysqlSync) -> Vec<ConfigMap> {
 }
 
 /// The control ConfigMap, holding `control` (or nothing to do).
-fn control_config_map(pms: &PaimonMysqlSync, control: &Control) -> ConfigMap {
+pub fn control_config_map(pms: &PaimonMysqlSync, control: &Control) -> ConfigMap {
     // Strings and numbers only: serializing can't fail.
     let text = serde_json::to_string(control).expect("a Control serializes");
     ConfigMap {

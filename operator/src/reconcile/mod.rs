@@ -24,13 +24,13 @@ pub mod validate;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::core::v1::{ConfigMap, ObjectReference};
 use kube::api::{DynamicObject, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType};
 use kube::runtime::finalizer::{finalizer, Error as FinalizerError, Event as Finalizer};
 use kube::{Api, Resource, ResourceExt};
-use pms_crds::contract::Checkpoint;
+use pms_crds::contract::{self, Checkpoint, Control};
 use pms_crds::{PaimonMysqlSync, PaimonMysqlSyncStatus, RescalePhase, SyncPhase, UpgradeMode};
 use tracing::{info, warn};
 
@@ -270,6 +270,16 @@ async fn build_and_apply(ctx: &Context, v: &Validated<'_>, found: &Dereferenced)
     let v = &Validated {
         pms: &rolled,
         ..v.clone()
+    };
+    // Rolled back to a spec that keeps its checkpoints elsewhere (the edit also moved them:
+    // configmap ↔ s3, another bucket): the workers run that spec and checkpoint there, so the
+    // checkpoints are read there (else no savepoint or rescale would ever see its slots).
+    let refound;
+    let found = if rollback.spec.is_some() && rolled.spec.checkpoint != asked.spec.checkpoint {
+        refound = dereference::dereference(&ctx.client, &v.namespace, &rolled).await?;
+        &refound
+    } else {
+        found
     };
     // What the Deployments would run at the parallelism they run now, against what they run.
     let status = v.pms.status.as_ref();
@@ -547,6 +557,21 @@ async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Actio
     ctx.s3_watch.forget(ns, &pms.name_any());
     let keep = pms.spec.checkpoint.retain_on_delete;
     let sync = pms.name_any();
+    // Deleted with its checkpoints (and not handed to a database sync's pooled workers, which
+    // go on with its consumer and claim): the workers, at their stop, remove its Paimon
+    // consumers (which would keep snapshots from expiring for good) and its claim of the MySQL
+    // table (which would refuse a sync of another name).
+    let release = !keep && !pms.annotations().contains_key(HANDED_OVER_ANNOTATION);
+    let released = if release {
+        let control = Control {
+            release_on_stop: true,
+            ..Default::default()
+        };
+        apply::apply_one(&ctx.client, ns, &build::control_config_map(pms, &control)).await?;
+        released_on_stop(&ctx.client, ns, &sync).await?
+    } else {
+        false
+    };
     if let Some(left) = apply::delete_all(&ctx.client, ns, &sync, keep, deleting_for(pms)).await? {
         return Err(Error::Waiting(format!(
             "{left} worker pod(s) of {ns}/{sync} still stopping; the rest is deleted once they are gone"
@@ -576,13 +601,65 @@ async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Actio
         }
     }
     ctx.metrics.forget_sync(ns, &pms.name_any());
-    let note = if keep {
-        "removed the workers, kept the checkpoints"
-    } else {
-        "removed the workers and their checkpoints"
+    let note = match (keep, release, released) {
+        (true, _, _) => "removed the workers, kept the checkpoints",
+        (false, false, _) => "removed the workers and their checkpoints; the pooled workers take the table on",
+        (false, true, true) => {
+            "removed the workers and their checkpoints; the workers released the Paimon consumer and the \
+             claim of the MySQL table"
+        }
+        (false, true, false) => {
+            let note = format!(
+                "removed the workers and their checkpoints, but no worker was running to release what the sync \
+                 holds outside the cluster: its Paimon consumer {} (keeps snapshots from expiring) and its claim \
+                 of MySQL table {} (refuses a sync of another name). Remove them with `pms-worker reset` and the \
+                 sync's config, or by hand: the file consumer/consumer-{} of the Paimon table, and `DELETE FROM \
+                 _paimon_sync_targets WHERE sync_name = '{}'`",
+                consumer_of(pms, ns),
+                pms.spec.sink.table,
+                consumer_of(pms, ns),
+                contract::external_name(Some(ns), &sync),
+            );
+            publish(ctx, pms, EventType::Warning, "ReleaseSkipped", note).await;
+            "removed the workers and their checkpoints"
+        }
     };
     publish(ctx, pms, EventType::Normal, "Deleted", note.into()).await;
     Ok(Action::await_change())
+}
+
+/// On a sync the database sync deletes because its table moves to the pooled workers: its
+/// consumer and claim are theirs now, not released at its workers' stop.
+pub const HANDED_OVER_ANNOTATION: &str = "paimonsync.io/handed-over";
+
+/// The Paimon consumer id of `pms` (slot 0's: with several slots, each appends `-slot<k>`).
+fn consumer_of(pms: &PaimonMysqlSync, ns: &str) -> String {
+    let sync = contract::external_name(Some(ns), &pms.name_any());
+    let slot =
+        contract::Slot::new(0, pms.spec.parallelism.max(1)).unwrap_or(contract::Slot::SINGLE);
+    contract::consumer_id(pms.spec.source.consumer_id.as_deref(), &sync, slot)
+}
+
+/// Whether a worker of `sync` noted, in its own checkpoint ConfigMap, that it released the
+/// sync's consumer and claim at its stop.
+async fn released_on_stop(client: &kube::Client, ns: &str, sync: &str) -> Result<bool> {
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
+    let selector = contract::component_selector(sync, contract::Component::Checkpoint);
+    let list = cms
+        .list(&kube::api::ListParams::default().labels(&selector))
+        .await
+        .map_err(|e| Error::api::<ConfigMap>(Verb::List, ns, &selector, e))?;
+    Ok(list.items.iter().any(|cm| {
+        let own = cm
+            .labels()
+            .get(contract::SLOT_LABEL)
+            .and_then(|slot| slot.parse::<u32>().ok())
+            .is_some_and(|slot| cm.name_any() == contract::checkpoint_name(sync, slot));
+        own && cm
+            .data
+            .as_ref()
+            .is_some_and(|d| d.contains_key(contract::RELEASED_KEY))
+    }))
 }
 
 /// An Event about `object` (a sync or a database sync); a failure to publish is only logged.

@@ -250,6 +250,7 @@ fn pause(id: &str, at: Option<i64>) -> Control {
             id: id.to_string(),
             at,
         }),
+        ..Default::default()
     }
 }
 

@@ -153,9 +153,21 @@ fn serve(
             // Between attempts: no pause, the slots go on.
             return;
         }
+        // A slot in its full read reaches no snapshot boundary before the read's end: a
+        // pause now would hold the other slots that long (and time the attempt out, again
+        // and again). The attempt starts once every slot follows changes.
+        let waiting_for = not_following(checkpoints, pms.spec.parallelism);
+        if waiting_for.is_some() {
+            if status.waiting_for != waiting_for {
+                status.waiting_for = waiting_for;
+                plan.statuses.push((name, status));
+            }
+            return;
+        }
         status.state = SavepointState::InProgress;
         status.started_at = Some(seconds(now));
         status.retry_at = None;
+        status.waiting_for = None;
     }
     let attempt = status.attempt.unwrap_or(1);
     let timeout = SignedDuration::try_from(SAVEPOINT_TIMEOUT).unwrap_or(SignedDuration::MAX);
@@ -208,10 +220,28 @@ fn serve(
     }
     plan.control = Control {
         pause: Some(PauseRequest { id, at: cut }),
+        ..Default::default()
     };
     if sp.status.as_ref() != Some(&status) {
         plan.statuses.push((name, status));
     }
+}
+
+/// The first slot of `slots` whose checkpoint is of a full read under way, as a savepoint's
+/// status says it.
+fn not_following(checkpoints: &[Option<&Checkpoint>], slots: u32) -> Option<String> {
+    (0..slots).find_map(|slot| match checkpoints.get(slot as usize).copied().flatten() {
+        Some(cp) if cp.point.is_full_read() => {
+            let progress = cp.full_read.as_ref().map_or(String::new(), |f| {
+                format!(" ({} of about {} rows written)", f.rows, f.expected_rows)
+            });
+            Some(format!(
+                "slot {slot} to end its full read of snapshot {}{progress}; no slot is paused meanwhile",
+                cp.point.next_snapshot()
+            ))
+        }
+        _ => None,
+    })
 }
 
 /// The pause id of attempt `attempt` of savepoint `name`: its name, then `<name>#<attempt>`.

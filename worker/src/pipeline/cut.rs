@@ -43,7 +43,7 @@ struct ControlWatch {
     api: Api<ConfigMap>,
     name: String,
     read_at: Option<Instant>,
-    last: Option<PauseRequest>,
+    last: Control,
 }
 
 impl Cut {
@@ -67,7 +67,7 @@ impl Cut {
                     api,
                     name: control_name(&cfg.sync_name),
                     read_at: None,
-                    last: None,
+                    last: Control::default(),
                 })
             }
             _ => None,
@@ -124,9 +124,32 @@ impl Cut {
     }
 }
 
+impl Cut {
+    /// Whether the operator asks this slot, stopping, to give up what the sync holds outside
+    /// the cluster (the sync is being deleted with its checkpoints): read now. A standalone
+    /// run, or a control that can't be read, is not asked.
+    pub async fn release_on_stop(&mut self) -> bool {
+        let Some(control) = self.control.as_mut() else {
+            return false;
+        };
+        match control.read(true).await {
+            Ok(c) => c.release_on_stop,
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the control ConfigMap at the stop");
+                false
+            }
+        }
+    }
+}
+
 impl ControlWatch {
     /// The current pause request; read again when `fresh` or after [`CONTROL_EVERY`].
     async fn pause(&mut self, fresh: bool) -> Result<Option<PauseRequest>> {
+        Ok(self.read(fresh).await?.pause.clone())
+    }
+
+    /// The control, read again when `fresh` or after [`CONTROL_EVERY`].
+    async fn read(&mut self, fresh: bool) -> Result<&Control> {
         if fresh || self.read_at.is_none_or(|t| t.elapsed() >= CONTROL_EVERY) {
             let cm = self.api.get_opt(&self.name).await.map_err(|e| {
                 WorkerError::Config(format!("reading the control ConfigMap {}: {e}", self.name))
@@ -143,10 +166,10 @@ impl ControlWatch {
                 })?,
                 None => Control::default(),
             };
-            self.last = control.pause;
+            self.last = control;
             self.read_at = Some(Instant::now());
         }
-        Ok(self.last.clone())
+        Ok(&self.last)
     }
 }
 

@@ -666,10 +666,15 @@ impl Pipeline {
         self.stale_consumers_removed = true;
     }
 
-    async fn finish(self, outcome: Outcome) -> Result<RunSummary> {
+    async fn finish(mut self, outcome: Outcome) -> Result<RunSummary> {
+        self.writer.close().await?;
+        // Stopped because the sync is being deleted with its checkpoints: nothing of it is
+        // left holding snapshots or the MySQL table.
+        if outcome == Outcome::Stopped && self.cut.release_on_stop().await {
+            crate::reset::release_on_stop(&self.cfg, &self.source).await;
+        }
         let mut summary = self.summary;
         summary.outcome = outcome;
-        self.writer.close().await?;
         Ok(summary)
     }
 

@@ -109,6 +109,28 @@ pub async fn release(table: &Table, consumer_id: &str, sync: &str) -> paimon::Re
     Ok(())
 }
 
+/// Removes consumer `consumer_id` and `sync`'s claim of it (its sync deleted): snapshots it
+/// kept from expiring expire again. A consumer another sync claims is left alone.
+pub async fn remove(table: &Table, consumer_id: &str, sync: &str) -> paimon::Result<()> {
+    if owner(table, consumer_id)
+        .await?
+        .is_some_and(|owner| owner.sync != sync)
+    {
+        return Ok(());
+    }
+    let dir = dir(table);
+    let io = table.file_io();
+    for path in [
+        consumer_file(&dir, consumer_id),
+        owner_file(&dir, consumer_id),
+    ] {
+        if io.exists(&path).await? {
+            io.delete_file(&path).await?;
+        }
+    }
+    Ok(())
+}
+
 fn consumer_file(dir: &str, consumer_id: &str) -> String {
     format!("{dir}/consumer-{consumer_id}")
 }

@@ -744,6 +744,13 @@ impl PaimonSource {
             .map_err(|e| self.err(e))
     }
 
+    /// Removes consumer `consumer_id` of `sync` (its sync deleted with its checkpoints).
+    pub async fn remove_consumer(&self, consumer_id: &str, sync: &str) -> Result<()> {
+        consumer::remove(&self.table, consumer_id, sync)
+            .await
+            .map_err(|e| self.err(e))
+    }
+
     /// Tells Paimon's snapshot expiration which snapshots consumer `consumer_id`'s slot, at
     /// `point`, still needs: the applied one (its identity is checked at the next start) on.
     pub async fn write_consumer(&self, consumer_id: &str, point: ReadPoint) -> Result<()> {

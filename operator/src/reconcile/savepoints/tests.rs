@@ -297,3 +297,64 @@ fn a_savepoint_whose_slots_do_not_pause_in_time_is_tried_again_with_backoff() {
     }
     assert_eq!(ids, ["sp1", "sp1#2", "sp1#3"]);
 }
+
+#[test]
+fn a_savepoint_waits_for_a_full_read_to_end_without_pausing_any_slot() {
+    let pms = sync("");
+    let mut sp = savepoint("sp1", "2026-11-30T10:00:00Z", None);
+    let following = cp(0, 7, None);
+    let mut reading = cp(1, 0, None);
+    reading.point = ReadPoint::FullRead {
+        snapshot_id: 4,
+        at: None,
+    };
+    reading.full_read = Some(pms_crds::contract::FullReadProgress {
+        rows: 1_000,
+        expected_rows: 9_000,
+    });
+    let mut now = at("2026-11-30T10:00:01Z");
+    let p = plan(
+        &pms,
+        &[sp.clone()],
+        &[Some(&following), Some(&reading)],
+        true,
+        now,
+    );
+    assert!(
+        p.control.pause.is_none(),
+        "no slot paused while slot 1 reads in full"
+    );
+    let status = p.statuses[0].1.clone();
+    assert_eq!(status.state, SavepointState::Pending);
+    let why = status.waiting_for.clone().unwrap_or_default();
+    assert!(
+        why.contains("slot 1 to end its full read of snapshot 4 (1000 of about 9000 rows"),
+        "{why}"
+    );
+    sp.status = Some(status);
+    // Long after the attempt's timeout: still waiting, not retried nor failed.
+    now = now.saturating_add(SignedDuration::from_secs(3600)).unwrap();
+    let p = plan(
+        &pms,
+        &[sp.clone()],
+        &[Some(&following), Some(&reading)],
+        true,
+        now,
+    );
+    assert!(p.control.pause.is_none() && p.statuses.is_empty() && p.events.is_empty());
+    // The full read done: the attempt starts.
+    let done = cp(1, 4, None);
+    let p = plan(
+        &pms,
+        &[sp.clone()],
+        &[Some(&following), Some(&done)],
+        true,
+        now,
+    );
+    assert_eq!(p.control.pause.map(|r| r.id), Some("sp1".to_string()));
+    let status = &p.statuses[0].1;
+    assert_eq!(
+        (status.state, status.waiting_for.as_deref()),
+        (SavepointState::InProgress, None)
+    );
+}
