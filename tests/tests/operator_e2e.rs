@@ -2101,12 +2101,10 @@ fn delete_cleans_up() {
     );
     end_grace_period(&stopping);
     delete_sync();
-    // No worker process ran to release them (the test runs none now): the operator says what
-    // is left, and how to remove it.
-    let warned = pms_tests::kube::events(NS, "reason=ReleaseSkipped", "message");
+    let deleted = pms_tests::kube::events(NS, &format!("involvedObject.name={SYNC}"), "message");
     assert!(
-        warned.contains("_paimon_sync_targets") && warned.contains("pms-worker reset"),
-        "{warned}"
+        deleted.contains("the workers were asked to remove"),
+        "{deleted}"
     );
     assert!(
         get("configmap", &shadow, NS).is_none(),
@@ -2284,7 +2282,15 @@ async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
         object(&data_object).is_none().then_some(())
     })
     .await;
+    // Deleted suspended: no worker runs to release what the sync holds outside the cluster,
+    // and the operator says what is left and how to remove it.
+    set_state(SyncState::Suspended, 0).await;
     delete_sync();
+    let warned = pms_tests::kube::events(NS, "reason=ReleaseSkipped", "message");
+    assert!(
+        warned.contains("_paimon_sync_targets") && warned.contains("pms-worker reset"),
+        "{warned}"
+    );
     for k in 0..3 {
         assert!(
             object(&format!("{NS}_{SYNC}-checkpoint-{k}.json")).is_none(),

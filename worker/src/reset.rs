@@ -8,13 +8,9 @@
 //! Under the operator, a sync deleted with its checkpoints has its workers do the part outside
 //! the cluster at their stop ([`release_on_stop`]): its Paimon consumers and its claim.
 
-use std::collections::BTreeMap;
-
-use pms_crds::contract::RELEASED_KEY;
 use pms_crds::Delivery;
 use tracing::{info, warn};
 
-use crate::checkpoint::configmap::ConfigMapCheckpointStore;
 use crate::checkpoint::Checkpointer;
 use crate::config::WorkerConfig;
 use crate::error::{Result, WorkerError};
@@ -57,9 +53,8 @@ pub async fn reset(slots: &[WorkerConfig]) -> Result<Vec<String>> {
 
 /// At the stop of a slot whose sync is being deleted with its checkpoints
 /// (`Control::release_on_stop`): its Paimon consumer goes (snapshots expire again) and the
-/// sync's claim of its MySQL table (a sync of another name may write it), then a note in its
-/// checkpoint ConfigMap tells the operator. Each failure is logged, and the missing note
-/// makes the operator say what is left to remove by hand.
+/// sync's claim of its MySQL table (a sync of another name may write it). What fails is
+/// logged with what is left (the operator's event told how to remove it by hand).
 pub async fn release_on_stop(cfg: &WorkerConfig, source: &crate::source::PaimonSource) {
     let consumer = source
         .remove_consumer(&cfg.consumer_id, &cfg.external_name())
@@ -72,31 +67,14 @@ pub async fn release_on_stop(cfg: &WorkerConfig, source: &crate::source::PaimonS
     }
     .await;
     match (consumer, claim) {
-        (Ok(()), Ok(())) => {}
-        (consumer, claim) => {
-            warn!(consumer = ?consumer.err().map(|e| e.to_string()), claim = ?claim.err().map(|e| e.to_string()),
-                  "the sync is deleted, but its Paimon consumer or its claim of the MySQL table could not be removed");
-            return;
-        }
-    }
-    let Some(namespace) = cfg.config_map_namespace() else {
-        return;
-    };
-    let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let noted = match ConfigMapCheckpointStore::connect(&cfg.sync_name, cfg.slot, namespace).await {
-        Ok(store) => {
-            store
-                .note(BTreeMap::from([(RELEASED_KEY.to_string(), at)]))
-                .await
-        }
-        Err(e) => Err(e),
-    };
-    match noted {
-        Ok(()) => {
-            info!(consumer = %cfg.consumer_id, "the sync is deleted: released its Paimon consumer and its claim of the MySQL table")
-        }
-        Err(e) => {
-            warn!(error = %e, "released the Paimon consumer and the claim, but could not note it")
-        }
+        (Ok(()), Ok(())) => info!(consumer = %cfg.consumer_id,
+            "the sync is deleted: removed its Paimon consumer and its claim of the MySQL table"),
+        (consumer, claim) => warn!(
+            consumer = %cfg.consumer_id,
+            consumer_error = ?consumer.err().map(|e| e.to_string()),
+            claim_error = ?claim.err().map(|e| e.to_string()),
+            "the sync is deleted, but its Paimon consumer or its claim of the MySQL table could not be removed: \
+             remove them by hand (pms-worker reset with the sync's config)"
+        ),
     }
 }

@@ -25,14 +25,10 @@ pub struct Control {
     pub pause: Option<PauseRequest>,
     /// The sync is being deleted with its checkpoints: each worker, at its stop (after its
     /// last flush and checkpoint), removes its Paimon consumer (so snapshots expire again) and
-    /// the sync's claim of its MySQL table (so a sync of another name may write it), and notes
-    /// it under [`RELEASED_KEY`] in its checkpoint ConfigMap.
+    /// the sync's claim of its MySQL table (so a sync of another name may write it).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub release_on_stop: bool,
 }
-
-/// A worker's note (RFC 3339 time) that it released what [`Control::release_on_stop`] asks.
-pub const RELEASED_KEY: &str = "released-on-stop";
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]

@@ -562,16 +562,25 @@ async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Actio
     // consumers (which would keep snapshots from expiring for good) and its claim of the MySQL
     // table (which would refuse a sync of another name).
     let release = !keep && !pms.annotations().contains_key(HANDED_OVER_ANNOTATION);
-    let released = if release {
+    if release && !release_asked(&ctx.client, ns, &sync).await? {
         let control = Control {
             release_on_stop: true,
             ..Default::default()
         };
         apply::apply_one(&ctx.client, ns, &build::control_config_map(pms, &control)).await?;
-        released_on_stop(&ctx.client, ns, &sync).await?
-    } else {
-        false
-    };
+        // A suspended sync has no worker to ask. (Pods can't tell it: a sync deleted right
+        // after it was made has a worker about to start, which gets the ask.)
+        if pms.spec.state == pms_crds::SyncState::Suspended {
+            publish(
+                ctx,
+                pms,
+                EventType::Warning,
+                "ReleaseSkipped",
+                release_skipped(pms, ns),
+            )
+            .await;
+        }
+    }
     if let Some(left) = apply::delete_all(&ctx.client, ns, &sync, keep, deleting_for(pms)).await? {
         return Err(Error::Waiting(format!(
             "{left} worker pod(s) of {ns}/{sync} still stopping; the rest is deleted once they are gone"
@@ -601,31 +610,30 @@ async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Actio
         }
     }
     ctx.metrics.forget_sync(ns, &pms.name_any());
-    let note = match (keep, release, released) {
-        (true, _, _) => "removed the workers, kept the checkpoints",
-        (false, false, _) => "removed the workers and their checkpoints; the pooled workers take the table on",
-        (false, true, true) => {
-            "removed the workers and their checkpoints; the workers released the Paimon consumer and the \
-             claim of the MySQL table"
-        }
-        (false, true, false) => {
-            let note = format!(
-                "removed the workers and their checkpoints, but no worker was running to release what the sync \
-                 holds outside the cluster: its Paimon consumer {} (keeps snapshots from expiring) and its claim \
-                 of MySQL table {} (refuses a sync of another name). Remove them with `pms-worker reset` and the \
-                 sync's config, or by hand: the file consumer/consumer-{} of the Paimon table, and `DELETE FROM \
-                 _paimon_sync_targets WHERE sync_name = '{}'`",
-                consumer_of(pms, ns),
-                pms.spec.sink.table,
-                consumer_of(pms, ns),
-                contract::external_name(Some(ns), &sync),
-            );
-            publish(ctx, pms, EventType::Warning, "ReleaseSkipped", note).await;
-            "removed the workers and their checkpoints"
+    let note = match (keep, release) {
+        (true, _) => "removed the workers, kept the checkpoints",
+        (false, false) => "removed the workers and their checkpoints; the pooled workers take the table on",
+        (false, true) => {
+            "removed the workers and their checkpoints; the workers were asked to remove, at their stop, the \
+             Paimon consumer and the claim of the MySQL table (each logs what it did)"
         }
     };
     publish(ctx, pms, EventType::Normal, "Deleted", note.into()).await;
     Ok(Action::await_change())
+}
+
+/// What a sync deleted with no worker running leaves outside the cluster, and how to remove it.
+fn release_skipped(pms: &PaimonMysqlSync, ns: &str) -> String {
+    let consumer = consumer_of(pms, ns);
+    format!(
+        "no worker of the deleted sync is running to release what it holds outside the cluster: its Paimon \
+         consumer {consumer} (keeps snapshots from expiring) and its claim of MySQL table {} (refuses a sync of \
+         another name). Remove them with `pms-worker reset` and the sync's config, or by hand: the file \
+         consumer/consumer-{consumer} of the Paimon table, and `DELETE FROM _paimon_sync_targets WHERE sync_name \
+         = '{}'`",
+        pms.spec.sink.table,
+        contract::external_name(Some(ns), &pms.name_any()),
+    )
 }
 
 /// On a sync the database sync deletes because its table moves to the pooled workers: its
@@ -640,26 +648,19 @@ fn consumer_of(pms: &PaimonMysqlSync, ns: &str) -> String {
     contract::consumer_id(pms.spec.source.consumer_id.as_deref(), &sync, slot)
 }
 
-/// Whether a worker of `sync` noted, in its own checkpoint ConfigMap, that it released the
-/// sync's consumer and claim at its stop.
-async fn released_on_stop(client: &kube::Client, ns: &str, sync: &str) -> Result<bool> {
+/// Whether the workers of `sync` were asked already to release at their stop (an earlier pass
+/// of its deletion).
+async fn release_asked(client: &kube::Client, ns: &str, sync: &str) -> Result<bool> {
     let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns);
-    let selector = contract::component_selector(sync, contract::Component::Checkpoint);
-    let list = cms
-        .list(&kube::api::ListParams::default().labels(&selector))
+    let name = contract::control_name(sync);
+    let control = cms
+        .get_opt(&name)
         .await
-        .map_err(|e| Error::api::<ConfigMap>(Verb::List, ns, &selector, e))?;
-    Ok(list.items.iter().any(|cm| {
-        let own = cm
-            .labels()
-            .get(contract::SLOT_LABEL)
-            .and_then(|slot| slot.parse::<u32>().ok())
-            .is_some_and(|slot| cm.name_any() == contract::checkpoint_name(sync, slot));
-        own && cm
-            .data
-            .as_ref()
-            .is_some_and(|d| d.contains_key(contract::RELEASED_KEY))
-    }))
+        .map_err(|e| Error::api::<ConfigMap>(Verb::Get, ns, &name, e))?;
+    Ok(control
+        .and_then(|cm| cm.data?.remove(contract::CONTROL_KEY))
+        .and_then(|text| serde_json::from_str::<Control>(&text).ok())
+        .is_some_and(|c| c.release_on_stop))
 }
 
 /// An Event about `object` (a sync or a database sync); a failure to publish is only logged.
