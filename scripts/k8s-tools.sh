@@ -130,6 +130,7 @@ build_kubernetes() {
         mv -f "$out/$b" "$bin/$b"
         echo "$(k8s_stamp "$v")" >"$bin/$b.stamp"
     done
+    rmdir "$out"
     log "built ${bins[*]} in $((SECONDS - start)) s"
 }
 
