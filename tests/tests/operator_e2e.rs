@@ -1276,16 +1276,7 @@ async fn a_spec_that_does_not_run_ready_is_rolled_back(table: &Table) {
     ]);
     // The same edit moves the checkpoints to S3: rolled back, the workers checkpoint in
     // ConfigMaps again, and that is where the operator must read them.
-    kubectl(&[
-        "create",
-        "secret",
-        "generic",
-        "s3-rollback",
-        "-n",
-        NS,
-        &format!("--from-literal=accessKeyId={}", s3::ACCESS_KEY),
-        &format!("--from-literal=secretAccessKey={}", s3::SECRET_KEY),
-    ]);
+    s3_credentials_secret("s3-rollback");
     let mut on_s3 = s3::Server::shared().settings();
     on_s3["bucket"] = json!(s3::BUCKET);
     on_s3["prefix"] = json!(format!("rollback-{}", std::process::id()));
@@ -2147,16 +2138,7 @@ fn delete_cleans_up() {
 async fn with_checkpoints_on_s3(table: &Table, db: &TestDb) {
     let store = s3::Server::shared();
     let prefix = format!("e2e-{}", std::process::id());
-    kubectl(&[
-        "create",
-        "secret",
-        "generic",
-        "s3-state",
-        "-n",
-        NS,
-        &format!("--from-literal=accessKeyId={}", s3::ACCESS_KEY),
-        &format!("--from-literal=secretAccessKey={}", s3::SECRET_KEY),
-    ]);
+    s3_credentials_secret("s3-state");
     db.exec(&ORDERS_DDL.replace("TABLE orders", "TABLE orders_s3"))
         .await;
     db.exec("CREATE TABLE audit (n BIGINT AUTO_INCREMENT PRIMARY KEY, op CHAR(1), id BIGINT)")
@@ -3296,6 +3278,20 @@ async fn operator_api_load_pooled() {
         "api-load: the pooled database sync's status: {} bytes",
         status["status"].to_string().len()
     );
+}
+
+/// Secret `name` with the test S3 server's credentials (`checkpoint.s3.credentialsSecretRef`).
+fn s3_credentials_secret(name: &str) {
+    kubectl(&[
+        "create",
+        "secret",
+        "generic",
+        name,
+        "-n",
+        NS,
+        &format!("--from-literal=accessKeyId={}", s3::ACCESS_KEY),
+        &format!("--from-literal=secretAccessKey={}", s3::SECRET_KEY),
+    ]);
 }
 
 /// Database sync `name`'s listing of `tables`, written now, as its discovery worker would.

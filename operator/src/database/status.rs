@@ -551,6 +551,14 @@ template:
         )
     }
 
+    /// [`pmds`] with `placement: pooled` on `workers` workers.
+    fn pooled(workers: u32) -> PaimonMysqlDatabaseSync {
+        let mut p = pmds();
+        p.spec.placement.mode = pms_crds::PlacementMode::Pooled;
+        p.spec.placement.workers = workers;
+        p
+    }
+
     fn sync(p: &PaimonMysqlDatabaseSync, table: &str, phase: SyncPhase) -> PaimonMysqlSync {
         let mut s = crate::database::build::table_sync(p, table, p.spec.render(table).unwrap());
         s.status = Some(PaimonMysqlSyncStatus {
@@ -726,9 +734,7 @@ template:
     #[test]
     fn a_pooled_table_whose_worker_is_not_running_is_degraded_not_running() {
         use k8s_openapi::api::apps::v1::{Deployment, DeploymentCondition, DeploymentStatus};
-        let mut p = pmds();
-        p.spec.placement.mode = pms_crds::PlacementMode::Pooled;
-        p.spec.placement.workers = 3;
+        let p = pooled(3);
         let chosen: Vec<String> = (0..3).map(|i| format!("t{i}")).collect();
         let assignment = PoolAssignment {
             workers: 3,
@@ -848,9 +854,7 @@ template:
     #[test]
     fn a_worker_that_tables_wait_for_degrades_the_database_sync_while_they_keep_running() {
         use k8s_openapi::api::apps::v1::{Deployment, DeploymentStatus};
-        let mut p = pmds();
-        p.spec.placement.mode = pms_crds::PlacementMode::Pooled;
-        p.spec.placement.workers = 3;
+        let p = pooled(3);
         let chosen: Vec<String> = (0..30).map(|i| format!("t{i}")).collect();
         // Held on their two-worker places.
         let assignment = PoolAssignment {
@@ -937,9 +941,7 @@ template:
 
     #[test]
     fn a_pooled_status_of_1000_tables_counts_them_and_lists_only_those_not_running() {
-        let mut p = pmds();
-        p.spec.placement.mode = pms_crds::PlacementMode::Pooled;
-        p.spec.placement.workers = 10;
+        let p = pooled(10);
         let chosen: Vec<String> = (0..1000).map(|i| format!("table_{i:04}")).collect();
         let assignment = PoolAssignment {
             workers: 10,

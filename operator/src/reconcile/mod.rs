@@ -625,12 +625,16 @@ async fn cleanup(pms: &PaimonMysqlSync, ctx: &Context, ns: &str) -> Result<Actio
 /// What a sync deleted with no worker running leaves outside the cluster, and how to remove it.
 fn release_skipped(pms: &PaimonMysqlSync, ns: &str) -> String {
     let consumer = consumer_of(pms, ns);
+    let slots = match pms.spec.parallelism {
+        0 | 1 => String::new(),
+        n => format!(" (one per slot: -slot0 to -slot{})", n - 1),
+    };
     format!(
         "no worker of the deleted sync is running to release what it holds outside the cluster: its Paimon \
-         consumer {consumer} (keeps snapshots from expiring) and its claim of MySQL table {} (refuses a sync of \
-         another name). Remove them with `pms-worker reset` and the sync's config, or by hand: the file \
-         consumer/consumer-{consumer} of the Paimon table, and `DELETE FROM _paimon_sync_targets WHERE sync_name \
-         = '{}'`",
+         consumer {consumer}{slots} (keeps snapshots from expiring) and its claim of MySQL table {} (refuses a \
+         sync of another name). Remove them with `pms-worker reset` and the sync's config, or by hand: the file \
+         consumer/consumer-{consumer} of the Paimon table (each slot's), and `DELETE FROM _paimon_sync_targets \
+         WHERE sync_name = '{}'`",
         pms.spec.sink.table,
         contract::external_name(Some(ns), &pms.name_any()),
     )
@@ -640,12 +644,15 @@ fn release_skipped(pms: &PaimonMysqlSync, ns: &str) -> String {
 /// consumer and claim are theirs now, not released at its workers' stop.
 pub const HANDED_OVER_ANNOTATION: &str = "paimonsync.io/handed-over";
 
-/// The Paimon consumer id of `pms` (slot 0's: with several slots, each appends `-slot<k>`).
+/// The Paimon consumer id of `pms`, without a slot (with several slots, slot k's appends
+/// `-slot<k>`).
 fn consumer_of(pms: &PaimonMysqlSync, ns: &str) -> String {
     let sync = contract::external_name(Some(ns), &pms.name_any());
-    let slot =
-        contract::Slot::new(0, pms.spec.parallelism.max(1)).unwrap_or(contract::Slot::SINGLE);
-    contract::consumer_id(pms.spec.source.consumer_id.as_deref(), &sync, slot)
+    contract::consumer_id(
+        pms.spec.source.consumer_id.as_deref(),
+        &sync,
+        contract::Slot::SINGLE,
+    )
 }
 
 /// Whether the workers of `sync` were asked already to release at their stop (an earlier pass

@@ -118,11 +118,15 @@ pub async fn remove(table: &Table, consumer_id: &str, sync: &str) -> paimon::Res
     {
         return Ok(());
     }
-    let dir = dir(table);
+    delete(table, &dir(table), consumer_id).await
+}
+
+/// Deletes consumer `consumer_id`'s file and its claim, those that exist.
+async fn delete(table: &Table, dir: &str, consumer_id: &str) -> paimon::Result<()> {
     let io = table.file_io();
     for path in [
-        consumer_file(&dir, consumer_id),
-        owner_file(&dir, consumer_id),
+        consumer_file(dir, consumer_id),
+        owner_file(dir, consumer_id),
     ] {
         if io.exists(&path).await? {
             io.delete_file(&path).await?;
@@ -167,11 +171,7 @@ pub async fn remove_stale(table: &Table, base_id: &str, slots: u32) -> paimon::R
             continue;
         };
         if is_stale(id, base_id, slots) {
-            io.delete_file(&format!("{dir}/{name}")).await?;
-            let owner = owner_file(&dir, id);
-            if io.exists(&owner).await? {
-                io.delete_file(&owner).await?;
-            }
+            delete(table, &dir, id).await?;
             removed.push(id.to_string());
         }
     }
