@@ -25,7 +25,9 @@ test:
 	$(TIMED) smoke-bench scripts/with-mariadb.sh $(TEST_BIN)/bench --smoke --size quick
 	PMS_WORKER=$(TEST_BIN)/pms-worker $(TIMED) demo-script scripts/demo.sh >/dev/null
 	$(TIMED) docs-book sh -c '$$(scripts/mdbook.sh) build docs'
-	PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) PMS_MYSQL8_BIN=$$(scripts/mysql8-server.sh) $(TIMED) tests \
+	$(TIMED) release-dry-run sh -c 'rm -rf $(RELEASE_DRY_RUN) && scripts/release.sh binaries $(TEST_BIN) $(RELEASE_DRY_RUN) \
+	  && scripts/release.sh chart $(RELEASE_DRY_RUN) && scripts/release.sh finish $(RELEASE_DRY_RUN)'
+	PMS_RELEASE_DIR=$(RELEASE_DRY_RUN) PMS_PROMETHEUS_BIN=$$(scripts/prometheus-tools.sh) PMS_MYSQL8_BIN=$$(scripts/mysql8-server.sh) $(TIMED) tests \
 	  scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh scripts/with-hdfs.sh \
 	  scripts/with-paimon-java.sh scripts/test-all.sh $(TEST_FEATURES)
 
@@ -74,6 +76,9 @@ TEST_FEATURES := --features pms-worker/failpoints
 # The one build the tests, the smoke bench and the test images share (the dev profile, see Cargo.toml).
 TEST_BIN := $(CARGO_TARGET_DIR)/debug
 TIMED := scripts/timed.sh
+# The release's packaging run on the test build (scripts/release.sh, all but the push); the
+# real-cluster test installs the chart from its package, tests/tests/release.rs checks the rest.
+RELEASE_DRY_RUN := $(CARGO_TARGET_DIR)/release-dry-run
 
 ## Everything the tests run: the workspace's binaries and every test executable.
 build:
@@ -102,9 +107,14 @@ docs: mdbook
 	$(TIMED) docs-book sh -c '$$(scripts/mdbook.sh) build docs'
 	cargo test -q -p pms-tests --test docs
 
-## The kubectl plugin's archive and krew manifest (target/krew/).
+## The release artifacts of this machine's platform from a release build (target/dist/: the
+## binaries' archives, the chart package, SHA256SUMS, the krew manifest). The release workflow
+## (.github/workflows/release.yml) makes every platform's and pushes them.
 krew:
-	scripts/krew-manifest.sh
+	cargo build --release -p pms-worker -p kubectl-pms
+	scripts/release.sh binaries $(CARGO_TARGET_DIR)/release target/dist
+	scripts/release.sh chart target/dist
+	scripts/release.sh finish target/dist
 
 mdbook:
 	@nice $(TIMED) mdbook scripts/mdbook.sh >/dev/null

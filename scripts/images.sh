@@ -20,6 +20,9 @@ fi
 mkdir -p "$out"
 for b in pms-worker pms-operator; do
   [ -x "$bins/$b" ] || { echo "images.sh: $bins/$b is missing (make build makes it)" >&2; exit 1; }
-  python3 "$here/oci-image.py" --binary "$bins/$b" \
-    --ref "paimon-mysql-sync/$b:$version" --out "$out/$b.tar"
+  # The worker's HDFS client opens MIT's GSSAPI library for Kerberos (source.kerberos).
+  extra=()
+  [ "$b" != pms-worker ] || extra=(--dlopen libgssapi_krb5.so.2)
+  python3 "$here/oci-image.py" --binary "$bins/$b" "${extra[@]}" \
+    --ref "ghcr.io/paimon-mysql-sync/$b:$version" --out "$out/$b.tar"
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds (or reuses) kube-apiserver, etcd and helm (and kubectl when none is on PATH) from source
+# Builds (or reuses) kube-apiserver, etcd, helm and actionlint (and kubectl when none is on PATH) from source
 # through the Go module proxy into ${PMS_K8S_CACHE:-$HOME/.cache/pms/k8s}/bin, and prints that
 # directory on stdout. Build logs go to stderr. A stamp file per binary records the pinned
 # versions, so a rerun with the binaries in place does nothing.
@@ -10,7 +10,7 @@
 # release; that list is read from the downloaded kubernetes go.mod.
 #
 # Overrides: PMS_K8S_VERSIONS (kubernetes versions to try, in order), PMS_ETCD_VERSION,
-# PMS_HELM_VERSION, PMS_K8S_BUILD_KUBECTL=1 (build kubectl even if one is on PATH),
+# PMS_HELM_VERSION, PMS_ACTIONLINT_VERSION, PMS_K8S_BUILD_KUBECTL=1 (build kubectl even if one is on PATH),
 # PMS_K8S_NODE=1 (also kubelet, kube-controller-manager and kube-scheduler, for a real
 # single-node cluster: scripts/k8s-cluster.sh).
 set -euo pipefail
@@ -20,6 +20,7 @@ bin=$cache/bin
 k8s_versions=${PMS_K8S_VERSIONS:-v1.36.3 v1.36.1}
 etcd_version=${PMS_ETCD_VERSION:-v3.6.16}
 helm_version=${PMS_HELM_VERSION:-v3.21.4}
+actionlint_version=${PMS_ACTIONLINT_VERSION:-v1.7.12}
 mkdir -p "$bin" "$cache/src"
 
 log() { echo "k8s-tools: $*" >&2; }
@@ -42,18 +43,19 @@ new_module() {
     printf 'module %s\n\ngo %s\n' "$2" "$(go env GOVERSION | sed -E 's/^go([0-9]+\.[0-9]+).*/\1.0/')" >"$1/go.mod"
 }
 
-# --- one module for every tool: kubernetes' binaries, etcd and helm ---------------------------
+# --- one module for every tool: kubernetes' binaries, etcd, helm (and actionlint, which lints the
+# release workflow: small, and it shares their YAML and x/ modules) ---------------------------------
 # They share most of their dependencies (k8s.io/api, apimachinery, client-go, grpc, protobuf,
 # otel, the Prometheus client): in one module those resolve to one version each and compile once,
 # and one `go build` runs the links (the slow, single-threaded part) side by side. Built apart,
 # helm compiled its own k8s.io/* and etcd its own grpc stack, on the cold run's critical path.
 want_kubectl=${PMS_K8S_BUILD_KUBECTL:-}
 if [[ -z $want_kubectl ]] && ! command -v kubectl >/dev/null; then want_kubectl=1; fi
-bins=(kube-apiserver etcd helm)
+bins=(kube-apiserver etcd helm actionlint)
 if [[ -n ${PMS_K8S_NODE:-} ]]; then bins+=(kube-controller-manager kube-scheduler kubelet); fi
 [[ -z $want_kubectl ]] || bins+=(kubectl)
 
-stamp_for() { echo "k8s.io/kubernetes@$1 etcd@$etcd_version helm@$helm_version $go_version"; }
+stamp_for() { echo "k8s.io/kubernetes@$1 etcd@$etcd_version helm@$helm_version actionlint@$actionlint_version $go_version"; }
 
 # build_tools V: every binary of $bins from k8s.io/kubernetes@V, etcd and helm in one module.
 build_tools() {
@@ -65,8 +67,8 @@ build_tools() {
     sv=v0.${v#v1.} # staging modules are published as v0.<minor>.<patch>
     new_module "$dir" pms.local/k8s-tools
     {
-        printf '\nrequire (\n\tk8s.io/kubernetes %s\n\tgo.etcd.io/etcd/server/v3 %s\n\thelm.sh/helm/v3 %s\n)\n\nreplace (\n' \
-            "$v" "$etcd_version" "$helm_version"
+        printf '\nrequire (\n\tk8s.io/kubernetes %s\n\tgo.etcd.io/etcd/server/v3 %s\n\thelm.sh/helm/v3 %s\n\tgithub.com/rhysd/actionlint %s\n)\n\nreplace (\n' \
+            "$v" "$etcd_version" "$helm_version" "$actionlint_version"
         awk '$2 == "=>" && $3 ~ /^\.\/staging\/src\// { printf "\t%s => %s %s\n", $1, $1, V }' V="$sv" "$gomod"
         printf ')\n'
     } >>"$dir/go.mod"
@@ -92,6 +94,7 @@ build_tools() {
         case $b in
         etcd) pkgs+=(./etcd) ;;
         helm) pkgs+=(helm.sh/helm/v3/cmd/helm) ;;
+        actionlint) pkgs+=(github.com/rhysd/actionlint/cmd/actionlint) ;;
         *) pkgs+=("k8s.io/kubernetes/cmd/$b") ;;
         esac
     done

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Writes an OCI image archive (oci-layout, index.json, blobs) from one binary, without a container
 engine or a registry; `ctr images import` takes it. The image holds the binary (stripped), exactly
-the shared libraries `ldd` says it loads, a CA bundle, /etc/passwd and /etc/group with the nonroot
-user 65532, and an empty /tmp: the same content as the Dockerfile's distroless images.
+the shared libraries `ldd` says it loads (and those it opens at run time, `--dlopen`, with theirs),
+a CA bundle, /etc/passwd and /etc/group with the nonroot user 65532, and an empty /tmp: the same
+content as the Dockerfile's distroless images.
 
-  scripts/oci-image.py --binary target/release/pms-worker --ref paimon-mysql-sync/pms-worker:0.1.0 \
-      --out pms-worker.tar [--user 65532:65532] [--path /usr/local/bin/pms-worker]
+  scripts/oci-image.py --binary target/release/pms-worker --ref ghcr.io/paimon-mysql-sync/pms-worker:0.1.0 \
+      --out pms-worker.tar [--user 65532:65532] [--path /usr/local/bin/pms-worker] \
+      [--dlopen libgssapi_krb5.so.2]
 
 Deterministic: the same inputs give the same image digest (mtimes 0, sorted entries).
 """
@@ -41,6 +43,16 @@ def shared_libraries(binary):
     return libs
 
 
+def installed_library(name):
+    """The path of library `name` (a soname) as the dynamic loader finds it."""
+    out = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        m = re.match(rf"\s*{re.escape(name)} \(([^)]*)\) => (/\S+)", line)
+        if m and ("x86-64" in m.group(1) or "x86_64" in m.group(1)):
+            return m.group(2)
+    sys.exit(f"oci-image: {name} is not installed (the worker opens it at run time; apt-get install libgssapi-krb5-2)")
+
+
 def add_file(tar, arcname, data, mode=0o644):
     info = tarfile.TarInfo(arcname.lstrip("/"))
     info.size = len(data)
@@ -57,9 +69,10 @@ def add_dir(tar, arcname, mode=0o755):
     tar.addfile(info)
 
 
-def layer(binary, path, stripped):
+def layer(binary, path, stripped, dlopen):
     files = {path: (stripped, 0o755)}
-    for lib in shared_libraries(binary):
+    opened = [installed_library(name) for name in dlopen]
+    for lib in shared_libraries(binary) + opened + [l for o in opened for l in shared_libraries(o)]:
         with open(os.path.realpath(lib), "rb") as f:
             files[lib] = (f.read(), 0o755)
     files["/etc/passwd"] = (PASSWD.encode(), 0o644)
@@ -92,10 +105,12 @@ def blob(blobs, data):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--binary", required=True)
-    ap.add_argument("--ref", required=True, help="image name:tag, e.g. paimon-mysql-sync/pms-worker:0.1.0")
+    ap.add_argument("--ref", required=True, help="image name:tag, e.g. ghcr.io/paimon-mysql-sync/pms-worker:0.1.0")
     ap.add_argument("--out", required=True)
     ap.add_argument("--path", help="where the binary goes (default /usr/local/bin/<name>)")
     ap.add_argument("--user", default="65532:65532")
+    ap.add_argument("--dlopen", action="append", default=[],
+                    help="a library the binary opens at run time (soname), added with those it loads")
     args = ap.parse_args()
 
     path = args.path or f"/usr/local/bin/{os.path.basename(args.binary)}"
@@ -109,7 +124,7 @@ def main():
             stripped = f.read()
 
     blobs = {}
-    layer_tar = layer(args.binary, path, stripped)
+    layer_tar = layer(args.binary, path, stripped, args.dlopen)
     layer_digest = blob(blobs, layer_tar)
     config = {
         "architecture": "amd64",

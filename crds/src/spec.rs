@@ -295,6 +295,56 @@ pub struct SourceSpec {
     pub schema_changes: SchemaChanges,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3: Option<S3Spec>,
+    /// The Hadoop client configuration of an HDFS warehouse: a ConfigMap with `core-site.xml`
+    /// and `hdfs-site.xml` (an HA nameservice's namenodes, `fs.defaultFS`,
+    /// `hadoop.security.authentication`, `dfs.data.transfer.protection`), mounted into the
+    /// workers with `HADOOP_CONF_DIR` naming it. Run standalone, set `HADOOP_CONF_DIR` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hadoop_conf: Option<ConfigMapRef>,
+    /// Kerberos for an HDFS warehouse whose `core-site.xml` says
+    /// `hadoop.security.authentication: kerberos`: the worker logs in as `principal` from its
+    /// keytab.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kerberos: Option<KerberosSpec>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigMapRef {
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+}
+
+/// A Kerberos login from a keytab. Under the operator the keytab Secret and the `krb5.conf`
+/// ConfigMap are mounted into the workers; run standalone, the worker takes them from
+/// `KRB5_CLIENT_KTNAME` and `KRB5_CONFIG` (the Kerberos library's own variables) and these
+/// references are not used.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct KerberosSpec {
+    /// The client principal (`pms@EXAMPLE.COM`, `pms/host@EXAMPLE.COM`): the keytab's first
+    /// entry must be this one (the Kerberos library logs in as that entry); a start with
+    /// another is refused, naming both.
+    #[schemars(length(min = 1, max = 512))]
+    pub principal: String,
+    /// The Secret holding the keytab (key default `keytab`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keytab_secret_ref: Option<KeyRef>,
+    /// The ConfigMap holding `krb5.conf` (key default `krb5.conf`): the realm and its KDCs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub krb5_conf_config_map_ref: Option<KeyRef>,
+}
+
+/// One key of a Secret or ConfigMap; `key` has the default its field names.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeyRef {
+    #[schemars(length(min = 1, max = 253))]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    pub key: Option<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]

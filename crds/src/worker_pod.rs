@@ -1,13 +1,14 @@
 //! `spec.workerPod`: what a user sets on the pods the operator builds for a sync (the slots'
 //! Deployments and the rebuild, restore and verify Jobs), in Kubernetes' own types so the CRD
-//! schema validates them. The operator's settings (command, probes, ServiceAccount, the
-//! restricted security context) are not here, and its image only as a default; a volume, mount path, label or annotation that
-//! redefines one of the operator's own is refused.
+//! schema validates them. The operator's settings (command, probes, the restricted security
+//! context) are not here, its image and ServiceAccount only as defaults; a volume, mount path,
+//! environment variable, label or annotation that redefines one of the operator's own is refused.
 
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
-    Affinity, LocalObjectReference, ResourceRequirements, Toleration, Volume, VolumeMount,
+    Affinity, EnvFromSource, EnvVar, LocalObjectReference, ResourceRequirements, Toleration,
+    TopologySpreadConstraint, Volume, VolumeMount,
 };
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::{Deserialize, Serialize};
@@ -39,6 +40,29 @@ pub struct WorkerPodSpec {
     /// Where the worker container mounts them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub volume_mounts: Vec<VolumeMount>,
+    /// Extra environment of the worker container: a log level (`RUST_LOG`), proxies
+    /// (`HTTPS_PROXY`, `NO_PROXY`), `AWS_*` settings of the credential chain. A variable the
+    /// operator sets itself is refused.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<EnvVar>,
+    /// Whole ConfigMaps or Secrets as environment of the worker container (`env` and the
+    /// operator's own variables win over them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_from: Vec<EnvFromSource>,
+    /// The ServiceAccount the pods run as, e.g. one bound to a cloud identity (EKS IRSA or Pod
+    /// Identity, GKE or AKS workload identity). Default: the one the operator makes per sync
+    /// (`<sync>-worker`). Either way the operator binds its Role (the sync's own ConfigMaps) to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    pub service_account_name: Option<String>,
+    /// Annotations of the ServiceAccount the operator makes (ignored with
+    /// `serviceAccountName`), e.g. `eks.amazonaws.com/role-arn` for IRSA.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(schema_with = "annotation_values")]
+    pub service_account_annotations: BTreeMap<String, String>,
+    /// How the pods spread over zones or nodes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub node_selector: BTreeMap<String, String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

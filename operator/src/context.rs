@@ -13,6 +13,8 @@ pub struct Settings {
     /// The worker image for the Deployments.
     pub worker_image: String,
     pub image_pull_policy: String,
+    /// Pull secrets of the worker pods whose sync names none (`spec.workerPod.imagePullSecrets`).
+    pub worker_image_pull_secrets: Vec<String>,
     /// The worker's admin port (metrics, probes).
     pub admin_port: i32,
 }
@@ -20,8 +22,9 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            worker_image: "paimon-mysql-sync/pms-worker:0.1.0".into(),
+            worker_image: "ghcr.io/paimon-mysql-sync/pms-worker:0.1.0".into(),
             image_pull_policy: "IfNotPresent".into(),
+            worker_image_pull_secrets: Vec::new(),
             admin_port: 9464,
         }
     }

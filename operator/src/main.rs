@@ -44,7 +44,7 @@ struct Cli {
     #[arg(
         long,
         env = "PMS_WORKER_IMAGE",
-        default_value = "paimon-mysql-sync/pms-worker:0.1.0"
+        default_value = "ghcr.io/paimon-mysql-sync/pms-worker:0.1.0"
     )]
     worker_image: String,
     #[arg(
@@ -53,6 +53,11 @@ struct Cli {
         default_value = "IfNotPresent"
     )]
     worker_image_pull_policy: String,
+    /// Pull secrets (names, comma-separated) of the worker pods of every sync that names none in
+    /// `spec.workerPod.imagePullSecrets`: a private registry's, given once (the chart's
+    /// `workerDefaults.imagePullSecrets`).
+    #[arg(long, env = "PMS_WORKER_IMAGE_PULL_SECRETS", value_delimiter = ',')]
+    worker_image_pull_secrets: Vec<String>,
     /// At most this many syncs go through a restart the operator causes (a new worker image or
     /// pod template: a savepoint cut, a shadow rebuild or a rolling restart) at once, each until
     /// it runs again; 0: no limit. Restarts a sync's own spec asks for never wait.
@@ -202,6 +207,7 @@ async fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         settings: Settings {
             worker_image: cli.worker_image,
             image_pull_policy: cli.worker_image_pull_policy,
+            worker_image_pull_secrets: cli.worker_image_pull_secrets,
             ..Settings::default()
         },
         recorder: Recorder::new(

@@ -106,6 +106,7 @@ async fn an_idle_sync_costs_one_list_per_poll_and_a_change_starts_a_reconcile() 
         path_style: true,
         access_key_id: Some("pms-test".into()),
         secret_access_key: Some("pms-test-secret".into()),
+        session_token: None,
     };
     // The test's own writes go around the proxy.
     let direct = S3Prefix::open(&target(&endpoint)).expect("open S3");

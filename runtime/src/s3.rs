@@ -27,8 +27,11 @@ pub struct S3Target {
     pub endpoint: Option<String>,
     pub region: Option<String>,
     pub path_style: bool,
+    /// Static keys, with the session token of temporary ones. Without keys the S3 client takes
+    /// the AWS credential chain (web identity token file, container credentials, profile, IMDS).
     pub access_key_id: Option<String>,
     pub secret_access_key: Option<String>,
+    pub session_token: Option<String>,
 }
 
 impl std::fmt::Debug for S3Target {
@@ -64,6 +67,7 @@ impl S3Prefix {
         cfg.enable_virtual_host_style = !target.path_style;
         cfg.access_key_id = target.access_key_id.clone();
         cfg.secret_access_key = target.secret_access_key.clone();
+        cfg.session_token = target.session_token.clone();
         let op = Operator::from_config(cfg)?;
         // The reqwest client takes the process's TLS provider (there is no other).
         crate::install_tls_provider();
@@ -186,16 +190,10 @@ impl S3Prefix {
     }
 }
 
-/// Whether `e` may pass by itself (the store unreachable or overloaded), rather than being an
-/// answer (missing, refused, conflicting).
+/// Whether `e` may pass by itself (the store unreachable, overloaded or timing out), rather
+/// than being an answer (missing, refused, conflicting, or a request the store calls bad, such
+/// as a session token it never issued: retrying those only delays the error). OpenDAL's own
+/// call: connection errors, 5xx, 429 and S3's retryable codes are temporary.
 fn transient(e: &S3Error) -> bool {
-    !matches!(
-        e.kind(),
-        ErrorKind::NotFound
-            | ErrorKind::ConditionNotMatch
-            | ErrorKind::AlreadyExists
-            | ErrorKind::PermissionDenied
-            | ErrorKind::ConfigInvalid
-            | ErrorKind::Unsupported
-    )
+    e.is_temporary()
 }

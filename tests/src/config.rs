@@ -142,6 +142,8 @@ struct Source {
     schema_changes: Option<SchemaChanges>,
     #[serde(skip_serializing_if = "Option::is_none")]
     s3: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kerberos: Option<serde_json::Value>,
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -230,6 +232,7 @@ impl SyncConfigBuilder {
                     poll_interval: Some(Human(TEST_POLL_INTERVAL)),
                     schema_changes: None,
                     s3: None,
+                    kerberos: None,
                 },
                 sink: Sink {
                     url: url.into(),
@@ -388,6 +391,12 @@ impl SyncConfigBuilder {
     /// `source.s3`, for an `s3://` warehouse (e.g. `{"endpoint": …, "pathStyle": true}`).
     pub fn source_s3(mut self, s3: serde_json::Value) -> Self {
         self.spec.source.s3 = Some(s3);
+        self
+    }
+
+    /// `source.kerberos: {principal}` (the worker takes the keytab from `KRB5_CLIENT_KTNAME`).
+    pub fn kerberos(mut self, principal: &str) -> Self {
+        self.spec.source.kerberos = Some(serde_json::json!({ "principal": principal }));
         self
     }
 

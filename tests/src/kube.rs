@@ -16,7 +16,8 @@ pub fn kubeconfig() -> String {
     })
 }
 
-fn tool(name: &str) -> PathBuf {
+/// The built tool `name` (kubectl, helm, actionlint: `$PMS_K8S_BIN/<name>`), else `name` on PATH.
+pub fn tool(name: &str) -> PathBuf {
     let bin = std::env::var("PMS_K8S_BIN")
         .map(PathBuf::from)
         .ok()

@@ -117,6 +117,10 @@ fn sync_manifest(table: &Table, db: &TestDb, parallelism: u32) -> String {
         "volumes": [{"name": "warehouse", "hostPath": {"path": warehouse, "type": "Directory"}}],
         "volumeMounts": [{"name": "warehouse", "mountPath": warehouse}],
         "labels": {"team": "data-platform"},
+        // The settings real clusters need: environment, spread, a cloud identity's annotation.
+        "env": [{"name": "HTTPS_PROXY", "value": ""}, {"name": "TEAM", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['team']"}}}],
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname", "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"team": "data-platform"}}}],
+        "serviceAccountAnnotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::123456789012:role/pms"},
     });
     serde_json::to_string(&json!({
         "apiVersion": "paimonsync.io/v1alpha1",
@@ -163,6 +167,30 @@ fn logs_of(selector: &str) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// The chart's release package: the one `make test` made (`PMS_RELEASE_DIR`), else one packaged
+/// here (with the temporary directory that holds it).
+fn chart_package() -> (std::path::PathBuf, Option<tempfile::TempDir>) {
+    let find = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .expect("the release directory")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.extension().is_some_and(|e| e == "tgz"))
+            .unwrap_or_else(|| panic!("no chart package in {}", dir.display()))
+    };
+    if let Ok(dir) = std::env::var("PMS_RELEASE_DIR") {
+        return (find(std::path::Path::new(&dir)), None);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let chart = repo_root().join("charts/paimon-mysql-sync");
+    helm(&[
+        "package",
+        chart.to_str().unwrap(),
+        "-d",
+        tmp.path().to_str().unwrap(),
+    ]);
+    (find(tmp.path()), Some(tmp))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_a_real_cluster() {
     use_the_cluster();
@@ -199,8 +227,9 @@ async fn on_a_real_cluster() {
         .remove("workerPod");
     apply_ok(&without_volume.to_string());
 
-    // helm upgrade to this chart: the operator applies its new CRD; the old resource stays.
-    let chart = repo_root().join("charts/paimon-mysql-sync");
+    // helm upgrade to this chart, from its release package (`make test`'s dry run of the
+    // release: scripts/release.sh): the operator applies its new CRD; the old resource stays.
+    let (chart, _packaged_here) = chart_package();
     helm(&[
         "upgrade",
         "pms",
@@ -239,6 +268,31 @@ async fn on_a_real_cluster() {
     assert_eq!(
         pods[0]["metadata"]["labels"]["team"], "data-platform",
         "spec.workerPod labels"
+    );
+    let pod_spec = &pods[0]["spec"];
+    let env = pod_spec["containers"][0]["env"].to_string();
+    assert!(
+        env.contains("\"TEAM\"") && env.contains("HTTPS_PROXY"),
+        "spec.workerPod.env: {env}"
+    );
+    assert_eq!(
+        pod_spec["topologySpreadConstraints"][0]["topologyKey"],
+        "kubernetes.io/hostname"
+    );
+    assert!(
+        pod_spec["securityContext"].get("runAsUser").is_none(),
+        "no fixed user (OpenShift's restricted profile assigns one): {}",
+        pod_spec["securityContext"]
+    );
+    let account = get(
+        "serviceaccount",
+        pod_spec["serviceAccountName"].as_str().unwrap(),
+        NS,
+    )
+    .unwrap();
+    assert_eq!(
+        account["metadata"]["annotations"]["eks.amazonaws.com/role-arn"],
+        "arn:aws:iam::123456789012:role/pms"
     );
     let resources = &pods[0]["spec"]["containers"][0]["resources"];
     assert_eq!(
@@ -1014,6 +1068,14 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
     })
     .await;
     pooled_tables_synced(&wh, db, &tables).await;
+    // Its rows are in MySQL before its report says so: wait for the report, or the next step
+    // would read the restarted worker's tables as still starting.
+    wait_for(
+        "200 tables following after the kill",
+        LONG,
+        following(200, 2),
+    )
+    .await;
     let deployments = list("deployment", NS, "paimonsync.io/database-sync=lake");
     assert_eq!(
         deployments.len(),

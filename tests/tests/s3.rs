@@ -248,3 +248,49 @@ async fn a_namespaced_worker_moves_the_names_of_an_earlier_release() {
     );
     assert_synced(&t, &db, "orders", None).await;
 }
+
+/// Temporary keys (an STS session, IRSA's or Pod Identity's exchange) are three values: a token
+/// the client does not send is a request S3 refuses, and one it sends is checked. versitygw
+/// checks it too: a token it never issued is refused (`InvalidToken`), which proves the worker sends
+/// `AWS_SESSION_TOKEN` with its warehouse reads and with its checkpoint writes alike.
+#[tokio::test]
+async fn temporary_keys_send_their_session_token() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 50, "+I", 0)]);
+    let store = Server::shared();
+    let prefix = format!("token-{}", std::process::id());
+    store.upload_dir(t.warehouse(), &prefix);
+    let db = TestDb::new("s3_session_token").await;
+    db.exec(ORDERS_DDL).await;
+    let on_s3 = SyncConfigBuilder::new(
+        format!("s3://{}/{prefix}", s3::BUCKET),
+        &t.database,
+        &t.name,
+        &db.url(),
+    )
+    .source_s3(store.settings())
+    .build();
+    let checkpoints_on_s3 = SyncConfig::builder(&t, &db)
+        .checkpoint_s3(checkpoint_settings(&store, &format!("{prefix}-cp")))
+        .build();
+    // The first request of each is a HEAD: no body, only its status (400) says it was refused.
+    for (what, cfg) in [("warehouse", &on_s3), ("checkpoint", &checkpoints_on_s3)] {
+        let out = cfg
+            .command(&["--once"])
+            .envs(s3::env())
+            .env("AWS_SESSION_TOKEN", "a-token-s3-never-issued")
+            .output()
+            .unwrap();
+        let log = stderr(&out);
+        assert!(
+            !out.status.success(),
+            "{what}: the token was not sent: {log}"
+        );
+        assert!(log.contains("status: 400"), "{what}: {log}");
+        assert_eq!(db.count("orders").await, 0, "{what}: nothing written");
+    }
+    // The same keys without the token: read.
+    let out = run_once(&on_s3);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_synced(&t, &db, "orders", None).await;
+}

@@ -31,3 +31,14 @@ app.kubernetes.io/component: operator
 {{- $all := concat (.Values.watchNamespaces | default list) (compact (list .Values.watchNamespace)) -}}
 {{- $all | uniq | join "," -}}
 {{- end }}
+
+{{- /* An image reference from {repository, tag, digest} and the chart's appVersion: a digest
+       pins the image (repository@digest), else the tag (default the appVersion). */ -}}
+{{- define "pms.image" -}}
+{{- $image := index . 0 -}}
+{{- if $image.digest -}}
+{{- printf "%s@%s" $image.repository $image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $image.repository ($image.tag | default (index . 1)) -}}
+{{- end -}}
+{{- end }}

@@ -20,6 +20,18 @@ pub const ENV_MYSQL_PASSWORD: &str = "MYSQL_PASSWORD";
 pub const ENV_AWS_ACCESS_KEY_ID: &str = "AWS_ACCESS_KEY_ID";
 pub const ENV_AWS_SECRET_ACCESS_KEY: &str = "AWS_SECRET_ACCESS_KEY";
 
+/// An S3 session token (temporary credentials), read with the keys above; the other ways of the
+/// AWS credential chain (`AWS_WEB_IDENTITY_TOKEN_FILE` with `AWS_ROLE_ARN`, container
+/// credentials, `AWS_PROFILE`) are read by the S3 client itself when no keys are given.
+pub const ENV_AWS_SESSION_TOKEN: &str = "AWS_SESSION_TOKEN";
+/// The Hadoop client configuration directory (`source.hadoopConf`, mounted by the operator).
+pub const ENV_HADOOP_CONF_DIR: &str = "HADOOP_CONF_DIR";
+/// The Kerberos library's own variables (`source.kerberos`): the client keytab it logs in from,
+/// its `krb5.conf`, and its credential cache (in memory: the root file system is read-only).
+pub const ENV_KRB5_CLIENT_KTNAME: &str = "KRB5_CLIENT_KTNAME";
+pub const ENV_KRB5_CONFIG: &str = "KRB5_CONFIG";
+pub const ENV_KRB5CCNAME: &str = "KRB5CCNAME";
+
 /// S3 credentials of the checkpoint store (from `checkpoint.s3.credentialsSecretRef`); without
 /// them the worker uses `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`.
 pub const ENV_CHECKPOINT_S3_ACCESS_KEY_ID: &str = "PMS_CHECKPOINT_S3_ACCESS_KEY_ID";

@@ -176,6 +176,13 @@ pub fn component_selector(sync: &str, component: Component) -> String {
 pub const MYSQL_TLS_CA_DIR: &str = "/etc/pms-mysql-tls/ca";
 pub const MYSQL_TLS_CA_FILE: &str = "ca.crt";
 pub const MYSQL_TLS_CLIENT_DIR: &str = "/etc/pms-mysql-tls/client";
+/// Where the workers find `source.hadoopConf` (`HADOOP_CONF_DIR`) and `source.kerberos`'s keytab
+/// and `krb5.conf` (`KRB5_CLIENT_KTNAME`, `KRB5_CONFIG`), mounted by the operator.
+pub const HADOOP_CONF_MOUNT: &str = "/etc/pms-hadoop/conf";
+pub const KERBEROS_KEYTAB_DIR: &str = "/etc/pms-kerberos/keytab";
+pub const KERBEROS_KEYTAB_FILE: &str = "keytab";
+pub const KRB5_CONF_DIR: &str = "/etc/pms-kerberos/conf";
+pub const KRB5_CONF_FILE: &str = "krb5.conf";
 /// The keys of a `kubernetes.io/tls` Secret: certificate chain, then key.
 pub const TLS_SECRET_KEYS: [&str; 2] = ["tls.crt", "tls.key"];
 

@@ -7,9 +7,9 @@ use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec, DeploymentStrategy}
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
     Capabilities, ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EnvVar, EnvVarSource,
-    HTTPGetAction, KeyToPath, ObjectFieldSelector, PodSecurityContext, PodSpec, PodTemplateSpec,
-    Probe, SeccompProfile, SecretKeySelector, SecretVolumeSource, SecurityContext, Service,
-    ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
+    HTTPGetAction, KeyToPath, LocalObjectReference, ObjectFieldSelector, PodSecurityContext,
+    PodSpec, PodTemplateSpec, Probe, SeccompProfile, SecretKeySelector, SecretVolumeSource,
+    SecurityContext, Service, ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::api::rbac::v1::{PolicyRule, Role, RoleBinding, RoleRef, Subject};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
@@ -18,7 +18,9 @@ use kube::api::ObjectMeta;
 use kube::{Resource, ResourceExt};
 use pms_crds::contract::{
     self, Component, CHECKPOINT_S3_SECRET_KEYS, CONFIG_KEY, ENV_ADMIN_ADDR, ENV_CONFIG,
-    ENV_LOG_JSON, ENV_NAMESPACE, ENV_SLOT, ENV_SYNC_NAME, MYSQL_SECRET_KEYS, MYSQL_TLS_CA_DIR,
+    ENV_HADOOP_CONF_DIR, ENV_KRB5CCNAME, ENV_KRB5_CLIENT_KTNAME, ENV_KRB5_CONFIG, ENV_LOG_JSON,
+    ENV_NAMESPACE, ENV_SLOT, ENV_SYNC_NAME, HADOOP_CONF_MOUNT, KERBEROS_KEYTAB_DIR,
+    KERBEROS_KEYTAB_FILE, KRB5_CONF_DIR, KRB5_CONF_FILE, MYSQL_SECRET_KEYS, MYSQL_TLS_CA_DIR,
     MYSQL_TLS_CA_FILE, MYSQL_TLS_CLIENT_DIR, S3_SECRET_KEYS, TLS_SECRET_KEYS,
 };
 use pms_crds::{CheckpointStorage, PaimonMysqlSync, SyncState};
@@ -260,7 +262,7 @@ pub fn worker_config(pms: &PaimonMysqlSync) -> Result<ConfigMap> {
     spec.rebuild.policy = Default::default();
     spec.restart_nonce = None;
     spec.rollback = None;
-    // The workers read TLS files: the Secrets are mounted there (see `tls_volumes`).
+    // The workers read TLS files: the Secrets are mounted there (see `own_volumes`).
     let tls = &mut spec.sink.tls;
     if tls.ca_secret_ref.take().is_some() {
         tls.ca_file = Some(format!("{MYSQL_TLS_CA_DIR}/{MYSQL_TLS_CA_FILE}"));
@@ -468,6 +470,20 @@ fn worker_env(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Vec<EnvV
             }
         }
     }
+    // Where `own_volumes` mounts `source.hadoopConf` and `source.kerberos`, for the HDFS
+    // client and the Kerberos library, which read these variables themselves.
+    if spec.source.hadoop_conf.is_some() {
+        env_vars.push(env(ENV_HADOOP_CONF_DIR, HADOOP_CONF_MOUNT));
+    }
+    if spec.source.kerberos.is_some() {
+        let keytab = format!("{KERBEROS_KEYTAB_DIR}/{KERBEROS_KEYTAB_FILE}");
+        env_vars.push(env(ENV_KRB5_CLIENT_KTNAME, keytab));
+        env_vars.push(env(
+            ENV_KRB5_CONFIG,
+            format!("{KRB5_CONF_DIR}/{KRB5_CONF_FILE}"),
+        ));
+        env_vars.push(env(ENV_KRB5CCNAME, "MEMORY:pms-worker"));
+    }
     if let Some(after) = spec.worker_pod.as_ref().and_then(|p| p.stall_after) {
         let secs = after.0.as_secs().max(1);
         env_vars.push(env(
@@ -540,14 +556,14 @@ fn worker_container(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> Co
 fn pod_spec(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> PodSpec {
     let sync = pms.name_any();
     let mut pod = PodSpec {
-        service_account_name: Some(contract::worker_identity_name(&sync)),
+        service_account_name: Some(worker_service_account(pms)),
         automount_service_account_token: Some(true),
         // Time to flush and checkpoint on SIGTERM.
         termination_grace_period_seconds: Some(60),
+        // No fixed user: the image's (65532) runs, or the one a platform assigns (OpenShift's
+        // restricted profile picks one per namespace and refuses a pod that names another).
         security_context: Some(PodSecurityContext {
             run_as_non_root: Some(true),
-            run_as_user: Some(65532),
-            run_as_group: Some(65532),
             seccomp_profile: Some(SeccompProfile {
                 type_: "RuntimeDefault".into(),
                 ..Default::default()
@@ -564,37 +580,54 @@ fn pod_spec(pms: &PaimonMysqlSync, slot: u32, settings: &Settings) -> PodSpec {
                 }),
                 ..Default::default()
             })
-            .chain(tls_volumes(pms).into_iter().map(|(v, _dir)| v))
+            .chain(own_volumes(pms).into_iter().map(|(v, _dir)| v))
             .collect(),
         ),
         ..Default::default()
     };
+    // The operator's default pull secrets (a private registry's), unless the sync names its own.
+    if !settings.worker_image_pull_secrets.is_empty() {
+        pod.image_pull_secrets = Some(
+            settings
+                .worker_image_pull_secrets
+                .iter()
+                .map(|name| LocalObjectReference { name: name.clone() })
+                .collect(),
+        );
+    }
     worker_pod::overlay(pms, &mut pod);
     pod
 }
 
-/// The volumes the operator mounts into every worker container (config, `sink.tls` Secrets),
-/// each with where.
+/// The volumes the operator mounts into every worker container (config, `sink.tls` Secrets,
+/// the Hadoop configuration, the Kerberos keytab and `krb5.conf`), each with where.
 fn own_mounts(pms: &PaimonMysqlSync) -> Vec<(String, &'static str)> {
     std::iter::once(("config".to_string(), CONFIG_DIR))
-        .chain(tls_volumes(pms).into_iter().map(|(v, dir)| (v.name, dir)))
+        .chain(own_volumes(pms).into_iter().map(|(v, dir)| (v.name, dir)))
         .collect()
 }
 
-/// What in `spec.workerPod` would redefine the operator's own volumes, mount paths, labels or
-/// annotations (refused by validation: silently dropping either side would diverge).
+/// What in `spec.workerPod` would redefine the operator's own volumes, mount paths, environment
+/// variables, labels or annotations (refused by validation: silently dropping either side would diverge).
 pub fn worker_pod_clashes(pms: &PaimonMysqlSync) -> Vec<String> {
     let labels = contract::labels(&pms.name_any(), Component::Worker, Some(0));
+    // The names only: no setting changes which variables the operator sets.
+    let env: Vec<String> = worker_env(pms, 0, &Settings::default())
+        .into_iter()
+        .map(|e| e.name)
+        .collect();
     worker_pod::clashes(
         pms,
         &own_mounts(pms),
+        &env,
         &labels,
         &[CONFIG_HASH_ANNOTATION, RESTART_NONCE_ANNOTATION],
     )
 }
 
-/// The Secrets of `sink.tls` as volumes, each with where it is mounted.
-fn tls_volumes(pms: &PaimonMysqlSync) -> Vec<(Volume, &'static str)> {
+/// The Secrets of `sink.tls`, the ConfigMap of `source.hadoopConf` and the keytab Secret and
+/// `krb5.conf` ConfigMap of `source.kerberos` as volumes, each with where it is mounted.
+fn own_volumes(pms: &PaimonMysqlSync) -> Vec<(Volume, &'static str)> {
     let tls = &pms.spec.sink.tls;
     let secret = |name: &str, items: Vec<(String, String)>| SecretVolumeSource {
         secret_name: Some(name.into()),
@@ -635,6 +668,50 @@ fn tls_volumes(pms: &PaimonMysqlSync) -> Vec<(Volume, &'static str)> {
             MYSQL_TLS_CLIENT_DIR,
         ));
     }
+    let config_map = |name: &str, items: Option<Vec<KeyToPath>>| ConfigMapVolumeSource {
+        name: name.into(),
+        items,
+        ..Default::default()
+    };
+    let source = &pms.spec.source;
+    if let Some(conf) = &source.hadoop_conf {
+        volumes.push((
+            Volume {
+                name: "hadoop-conf".into(),
+                config_map: Some(config_map(&conf.name, None)),
+                ..Default::default()
+            },
+            HADOOP_CONF_MOUNT,
+        ));
+    }
+    let kerberos = source.kerberos.as_ref();
+    if let Some(keytab) = kerberos.and_then(|k| k.keytab_secret_ref.as_ref()) {
+        let key = keytab.key.as_deref().unwrap_or(KERBEROS_KEYTAB_FILE);
+        let items = vec![(key.to_string(), KERBEROS_KEYTAB_FILE.to_string())];
+        volumes.push((
+            Volume {
+                name: "kerberos-keytab".into(),
+                secret: Some(secret(&keytab.name, items)),
+                ..Default::default()
+            },
+            KERBEROS_KEYTAB_DIR,
+        ));
+    }
+    if let Some(conf) = kerberos.and_then(|k| k.krb5_conf_config_map_ref.as_ref()) {
+        let item = KeyToPath {
+            key: conf.key.clone().unwrap_or_else(|| KRB5_CONF_FILE.into()),
+            path: KRB5_CONF_FILE.into(),
+            mode: None,
+        };
+        volumes.push((
+            Volume {
+                name: "krb5-conf".into(),
+                config_map: Some(config_map(&conf.name, Some(vec![item]))),
+                ..Default::default()
+            },
+            KRB5_CONF_DIR,
+        ));
+    }
     volumes
 }
 
@@ -660,15 +737,38 @@ pub fn metrics_service(pms: &PaimonMysqlSync, settings: &Settings) -> Service {
 }
 
 pub fn service_account(pms: &PaimonMysqlSync) -> ServiceAccount {
+    let mut metadata = meta(
+        pms,
+        contract::worker_identity_name(&pms.name_any()),
+        Component::Rbac,
+        None,
+    );
+    let annotations = pms
+        .spec
+        .worker_pod
+        .as_ref()
+        .map(|p| &p.service_account_annotations);
+    if let Some(a) = annotations.filter(|a| !a.is_empty()) {
+        metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new)
+            .extend(a.clone());
+    }
     ServiceAccount {
-        metadata: meta(
-            pms,
-            contract::worker_identity_name(&pms.name_any()),
-            Component::Rbac,
-            None,
-        ),
+        metadata,
         ..Default::default()
     }
+}
+
+/// The ServiceAccount the workers run as: `spec.workerPod.serviceAccountName`, else the one
+/// [`service_account`] makes.
+fn worker_service_account(pms: &PaimonMysqlSync) -> String {
+    let named = pms
+        .spec
+        .worker_pod
+        .as_ref()
+        .and_then(|p| p.service_account_name.clone());
+    named.unwrap_or_else(|| contract::worker_identity_name(&pms.name_any()))
 }
 
 /// Least privilege: the workers read their config and read/write their own checkpoint and
@@ -724,7 +824,7 @@ pub fn role_binding(pms: &PaimonMysqlSync) -> RoleBinding {
         },
         subjects: Some(vec![Subject {
             kind: "ServiceAccount".into(),
-            name,
+            name: worker_service_account(pms),
             namespace: pms.namespace(),
             ..Default::default()
         }]),

@@ -44,6 +44,8 @@ pub struct Dereferenced {
     /// `sink.tls.caSecretRef` and `sink.tls.clientCertSecretRef`, when set.
     pub tls_ca_secret: Option<SecretKeys>,
     pub tls_client_secret: Option<SecretKeys>,
+    /// `source.kerberos.keytabSecretRef`, when set.
+    pub keytab_secret: Option<SecretKeys>,
     /// Where the checkpoints and savepoint data live.
     pub store: CheckpointStore,
     /// The workers' checkpoints of this sync (any parallelism), by ConfigMap name (on S3: the
@@ -85,6 +87,11 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
         Some(r) => Some(secret_keys(&secrets, ns, &r.name).await?),
         None => None,
     };
+    let keytab_ref = pms.spec.source.kerberos.as_ref();
+    let keytab_secret = match keytab_ref.and_then(|k| k.keytab_secret_ref.as_ref()) {
+        Some(r) => Some(secret_keys(&secrets, ns, &r.name).await?),
+        None => None,
+    };
     // Read once: its key names for validation, its values for the S3 client.
     let (checkpoint_s3_secret, checkpoint_secret) = match checkpoint_secret_name(pms) {
         Some(name) => {
@@ -119,6 +126,7 @@ pub async fn dereference(client: &Client, ns: &str, pms: &PaimonMysqlSync) -> Re
         checkpoint_s3_secret,
         tls_ca_secret,
         tls_client_secret,
+        keytab_secret,
         store,
         checkpoints,
         slot_config_maps: slots,

@@ -64,20 +64,23 @@ impl CheckpointStore {
         let (Some(CheckpointStorage::S3), Some(s3)) = (checkpoint.storage, &checkpoint.s3) else {
             return Ok(Some(CheckpointStore::ConfigMaps));
         };
-        let (access_key_id, secret_access_key) = match &s3.credentials_secret_ref {
+        let (access_key_id, secret_access_key, session_token) = match &s3.credentials_secret_ref {
             Some(_) => {
                 let value = |key: &str| {
                     let data = secret?.data.as_ref()?;
                     String::from_utf8(data.get(key)?.0.clone()).ok()
                 };
                 match (value("accessKeyId"), value("secretAccessKey")) {
-                    (Some(id), Some(key)) => (Some(id), Some(key)),
+                    (Some(id), Some(key)) => (Some(id), Some(key), None),
                     _ => return Ok(None),
                 }
             }
+            // The operator's own: keys, or the AWS credential chain (its ServiceAccount's cloud
+            // identity) when there are none.
             None => (
                 std::env::var(contract::ENV_AWS_ACCESS_KEY_ID).ok(),
                 std::env::var(contract::ENV_AWS_SECRET_ACCESS_KEY).ok(),
+                std::env::var(contract::ENV_AWS_SESSION_TOKEN).ok(),
             ),
         };
         let target = S3Target {
@@ -88,6 +91,7 @@ impl CheckpointStore {
             path_style: s3.path_style,
             access_key_id,
             secret_access_key,
+            session_token,
         };
         let location = format!("s3://{}/{}", target.bucket, target.prefix);
         let prefix = S3Prefix::open(&target).map_err(|e| failed("opening", location, e))?;

@@ -3,7 +3,8 @@
 
 use kube::ResourceExt;
 use pms_crds::contract::{
-    CHECKPOINT_S3_SECRET_KEYS, MYSQL_SECRET_KEYS, S3_SECRET_KEYS, TLS_SECRET_KEYS,
+    CHECKPOINT_S3_SECRET_KEYS, KERBEROS_KEYTAB_FILE, MYSQL_SECRET_KEYS, S3_SECRET_KEYS,
+    TLS_SECRET_KEYS,
 };
 use pms_crds::CheckpointStorage;
 use pms_crds::PaimonMysqlSync;
@@ -24,7 +25,13 @@ pub fn validate<'a>(
     let mut problems = Vec::new();
     let key_names = |keys: &[(&str, &str)]| keys.iter().map(|(k, _env)| k.to_string()).collect();
     let tls = &pms.spec.sink.tls;
-    let secrets: [(&str, &Option<SecretKeys>, Vec<String>); 5] = [
+    let keytab = pms
+        .spec
+        .source
+        .kerberos
+        .as_ref()
+        .and_then(|k| k.keytab_secret_ref.as_ref());
+    let secrets: [(&str, &Option<SecretKeys>, Vec<String>); 6] = [
         (
             "sink.credentialsSecretRef",
             &found.mysql_secret,
@@ -49,6 +56,14 @@ pub fn validate<'a>(
             "sink.tls.clientCertSecretRef",
             &found.tls_client_secret,
             TLS_SECRET_KEYS.map(String::from).to_vec(),
+        ),
+        (
+            "source.kerberos.keytabSecretRef",
+            &found.keytab_secret,
+            keytab
+                .map(|r| r.key.clone().unwrap_or_else(|| KERBEROS_KEYTAB_FILE.into()))
+                .into_iter()
+                .collect(),
         ),
     ];
     for (field, secret, keys) in secrets {
@@ -79,6 +94,24 @@ pub fn spec_problems(pms: &PaimonMysqlSync) -> Vec<String> {
              nothing) in the URL"
                 .to_string(),
         );
+    }
+    if let Some(kerberos) = &pms.spec.source.kerberos {
+        for (missing, field) in [
+            (
+                kerberos.keytab_secret_ref.is_none(),
+                "keytabSecretRef (the Secret holding its keytab)",
+            ),
+            (
+                kerberos.krb5_conf_config_map_ref.is_none(),
+                "krb5ConfConfigMapRef (the ConfigMap holding krb5.conf)",
+            ),
+        ] {
+            if missing {
+                problems.push(format!(
+                    "source.kerberos: a worker pod logs in to Kerberos only with {field}; set it"
+                ));
+            }
+        }
     }
     if pms.spec.checkpoint.storage == Some(CheckpointStorage::File) {
         problems.push(
@@ -155,6 +188,38 @@ mod tests {
             name: name.into(),
             keys: keys.map(|k| k.iter().map(|k| k.to_string()).collect::<BTreeSet<_>>()),
         })
+    }
+
+    #[test]
+    fn kerberos_under_the_operator_needs_its_keytab_secret_with_the_key_and_its_krb5_conf() {
+        let mut pms = sample();
+        pms.spec.source =
+            serde_yaml::from_str("{warehouse: 'hdfs://ns/wh', database: d, table: t, kerberos: {principal: pms@EXAMPLE.COM}}")
+                .unwrap();
+        let found = Dereferenced {
+            mysql_secret: keys("writer", Some(&["username", "password"])),
+            ..Default::default()
+        };
+        let err = validate(&pms, "data", &found).unwrap_err().to_string();
+        assert!(
+            err.contains(
+                "source.kerberos: a worker pod logs in to Kerberos only with keytabSecretRef"
+            ),
+            "{err}"
+        );
+        assert!(err.contains("krb5ConfConfigMapRef"), "{err}");
+        pms.spec.source.kerberos = serde_yaml::from_str(
+            "{principal: pms@EXAMPLE.COM, keytabSecretRef: {name: kt}, krb5ConfConfigMapRef: {name: krb5}}",
+        )
+        .unwrap();
+        let found = Dereferenced {
+            keytab_secret: keys("kt", Some(&["pms.keytab"])),
+            ..found
+        };
+        assert_eq!(
+            validate(&pms, "data", &found).unwrap_err().to_string(),
+            "source.kerberos.keytabSecretRef: Secret kt has no key keytab"
+        );
     }
 
     #[test]

@@ -133,3 +133,26 @@ pub async fn table_exists(db: &TestDb, table: &str) -> bool {
     .await
     .is_empty()
 }
+
+/// Waits until the checkpoint says every change through `snapshot` is applied.
+pub async fn wait_for_checkpoint_at(cfg: &SyncConfig, snapshot: i64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let cp: Option<Json> = std::fs::read(cfg.checkpoint_path(0, 1))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        if cp.as_ref().is_some_and(|c| {
+            c["phase"] == "incremental"
+                && c["snapshotId"] == snapshot
+                && c.get("position").is_none()
+        }) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no checkpoint at snapshot {snapshot}: {cp:?}\n{}",
+            cfg.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use pms_crds::contract::{
     consumer_id, external_name, legacy_external_name, sanitize, Slot, ENV_AWS_ACCESS_KEY_ID,
-    ENV_AWS_SECRET_ACCESS_KEY, ENV_CHECKPOINT_S3_ACCESS_KEY_ID,
+    ENV_AWS_SECRET_ACCESS_KEY, ENV_AWS_SESSION_TOKEN, ENV_CHECKPOINT_S3_ACCESS_KEY_ID,
     ENV_CHECKPOINT_S3_SECRET_ACCESS_KEY, ENV_MYSQL_PASSWORD, ENV_MYSQL_USER, ENV_NAMESPACE,
     ENV_SYNC_NAME,
 };
@@ -306,6 +306,11 @@ impl WorkerConfig {
                     access_key_id: env(ENV_CHECKPOINT_S3_ACCESS_KEY_ID).or_else(|| env(ENV_AWS_ACCESS_KEY_ID)),
                     secret_access_key: env(ENV_CHECKPOINT_S3_SECRET_ACCESS_KEY)
                         .or_else(|| env(ENV_AWS_SECRET_ACCESS_KEY)),
+                    // A session token goes with the AWS_* keys it was issued with.
+                    session_token: match env(ENV_CHECKPOINT_S3_ACCESS_KEY_ID) {
+                        Some(_) => None,
+                        None => env(ENV_AWS_SESSION_TOKEN),
+                    },
                 })
             }
             Some(other) => {

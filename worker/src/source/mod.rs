@@ -5,6 +5,7 @@ mod column;
 mod consumer;
 mod evolve;
 mod hdfs;
+mod kerberos;
 mod options;
 mod overwrite;
 mod plan;
@@ -23,6 +24,7 @@ use tracing::debug;
 
 use pms_crds::contract::{
     ReadPoint, Slot, SnapshotIdentity, ENV_AWS_ACCESS_KEY_ID, ENV_AWS_SECRET_ACCESS_KEY,
+    ENV_AWS_SESSION_TOKEN,
 };
 
 use crate::error::{Result, WorkerError};
@@ -779,12 +781,22 @@ async fn catalog(
     name: &str,
 ) -> Result<std::sync::Arc<dyn paimon::catalog::Catalog>> {
     let mut options = Options::new();
-    let warehouse =
+    let (warehouse, name_nodes) =
         hdfs::warehouse_uri(&spec.warehouse).map_err(|message| WorkerError::Source {
             table: name.to_string(),
             message,
         })?;
+    if let Some(k) = &spec.kerberos {
+        kerberos::check(k, &warehouse).map_err(|message| WorkerError::Source {
+            table: name.to_string(),
+            message,
+        })?;
+    }
     options.set(CatalogOptions::WAREHOUSE, warehouse);
+    if let Some(name_nodes) = name_nodes {
+        // The HDFS client's own form of an HA nameservice (it fails over between them).
+        options.set("hdfs.name-node", name_nodes);
+    }
     if let Some(s3) = &spec.s3 {
         for (k, v) in s3_options(s3) {
             options.set(k, v);
@@ -835,7 +847,9 @@ pub async fn list_tables(spec: &SourceSpec) -> Result<Vec<String>> {
 }
 
 /// The catalog options for an S3 warehouse; keys come from env (`AWS_ACCESS_KEY_ID`,
-/// `AWS_SECRET_ACCESS_KEY`), which the operator fills from the referenced Secret.
+/// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`), which the operator fills from the referenced
+/// Secret. Without keys the S3 client takes the AWS credential chain itself (a web identity
+/// token file with `AWS_ROLE_ARN`, container credentials, `AWS_PROFILE`, IMDS).
 fn s3_options(s3: &pms_crds::S3Spec) -> Vec<(String, String)> {
     let mut out = Vec::new();
     if let Some(e) = &s3.endpoint {
@@ -852,6 +866,10 @@ fn s3_options(s3: &pms_crds::S3Spec) -> Vec<(String, String)> {
     }
     if let Ok(k) = std::env::var(ENV_AWS_SECRET_ACCESS_KEY) {
         out.push(("s3.secret-key".to_string(), k));
+        // Temporary keys carry a session token.
+        if let Ok(t) = std::env::var(ENV_AWS_SESSION_TOKEN) {
+            out.push(("s3.session.token".to_string(), t));
+        }
     }
     out
 }

@@ -456,3 +456,145 @@ fn the_missing_checkpoint_configmaps_of_the_current_slots_are_made_unowned() {
     on_s3.spec.checkpoint.storage = Some(CheckpointStorage::S3);
     assert_eq!(missing_slot_config_maps(&on_s3, &BTreeSet::new()).len(), 3);
 }
+
+#[test]
+fn hadoop_conf_and_kerberos_are_mounted_where_the_worker_env_names_them() {
+    let mut pms = sample(1, "running");
+    pms.spec.source = serde_yaml::from_str(
+        "{warehouse: 'hdfs://warehouse-ns/wh', database: shop, table: orders, hadoopConf: {name: hadoop-site},\n\
+          kerberos: {principal: pms@CORP.EXAMPLE, keytabSecretRef: {name: pms-keytab, key: pms.keytab},\n\
+                     krb5ConfConfigMapRef: {name: krb5}}}",
+    )
+    .unwrap();
+    let d = deployment(&pms, 0, "abc", false, &Settings::default());
+    let env = env_of(&d);
+    let value = |k: &str| env[k].value.clone().unwrap();
+    assert_eq!(value("HADOOP_CONF_DIR"), "/etc/pms-hadoop/conf");
+    assert_eq!(
+        value("KRB5_CLIENT_KTNAME"),
+        "/etc/pms-kerberos/keytab/keytab"
+    );
+    assert_eq!(value("KRB5_CONFIG"), "/etc/pms-kerberos/conf/krb5.conf");
+    assert!(
+        value("KRB5CCNAME").starts_with("MEMORY:"),
+        "the root file system is read-only"
+    );
+    let pod = d.spec.as_ref().unwrap().template.spec.as_ref().unwrap();
+    let volume = |name: &str| {
+        pod.volumes
+            .iter()
+            .flatten()
+            .find(|v| v.name == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        volume("hadoop-conf").config_map.unwrap().name,
+        "hadoop-site"
+    );
+    let keytab = volume("kerberos-keytab").secret.unwrap();
+    assert_eq!(keytab.secret_name.as_deref(), Some("pms-keytab"));
+    let item = &keytab.items.unwrap()[0];
+    assert_eq!(
+        (item.key.as_str(), item.path.as_str()),
+        ("pms.keytab", "keytab")
+    );
+    let krb5 = volume("krb5-conf").config_map.unwrap();
+    assert_eq!(krb5.name, "krb5");
+    assert_eq!(krb5.items.unwrap()[0].key, "krb5.conf", "the default key");
+    let mounts: BTreeMap<_, _> = worker_container(&d)
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|m| (m.name.as_str(), m.mount_path.as_str()))
+        .collect();
+    assert_eq!(mounts["hadoop-conf"], "/etc/pms-hadoop/conf");
+    assert_eq!(mounts["kerberos-keytab"], "/etc/pms-kerberos/keytab");
+    assert_eq!(mounts["krb5-conf"], "/etc/pms-kerberos/conf");
+}
+
+#[test]
+fn worker_pod_env_spread_and_service_account_reach_the_pods_and_the_role_binding() {
+    let mut pms = sample(1, "running");
+    pms.spec.worker_pod = Some(
+        serde_yaml::from_str(
+            "{env: [{name: RUST_LOG, value: debug}], envFrom: [{configMapRef: {name: proxies}}],\n\
+              topologySpreadConstraints: [{maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}],\n\
+              serviceAccountAnnotations: {eks.amazonaws.com/role-arn: 'arn:aws:iam::1:role/pms'}}",
+        )
+        .unwrap(),
+    );
+    let d = deployment(&pms, 0, "abc", false, &Settings::default());
+    assert_eq!(env_of(&d)["RUST_LOG"].value.as_deref(), Some("debug"));
+    let c = worker_container(&d);
+    assert_eq!(
+        c.env_from.as_ref().unwrap()[0]
+            .config_map_ref
+            .as_ref()
+            .unwrap()
+            .name,
+        "proxies"
+    );
+    let pod = d.spec.as_ref().unwrap().template.spec.as_ref().unwrap();
+    assert_eq!(
+        pod.topology_spread_constraints.as_ref().unwrap()[0].max_skew,
+        1
+    );
+    assert_eq!(pod.service_account_name.as_deref(), Some("orders-worker"));
+    assert!(
+        pod.security_context.as_ref().unwrap().run_as_user.is_none(),
+        "no fixed user: OpenShift's restricted profile assigns one"
+    );
+    let sa = service_account(&pms);
+    assert_eq!(
+        sa.metadata.annotations.unwrap()["eks.amazonaws.com/role-arn"],
+        "arn:aws:iam::1:role/pms"
+    );
+    // A ServiceAccount of the user's: the pods run as it, and the Role is bound to it.
+    pms.spec.worker_pod.as_mut().unwrap().service_account_name = Some("irsa-pms".into());
+    let d = deployment(&pms, 0, "abc", false, &Settings::default());
+    let pod = d.spec.as_ref().unwrap().template.spec.as_ref().unwrap();
+    assert_eq!(pod.service_account_name.as_deref(), Some("irsa-pms"));
+    let binding = role_binding(&pms);
+    assert_eq!(binding.subjects.unwrap()[0].name, "irsa-pms");
+    assert_eq!(binding.role_ref.name, "orders-worker");
+}
+
+#[test]
+fn worker_pod_env_may_not_redefine_the_operators_variables() {
+    let mut pms = sample(1, "running");
+    pms.spec.worker_pod = Some(
+        serde_yaml::from_str(
+            "{env: [{name: PMS_SLOT, value: '7'}, {name: RUST_LOG, value: debug}]}",
+        )
+        .unwrap(),
+    );
+    assert_eq!(
+        worker_pod_clashes(&pms),
+        vec![
+            "workerPod.env: PMS_SLOT is set by the operator (from the sync's spec); set it there"
+                .to_string()
+        ]
+    );
+}
+
+#[test]
+fn the_operators_default_pull_secrets_apply_unless_the_sync_names_its_own() {
+    let mut pms = sample(1, "running");
+    let settings = Settings {
+        worker_image_pull_secrets: vec!["regcred".into()],
+        ..Settings::default()
+    };
+    let pull = |pms: &PaimonMysqlSync| -> Vec<String> {
+        let d = deployment(pms, 0, "abc", false, &settings);
+        let pod = d.spec.unwrap().template.spec.unwrap();
+        pod.image_pull_secrets
+            .unwrap()
+            .into_iter()
+            .map(|r| r.name)
+            .collect()
+    };
+    assert_eq!(pull(&pms), ["regcred"]);
+    pms.spec.worker_pod = Some(serde_yaml::from_str("{imagePullSecrets: [{name: own}]}").unwrap());
+    assert_eq!(pull(&pms), ["own"]);
+}

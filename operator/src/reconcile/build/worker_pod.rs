@@ -1,6 +1,6 @@
 //! `spec.workerPod` laid over the pods [`super`] builds (slots and Jobs alike). What would
-//! redefine the operator's own volumes, mount paths, labels or annotations is refused by
-//! validation ([`clashes`]); the container's image, command, probes, ServiceAccount and security
+//! redefine the operator's own volumes, mount paths, environment variables, labels or annotations
+//! is refused by validation ([`clashes`]); the container's image, command, probes and security
 //! context are never touched.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -10,10 +10,11 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use pms_crds::{PaimonMysqlSync, WorkerPodSpec};
 
 /// The problems of `spec.workerPod` against what the operator sets itself: `own` volumes (name,
-/// mount path), `labels`, `annotations` (keys). Each is refused rather than dropped.
+/// mount path), `env` (names), `labels`, `annotations` (keys). Each is refused rather than dropped.
 pub fn clashes(
     pms: &PaimonMysqlSync,
     own: &[(String, &str)],
+    env: &[String],
     labels: &BTreeMap<String, String>,
     annotations: &[&str],
 ) -> Vec<String> {
@@ -41,6 +42,12 @@ pub fn clashes(
         problems.push(format!(
             "workerPod.volumeMounts: {} is where the operator mounts its own; mount elsewhere",
             m.mount_path
+        ));
+    }
+    for e in user.env.iter().filter(|e| env.contains(&e.name)) {
+        problems.push(format!(
+            "workerPod.env: {} is set by the operator (from the sync's spec); set it there",
+            e.name
         ));
     }
     for k in user.labels.keys().filter(|k| labels.contains_key(*k)) {
@@ -78,6 +85,9 @@ pub fn overlay(pms: &PaimonMysqlSync, pod: &mut PodSpec) {
         resources,
         volumes,
         volume_mounts,
+        env,
+        env_from,
+        topology_spread_constraints,
         node_selector,
         tolerations,
         affinity,
@@ -91,6 +101,13 @@ pub fn overlay(pms: &PaimonMysqlSync, pod: &mut PodSpec) {
     for c in &mut pod.containers {
         let mounts = c.volume_mounts.get_or_insert_with(Vec::new);
         mounts.extend(volume_mounts.iter().cloned());
+        // After the operator's own (validation refused the same names).
+        c.env
+            .get_or_insert_with(Vec::new)
+            .extend(env.iter().cloned());
+        if !env_from.is_empty() {
+            c.env_from = Some(env_from.clone());
+        }
         let default = || default_resources(pms.spec.sink.max_buffer_bytes);
         c.resources = Some(resources.clone().unwrap_or_else(default));
     }
@@ -101,6 +118,9 @@ pub fn overlay(pms: &PaimonMysqlSync, pod: &mut PodSpec) {
         pod.tolerations = Some(tolerations);
     }
     pod.affinity = affinity;
+    if !topology_spread_constraints.is_empty() {
+        pod.topology_spread_constraints = Some(topology_spread_constraints);
+    }
     pod.priority_class_name = priority_class_name;
     if !image_pull_secrets.is_empty() {
         pod.image_pull_secrets = Some(image_pull_secrets);
