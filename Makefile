@@ -5,7 +5,7 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 # debug build is only slightly slower without them.
 export CARGO_INCREMENTAL ?= 0
 
-.PHONY: demo test test-deps hdfs-jar docs mdbook krew bench bench-scale bench-cut footprint api-load soak unit fixtures k8s-tools s3-server images prometheus-tools mysql8-server manifests build release bench-bin crds check clean
+.PHONY: demo test test-deps hdfs-jar flink-peer docs mdbook krew bench bench-scale bench-cut footprint api-load soak unit fixtures k8s-tools s3-server images prometheus-tools mysql8-server manifests build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker). Builds
 ## only pms-worker, unoptimised (the demo profile: minutes from a fresh clone, where the release build
@@ -31,7 +31,7 @@ test:
 	  scripts/with-k8s-cluster.sh scripts/with-mariadb.sh scripts/with-kube-apiserver.sh scripts/with-s3.sh scripts/with-hdfs.sh \
 	  scripts/with-paimon-java.sh scripts/test-all.sh $(TEST_FEATURES)
 
-test-deps: build fixtures hdfs-jar k8s-tools s3-server images prometheus-tools mysql8-server mdbook
+test-deps: build fixtures hdfs-jar flink-peer k8s-tools s3-server images prometheus-tools mysql8-server mdbook
 
 ## Memory and MySQL connections of 50 small tables: one process for all, or one per table; and of
 ## 50, 200 and 1,000 tables with placement pooled, and one huge table among 50 small pooled ones.
@@ -98,6 +98,11 @@ fixtures:
 ## The MiniDFSCluster jar the HDFS tests run (Maven; after the fixtures, which share ~/.m2).
 hdfs-jar: fixtures
 	@$(TIMED) hdfs-jar scripts/with-hdfs.sh --build-only
+
+## The Flink job users run today (bench/flink), which the take-over test stops and replaces
+## (after the fixtures: the Maven runs share ~/.m2).
+flink-peer: hdfs-jar
+	@$(TIMED) flink-peer scripts/flink-peer.sh build
 
 ## kube-apiserver, etcd, helm and the node's kubelet, controller-manager and scheduler, built from
 ## the Go module proxy, cached in ~/.cache/pms/k8s.

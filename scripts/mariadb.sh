@@ -28,7 +28,7 @@ user_opt=()
 # Starts the server on $dir's data and port, waits until it answers.
 run_server() {
   local port=$1
-  "$server" --no-defaults "${user_opt[@]}" --datadir="$dir/data" --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" \
+  "$server" --no-defaults "${user_opt[@]}" --datadir="$dir/data" --tmpdir="$dir/tmp" --socket="$dir/mysqld.sock" --pid-file="$dir/mysqld.pid" \
     --port="$port" --bind-address="${PMS_MARIADB_BIND:-127.0.0.1}" --skip-name-resolve --log-error="$dir/error.log" \
     --innodb-buffer-pool-size=256M --innodb-flush-log-at-trx-commit=2 --max-connections=500 \
     --max-allowed-packet=64M --character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci \
@@ -51,7 +51,10 @@ start)
   install_db=$(find_bin mariadb-install-db mysql_install_db) || { echo "mariadb.sh: mariadb-install-db missing (apt-get install -y mariadb-server)" >&2; exit 1; }
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
-  "$install_db" --no-defaults "${user_opt[@]}" --datadir="$dir/data" --auth-root-authentication-method=normal \
+  # A tmpdir of its own: servers installed at once in a shared /tmp lost each other's temporary
+  # tables ("Could not remove temporary table … Unknown table 'mysql.tmp_proxies_priv'").
+  mkdir -p "$dir/tmp"
+  "$install_db" --no-defaults "${user_opt[@]}" --datadir="$dir/data" --tmpdir="$dir/tmp" --auth-root-authentication-method=normal \
     --skip-test-db >"$dir/install.log" 2>&1 || { cat "$dir/install.log" >&2; exit 1; }
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
   echo "$port" >"$dir/port"

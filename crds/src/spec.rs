@@ -234,6 +234,33 @@ fn default_parallelism() -> u32 {
     1
 }
 
+/// `source.startFrom`: a slot without a checkpoint starts where another reader of the table
+/// stopped.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
+pub struct StartFrom {
+    /// The Flink job's `consumer-id`: its Paimon consumer file `consumer/consumer-<id>` in the
+    /// table's directory says which snapshot the job would have read next.
+    #[schemars(length(min = 1, max = 200), regex(pattern = r"^[^/]+$"))]
+    pub flink_consumer: String,
+    /// Keep the Flink consumer after the take-over's first checkpoint (until then it keeps the
+    /// snapshots from its own on from expiring). By default it is removed then: a consumer
+    /// nobody moves pins every later snapshot until `consumer.expiration-time`.
+    #[serde(default)]
+    pub keep_flink_consumer: bool,
+    /// How long the consumer must not have been rewritten for the job to count as stopped:
+    /// longer than the Flink job's checkpoint interval (a running job rewrites it at each
+    /// checkpoint). A consumer written longer ago is taken at once.
+    #[serde(default = "default_stopped_for")]
+    #[schemars(extend("default" = "1m"))]
+    pub stopped_for: HumanDuration,
+}
+
+fn default_stopped_for() -> HumanDuration {
+    HumanDuration::from_secs(60)
+}
+
 /// Where to read: one Paimon primary-key table.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -241,6 +268,7 @@ fn default_parallelism() -> u32 {
 #[schemars(extend("x-kubernetes-validations" = [
     {"rule": "!has(self.scanMode) || self.scanMode != 'from-snapshot' || has(self.startSnapshot)", "message": "scanMode from-snapshot needs startSnapshot"},
     {"rule": "!has(self.scanMode) || self.scanMode != 'from-timestamp' || has(self.startTimestamp)", "message": "scanMode from-timestamp needs startTimestamp (RFC 3339)"},
+    {"rule": "!has(self.startFrom) || !has(self.scanMode) || self.scanMode == 'latest-full'", "message": "startFrom takes the start from the Flink job's consumer: leave scanMode out"},
     {"rule": "self.warehouse == oldSelf.warehouse && self.database == oldSelf.database && self.table == oldSelf.table",
      "message": "a sync's Paimon table (warehouse, database, table) can't change: its checkpoints describe the old one. To sync another table, create a new PaimonMysqlSync (its first run reads the table in full and removes the rows the target holds that Paimon doesn't) and delete this one"}
 ]))]
@@ -274,6 +302,13 @@ pub struct SourceSpec {
         pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"
     ))]
     pub start_timestamp: Option<String>,
+    /// Take over from a Flink job that synced this table (a Paimon source with a `consumer-id`,
+    /// a JDBC sink into the same MySQL table): a slot without a checkpoint starts at the
+    /// snapshot the job's Paimon consumer names as its next, into the live table, with no full
+    /// read, once the consumer has stopped moving (the job stopped). Parallelism 1, and no
+    /// other `scanMode` than `latest-full` (the default). See the guide's "Migrate from Flink".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_from: Option<StartFrom>,
     /// Paimon consumer id: the worker writes `consumer/consumer-<id>` so that snapshots it
     /// still needs are not expired. Defaults to `pms-<namespace>_<name>` under the operator
     /// (`pms-<name>` run standalone; from a bare spec, `pms-<database>.<table>`; characters

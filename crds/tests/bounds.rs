@@ -129,6 +129,11 @@ fn sample_for(schema: &Value, path: &str, end: End) -> Option<String> {
             }
         } else if path.ends_with(".sink.url") {
             "mysql://user@[::1]:3306/db".into()
+        } else if path.ends_with(".startFrom.flinkConsumer") {
+            match end {
+                End::Max => "f".repeat(200),
+                End::Min => "f".into(),
+            }
         } else if path.ends_with(".source.startTimestamp") {
             "2024-02-29T23:59:59.999999999+14:00".into()
         } else {

@@ -144,6 +144,8 @@ struct Source {
     s3: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     kerberos: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    start_from: Option<serde_json::Value>,
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -233,6 +235,7 @@ impl SyncConfigBuilder {
                     schema_changes: None,
                     s3: None,
                     kerberos: None,
+                    start_from: None,
                 },
                 sink: Sink {
                     url: url.into(),
@@ -397,6 +400,13 @@ impl SyncConfigBuilder {
     /// `source.kerberos: {principal}` (the worker takes the keytab from `KRB5_CLIENT_KTNAME`).
     pub fn kerberos(mut self, principal: &str) -> Self {
         self.spec.source.kerberos = Some(serde_json::json!({ "principal": principal }));
+        self
+    }
+
+    /// `source.startFrom: {flinkConsumer, stoppedFor}`: take over from a Flink job.
+    pub fn start_from_flink(mut self, consumer: &str, stopped_for: &str) -> Self {
+        self.spec.source.start_from =
+            Some(serde_json::json!({ "flinkConsumer": consumer, "stoppedFor": stopped_for }));
         self
     }
 

@@ -55,7 +55,15 @@ pub fn full_copy(
     max_rows: u32,
 ) -> ProcessCost {
     let started = Instant::now();
-    let (child, log) = spawn(table, port, database, target, max_rows, &["--mode", "full"]);
+    let (child, log) = spawn(
+        table,
+        port,
+        database,
+        target,
+        max_rows,
+        &["--mode", "full"],
+        false,
+    );
     let (status, usage) = wait4(child.id() as i32);
     let elapsed = started.elapsed();
     let stderr = std::fs::read_to_string(&log).unwrap_or_default();
@@ -99,7 +107,7 @@ pub fn incremental(
         &discovery,
     ];
     let started = Instant::now();
-    let (child, log) = spawn(table, port, database, target, max_rows, &args);
+    let (child, log) = spawn(table, port, database, target, max_rows, &args, false);
     let pid = child.id() as i32;
     let failure = loop {
         if done() {
@@ -127,6 +135,79 @@ pub fn incremental(
     ProcessCost::of(elapsed, usage, stderr)
 }
 
+/// The production Flink job (`--mode job`: `scan.mode = latest-full` with a `consumer-id`,
+/// checkpoints every second) running into `target`, until stopped with a savepoint or dropped.
+pub struct FlinkJob {
+    child: Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+    log: PathBuf,
+}
+
+impl FlinkJob {
+    /// Builds the peer if needed (a build Maven can't resolve is a failure here: this test has
+    /// no other way to run) and starts the job; returns once Flink says it runs.
+    pub fn start(
+        table: &Table,
+        port: u16,
+        database: &str,
+        target: &str,
+        consumer_id: &str,
+    ) -> Self {
+        if let Err(reason) = build() {
+            panic!("the Flink job can't be built, so the take-over can't be tested: {reason}");
+        }
+        let mode = [
+            "--mode",
+            "job",
+            "--consumer-id",
+            consumer_id,
+            "--discovery-interval",
+            "200ms",
+        ];
+        let (mut child, log) = spawn(table, port, database, target, 100, &mode, true);
+        let stdin = child.stdin.take().expect("the job's stdin");
+        let stdout = child.stdout.take().expect("the job's stdout");
+        let mut job = Self {
+            child,
+            stdin,
+            stdout: std::io::BufRead::lines(std::io::BufReader::new(stdout)),
+            log,
+        };
+        job.expect_line("running ");
+        job
+    }
+
+    fn expect_line(&mut self, prefix: &str) -> String {
+        match self.stdout.next() {
+            Some(Ok(line)) if line.starts_with(prefix) => line[prefix.len()..].to_string(),
+            other => panic!(
+                "the Flink job said {other:?}, not {prefix}…:\n{}",
+                tail(&std::fs::read_to_string(&self.log).unwrap_or_default())
+            ),
+        }
+    }
+
+    /// Stops the job with a savepoint into `dir` (Flink's `stop --savepointPath`); returns the
+    /// savepoint's path.
+    pub fn stop_with_savepoint(mut self, dir: &std::path::Path) -> String {
+        use std::io::Write;
+        writeln!(self.stdin, "stop {}", dir.display()).expect("ask the Flink job to stop");
+        self.stdin.flush().expect("ask the Flink job to stop");
+        let path = self.expect_line("stopped ");
+        let status = self.child.wait().expect("wait for the Flink job");
+        assert!(status.success(), "the Flink job ended with {status}");
+        path
+    }
+}
+
+impl Drop for FlinkJob {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 static RUNS: AtomicU32 = AtomicU32::new(0);
 
 /// Starts `scripts/flink-peer.sh run …` (which execs the JVM, so the child is the JVM itself);
@@ -138,6 +219,7 @@ fn spawn(
     target: &str,
     max_rows: u32,
     mode: &[&str],
+    controlled: bool,
 ) -> (Child, PathBuf) {
     let log = table.warehouse().join(format!(
         ".flink-peer-{}.stderr.log",
@@ -156,8 +238,16 @@ fn spawn(
         .args(["--user", "pms", "--password", "pms", "--target", target])
         .args(["--max-rows", &max_rows.to_string()])
         .args(mode)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdin(if controlled {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(if controlled {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stderr(std::fs::File::create(&log).expect("flink peer log"))
         .spawn()
         .expect("start scripts/flink-peer.sh run");

@@ -272,6 +272,25 @@ impl WorkerConfig {
             }
             _ => {}
         }
+        if spec.source.start_from.is_some() {
+            if spec.source.scan_mode != ScanMode::LatestFull
+                || spec.source.start_snapshot.is_some()
+                || spec.source.start_timestamp.is_some()
+            {
+                return Err(WorkerError::Config(
+                    "source.startFrom takes the start from the Flink job's consumer: leave out scanMode, \
+                     startSnapshot and startTimestamp"
+                        .into(),
+                ));
+            }
+            if slot.count > 1 {
+                return Err(WorkerError::Config(format!(
+                    "source.startFrom takes over with one slot (parallelism {} asks for {}): take over with \
+                     parallelism 1, then raise it (a rescale starts the new slots at a consistent snapshot)",
+                    slot.count, slot.count
+                )));
+            }
+        }
         // A warehouse on local disk given as a relative path is, as every path of the file,
         // relative to the config file's directory (not to where the worker was started).
         if !spec.source.warehouse.contains("://") {
@@ -405,6 +424,33 @@ mod tests {
 source: {warehouse: /tmp/wh, database: shop, table: orders}
 sink: {url: 'mysql://app:s%40cret@127.0.0.1:3307/serving', table: orders_rt}
 ";
+
+    #[test]
+    fn a_take_over_is_one_slot_and_no_other_start() {
+        let with = |extra: &str, slots: u32| {
+            let yaml = format!(
+                "source: {{warehouse: /tmp/wh, database: shop, table: orders, startFrom: {{flinkConsumer: job-1}}{extra}}}\n\
+                 sink: {{url: 'mysql://app@127.0.0.1/serving', table: orders_rt}}\nparallelism: {slots}\n"
+            );
+            WorkerConfig::from_yaml(&yaml, Slot::new(0, slots).unwrap(), &no_env, None)
+        };
+        let cfg = with("", 1).unwrap();
+        let from = cfg.spec.source.start_from.as_ref().unwrap();
+        assert_eq!(from.stopped_for.0, std::time::Duration::from_secs(60));
+        assert!(!from.keep_flink_consumer);
+        for (extra, slots, names) in [
+            ("", 2, "parallelism 1"),
+            (", scanMode: latest", 1, "scanMode"),
+            (
+                ", scanMode: from-snapshot, startSnapshot: 3",
+                1,
+                "startSnapshot",
+            ),
+        ] {
+            let err = with(extra, slots).unwrap_err().to_string();
+            assert!(err.contains(names), "{extra} {slots}: {err}");
+        }
+    }
 
     #[test]
     fn bare_spec_takes_defaults_and_url_credentials() {

@@ -328,6 +328,7 @@ async fn run_with_one_schema(
                 });
                 p.flush(FlushReason::Checkpoint).await?;
                 p.checkpoint().await?;
+                p.hand_over_from_flink(snapshot_id).await?;
             }
             (snapshot_id, from)
         }
@@ -387,6 +388,23 @@ fn refuse_start_over_with_slots(cfg: &WorkerConfig, reason: &str) -> Result<()> 
 }
 
 impl Pipeline {
+    /// A take-over from a Flink job (`source.startFrom`) has its own checkpoint and consumer
+    /// now: the job's consumer, which pins every snapshot from its own on, is removed unless
+    /// asked to stay.
+    async fn hand_over_from_flink(&self, snapshot_id: i64) -> Result<()> {
+        let Some(from) = &self.cfg.spec.source.start_from else {
+            return Ok(());
+        };
+        if !from.keep_flink_consumer {
+            self.source
+                .remove_flink_consumer(&from.flink_consumer)
+                .await?;
+        }
+        info!(flink_consumer = %from.flink_consumer, snapshot = snapshot_id, removed = !from.keep_flink_consumer,
+              "took over from the Flink job: its changes from this snapshot on are applied again, with no full read");
+        Ok(())
+    }
+
     fn stopping(&self) -> bool {
         *self.stop.borrow()
     }

@@ -48,6 +48,9 @@ impl Pipeline {
         let after_latest = || async {
             Ok::<_, WorkerError>(self.source.latest_snapshot().await?.unwrap_or(0) + 1)
         };
+        if let Some(from) = &src.start_from {
+            return Ok(changes_from(self.source.flink_take_over_point(from).await?));
+        }
         Ok(match src.scan_mode {
             ScanMode::LatestFull => Start::FullRead {
                 pinned: None,

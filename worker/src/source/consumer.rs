@@ -155,6 +155,37 @@ pub async fn read(table: &Table, consumer_id: &str) -> paimon::Result<Option<i64
     Ok(parsed.and_then(|v| v.get("nextSnapshot").and_then(serde_json::Value::as_i64)))
 }
 
+/// The path of consumer `consumer_id`'s file.
+pub fn file(table: &Table, consumer_id: &str) -> String {
+    consumer_file(&dir(table), consumer_id)
+}
+
+/// The ids of the table's consumers.
+pub async fn ids(table: &Table) -> paimon::Result<Vec<String>> {
+    let dir = dir(table);
+    let io = table.file_io();
+    if !io.exists(&dir).await? {
+        return Ok(Vec::new());
+    }
+    Ok(io
+        .list_status(&dir)
+        .await?
+        .iter()
+        .filter_map(|s| {
+            s.path
+                .rsplit('/')
+                .next()?
+                .strip_prefix("consumer-")
+                .map(str::to_string)
+        })
+        .collect())
+}
+
+/// Removes consumer `consumer_id`, which no sync owns (another reader's: a Flink job's).
+pub async fn remove_foreign(table: &Table, consumer_id: &str) -> paimon::Result<()> {
+    delete(table, &dir(table), consumer_id).await
+}
+
 /// Removes this sync's consumers that no current slot owns (those of slots above a lowered
 /// parallelism, or of the other layout when moving between one and several slots), so they
 /// stop pinning snapshots. Returns the ids removed.

@@ -4,6 +4,7 @@
 mod column;
 mod consumer;
 mod evolve;
+mod flink_consumer;
 mod hdfs;
 mod kerberos;
 mod options;

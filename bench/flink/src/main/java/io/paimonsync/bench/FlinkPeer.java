@@ -1,11 +1,16 @@
 package io.paimonsync.bench;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 
 import org.apache.flink.api.common.RuntimeExecutionMode;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.CoreOptions;
 import org.apache.flink.configuration.ExecutionOptions;
@@ -31,14 +36,20 @@ import org.apache.flink.table.catalog.ResolvedSchema;
  * full: BATCH mode, reads the latest snapshot whole and exits 0 when every row is flushed.
  * incremental: STREAMING mode from snapshot S (scan.mode=from-snapshot: the changes of S and
  * later, not the state at S); it never ends by itself, the caller kills it.
+ * job: the production job the take-over test replaces: STREAMING, scan.mode=latest-full with
+ * --consumer-id ID, checkpoints every --checkpoint-interval (default 1s; the JDBC sink flushes
+ * at each, then Paimon writes the consumer file). It prints "running JOB_ID", then reads its
+ * stdin: "stop DIR" stops it with a savepoint into DIR, prints "stopped SAVEPOINT_PATH" and
+ * exits 0 (the caller's end of stdin closing cancels it).
  */
 public final class FlinkPeer {
     public static void main(String[] argv) throws Exception {
         Map<String, String> a = parse(argv);
         String mode = need(a, "mode");
         boolean full = mode.equals("full");
-        if (!full && !mode.equals("incremental")) {
-            throw new IllegalArgumentException("--mode must be full or incremental, not " + mode);
+        boolean job = mode.equals("job");
+        if (!full && !job && !mode.equals("incremental")) {
+            throw new IllegalArgumentException("--mode must be full, incremental or job, not " + mode);
         }
 
         Configuration conf = new Configuration();
@@ -48,6 +59,9 @@ public final class FlinkPeer {
         // One slot is all a parallelism-1 job needs; no web UI (a port and threads we don't use).
         conf.set(TaskManagerOptions.NUM_TASK_SLOTS, 1);
         conf.set(RestOptions.BIND_PORT, "0");
+        if (job) {
+            conf.setString("execution.checkpointing.interval", a.getOrDefault("checkpoint-interval", "1s"));
+        }
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
         env.setParallelism(1);
         StreamTableEnvironment t = StreamTableEnvironment.create(env,
@@ -87,13 +101,42 @@ public final class FlinkPeer {
         String discovery = a.containsKey("discovery-interval")
                 ? ", 'continuous.discovery-interval' = '" + sqlString(a.get("discovery-interval")) + "'"
                 : "";
-        String hints = full ? ""
-                : " /*+ OPTIONS('scan.mode' = 'from-snapshot', 'scan.snapshot-id' = '"
-                        + Long.parseLong(need(a, "from-snapshot")) + "'" + discovery + ") */";
+        String hints;
+        if (full) {
+            hints = "";
+        } else if (job) {
+            hints = " /*+ OPTIONS('scan.mode' = 'latest-full', 'consumer-id' = '"
+                    + sqlString(need(a, "consumer-id")) + "'" + discovery + ") */";
+        } else {
+            hints = " /*+ OPTIONS('scan.mode' = 'from-snapshot', 'scan.snapshot-id' = '"
+                    + Long.parseLong(need(a, "from-snapshot")) + "'" + discovery + ") */";
+        }
         TableResult result = t.executeSql("INSERT INTO sink SELECT * FROM " + source + hints);
+        if (job) {
+            control(result.getJobClient().orElseThrow());
+            return;
+        }
         // Batch: returns when the job finished (its sink flushed on close). Streaming: blocks
         // until killed.
         result.await();
+    }
+
+    /** The job's stdin: "stop DIR" stops it with a savepoint; end of input cancels it. */
+    private static void control(JobClient client) throws Exception {
+        System.out.println("running " + client.getJobID());
+        System.out.flush();
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line; (line = in.readLine()) != null; ) {
+            if (line.startsWith("stop ")) {
+                String path = client.stopWithSavepoint(false, line.substring(5).trim(),
+                        SavepointFormatType.CANONICAL).get();
+                System.out.println("stopped " + path);
+                System.out.flush();
+                System.exit(0);
+            }
+        }
+        client.cancel().get();
+        System.exit(0);
     }
 
     /** {@code --name value} pairs. */
