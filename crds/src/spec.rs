@@ -266,7 +266,7 @@ fn default_stopped_for() -> HumanDuration {
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 #[schemars(extend("x-kubernetes-validations" = [
-    {"rule": "!has(self.scanMode) || self.scanMode != 'from-snapshot' || has(self.startSnapshot)", "message": "scanMode from-snapshot needs startSnapshot"},
+    {"rule": "!has(self.scanMode) || !(self.scanMode in ['from-snapshot', 'from-snapshot-full']) || has(self.startSnapshot)", "message": "scanMode from-snapshot and from-snapshot-full need startSnapshot"},
     {"rule": "!has(self.scanMode) || self.scanMode != 'from-timestamp' || has(self.startTimestamp)", "message": "scanMode from-timestamp needs startTimestamp (RFC 3339)"},
     {"rule": "!has(self.startFrom) || !has(self.scanMode) || self.scanMode == 'latest-full'", "message": "startFrom takes the start from the Flink job's consumer: leave scanMode out"},
     {"rule": "self.warehouse == oldSelf.warehouse && self.database == oldSelf.database && self.table == oldSelf.table",
@@ -285,12 +285,14 @@ pub struct SourceSpec {
     /// Where a slot without a checkpoint starts: `latest-full` (a full read of the latest
     /// snapshot, then the changes of every later one), `latest` (only the changes of snapshots
     /// after the latest), `from-snapshot` (the changes from `startSnapshot` on, its own
-    /// included), `from-timestamp` (the changes from the first snapshot committed at or after
+    /// included), `from-snapshot-full` (a full read of `startSnapshot`, then the changes of
+    /// every later one), `from-timestamp` (the changes from the first snapshot committed at or after
     /// `startTimestamp`; none yet: from the next one). A slot with a checkpoint resumes there.
     #[serde(default)]
     #[schemars(extend("default" = "latest-full"))]
     pub scan_mode: ScanMode,
-    /// The first snapshot read with `scanMode: from-snapshot` (S itself, inclusive). Not
+    /// The first snapshot read with `scanMode: from-snapshot` (S itself, inclusive), or the one
+    /// read whole with `from-snapshot-full`. Not
     /// `restoreFrom.snapshotId`, which names the last snapshot counted as applied (reading
     /// goes on with S + 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -408,6 +410,9 @@ pub enum ScanMode {
     Latest,
     /// Changes from `startSnapshot` on (that snapshot's own changes included).
     FromSnapshot,
+    /// A full read of `startSnapshot`, then the changes of every later one (Flink's
+    /// `from-snapshot-full`).
+    FromSnapshotFull,
     /// Changes from the first snapshot committed at or after `startTimestamp`.
     FromTimestamp,
 }

@@ -46,6 +46,7 @@ pub enum ScanMode {
     LatestFull,
     Latest,
     FromSnapshot,
+    FromSnapshotFull,
     FromTimestamp,
 }
 
@@ -277,6 +278,14 @@ impl SyncConfigBuilder {
     /// `source.scanMode` alone (see [`Self::from_snapshot`] for the usual pair).
     pub fn scan_mode(mut self, mode: ScanMode) -> Self {
         self.spec.source.scan_mode = Some(mode);
+        self
+    }
+
+    /// `scanMode: from-snapshot-full` with `startSnapshot`: `snapshot` read whole, then the
+    /// changes of every later one.
+    pub fn from_snapshot_full(mut self, snapshot: i64) -> Self {
+        self.spec.source.scan_mode = Some(ScanMode::FromSnapshotFull);
+        self.spec.source.start_snapshot = Some(snapshot);
         self
     }
 

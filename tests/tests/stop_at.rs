@@ -62,3 +62,51 @@ async fn every_slot_stops_at_the_end_of_the_same_snapshot() {
     }
     assert_synced(&t, &db, "orders", None).await;
 }
+
+/// `scanMode: from-snapshot-full` (Flink's): a full read of `startSnapshot`, though later
+/// snapshots exist, then their changes. With a cut at that snapshot MySQL equals its reference
+/// read (a full read of the latest would be past the cut and refused); a snapshot that doesn't
+/// exist is refused before anything is written.
+#[tokio::test]
+async fn from_snapshot_full_reads_the_named_snapshot_whole_then_its_successors() {
+    let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 200, "+I", 0)]);
+    t.commits(vec![
+        generate_step(1, 100, 2, "+U", 1),
+        generate(150, 20, "-D", 0),
+    ]);
+    let named = t.latest();
+    t.commits(vec![
+        generate(201, 50, "+I", 0),
+        generate_step(2, 80, 3, "+U", 2),
+    ]);
+    let db = TestDb::new("from_snapshot_full").await;
+    db.exec(ORDERS_DDL).await;
+    let build = |snapshot: i64| {
+        SyncConfig::builder(&t, &db)
+            .from_snapshot_full(snapshot)
+            .build()
+    };
+    let missing = build(t.latest() + 5);
+    let out = missing.command(&["--once"]).output().unwrap();
+    assert!(!out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
+    assert_eq!(db.count("orders").await, 0);
+
+    let cfg = build(named);
+    let cut = named.to_string();
+    let out = cfg
+        .command(&["--once", "--stop-at-snapshot", &cut])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("full read of snapshot {named}")),
+        "{}",
+        stderr(&out)
+    );
+    assert_synced(&t, &db, "orders", Some(named)).await;
+    let out = cfg.command(&["--once"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_synced(&t, &db, "orders", None).await;
+}

@@ -234,7 +234,10 @@ async fn next_start(
             any.is_some()
         }
     };
-    let full_read = cfg.spec.source.scan_mode == pms_crds::ScanMode::LatestFull;
+    let full_read = matches!(
+        cfg.spec.source.scan_mode,
+        pms_crds::ScanMode::LatestFull | pms_crds::ScanMode::FromSnapshotFull
+    );
     match (holds_rows, full_read, cfg.slot.count) {
         (false, _, _) => report.pass(Area::Mysql, "mysql.start", "no checkpoint, an empty table: the first run starts by source.scanMode"),
         (true, true, 1) => report.pass(

@@ -262,8 +262,10 @@ impl WorkerConfig {
             )));
         }
         match spec.source.scan_mode {
-            ScanMode::FromSnapshot if spec.source.start_snapshot.is_none() => {
-                return Err(WorkerError::Config("scanMode from-snapshot needs source.startSnapshot".into()))
+            ScanMode::FromSnapshot | ScanMode::FromSnapshotFull if spec.source.start_snapshot.is_none() => {
+                return Err(WorkerError::Config(
+                    "scanMode from-snapshot and from-snapshot-full need source.startSnapshot".into(),
+                ))
             }
             ScanMode::FromTimestamp if spec.source.start_timestamp.is_none() => {
                 return Err(WorkerError::Config(

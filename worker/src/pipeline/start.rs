@@ -58,6 +58,22 @@ impl Pipeline {
             },
             ScanMode::Latest => changes_from(after_latest().await?),
             ScanMode::FromSnapshot => changes_from(src.start_snapshot.unwrap_or(1)),
+            ScanMode::FromSnapshotFull => {
+                let s = src.start_snapshot.unwrap_or(1);
+                // A full read resumed at a snapshot gone reads the latest instead; one asked for
+                // by name must exist.
+                if self.source.snapshot_identity(s).await?.is_none() {
+                    return Err(WorkerError::Config(format!(
+                        "scanMode from-snapshot-full: snapshot {s} of {} does not exist (expired, or not committed \
+                         yet); name one between the earliest and the latest, or use latest-full",
+                        self.source.name()
+                    )));
+                }
+                Start::FullRead {
+                    pinned: Some(s),
+                    from: Position::START,
+                }
+            }
             ScanMode::FromTimestamp => {
                 let text = src.start_timestamp.as_deref().unwrap_or_default();
                 let at = chrono::DateTime::parse_from_rfc3339(text).map_err(|e| {
