@@ -4,7 +4,8 @@
 //! savepoint in the middle of a stream of commits, the worker started with
 //! `source.startFrom.flinkConsumer` into the same live table. No full read, MySQL equal to
 //! Paimon, the Flink consumer removed; refused while the job runs and for a consumer that
-//! doesn't exist, before anything is written.
+//! doesn't exist, before anything is written. Then the way back: a Flink job from the snapshot
+//! after the sync's checkpoint.
 
 mod common;
 
@@ -12,7 +13,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::*;
-use pms_tests::bench::flink::FlinkJob;
+use pms_tests::bench::flink::{self, FlinkJob};
 use pms_tests::mysql::TestDb;
 use pms_tests::paimon::Table;
 use serde_json::json;
@@ -128,5 +129,28 @@ async fn a_stopped_flink_job_is_taken_over_without_a_full_read_and_its_consumer_
     ]);
     let out = cfg.command(&["--once"]).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
+    assert_synced(&t, &db, "orders", None).await;
+
+    // The way back, as the guide says: a Flink job reading from the snapshot after the one the
+    // sync's checkpoint names as applied, with more commits meanwhile, ends exact too.
+    let text = std::fs::read_to_string(cfg.checkpoint_path(0, 1)).unwrap();
+    let cp: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(
+        cp["phase"] == "incremental" && cp["position"].is_null(),
+        "a whole snapshot applied: {cp}"
+    );
+    let applied = cp["snapshotId"].as_i64().unwrap();
+    t.commits(vec![
+        generate_step(5, 60, 4, "+U", 4),
+        generate(20, 10, "-D", 0),
+    ]);
+    let reference = t.read(None);
+    let columns = t.compare_columns();
+    let handle = tokio::runtime::Handle::current();
+    tokio::task::block_in_place(|| {
+        flink::incremental(&t, db.port, &db.name, "orders", 100, applied + 1, || {
+            handle.block_on(db.rows("orders", &columns, &t.primary_keys)) == reference
+        })
+    });
     assert_synced(&t, &db, "orders", None).await;
 }

@@ -614,7 +614,7 @@ fn invalid_resources_are_rejected(db: &TestDb) {
         "{err}"
     );
     assert!(
-        err.contains("scanMode from-snapshot needs startSnapshot"),
+        err.contains("scanMode from-snapshot and from-snapshot-full need startSnapshot"),
         "{err}"
     );
     assert!(err.contains("spec.sink.url"), "{err}");

@@ -57,6 +57,18 @@ impl PaimonSource {
         let next = first
             .next_snapshot
             .ok_or_else(|| refuse(format!("{path} does not hold {{\"nextSnapshot\": N}}")))?;
+        // Paimon ignores a consumer not rewritten for `consumer.expiration-time`: a job stopped
+        // longer ago may have had the snapshots it needs expired. Checked before anything is
+        // written, while the consumer still exists.
+        let earliest = self.earliest_snapshot().await?.unwrap_or(1);
+        if next < earliest {
+            return Err(refuse(format!(
+                "it needs snapshot {next} on, but the earliest Paimon keeps is {earliest} (the consumer \
+                 was ignored once older than consumer.expiration-time): the changes in between are gone. \
+                 Leave startFrom out (a full read of the latest snapshot, then the rows it doesn't \
+                 have are removed) or rebuild"
+            )));
+        }
         Ok(next)
     }
 

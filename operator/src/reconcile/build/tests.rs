@@ -15,6 +15,16 @@ fn sample(parallelism: u32, state: &str) -> PaimonMysqlSync {
     pms
 }
 
+/// The worker container's mounts: volume name → mount path.
+fn mount_paths(d: &Deployment) -> BTreeMap<String, String> {
+    worker_container(d)
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|m| (m.name.clone(), m.mount_path.clone()))
+        .collect()
+}
+
 /// The worker container of a slot Deployment.
 fn worker_container(d: &Deployment) -> &Container {
     &d.spec
@@ -285,12 +295,7 @@ fn tls_secrets_are_mounted_and_the_worker_config_names_their_files() {
         (item.key.as_str(), item.path.as_str()),
         ("root.pem", "ca.crt")
     );
-    let mounts: BTreeMap<_, _> = worker_container(&d)
-        .volume_mounts
-        .iter()
-        .flatten()
-        .map(|m| (m.name.as_str(), m.mount_path.as_str()))
-        .collect();
+    let mounts = mount_paths(&d);
     assert_eq!(mounts["mysql-tls-ca"], "/etc/pms-mysql-tls/ca");
     assert_eq!(mounts["mysql-tls-client"], "/etc/pms-mysql-tls/client");
     assert_eq!(mounts["config"], "/etc/pms");
@@ -502,12 +507,7 @@ fn hadoop_conf_and_kerberos_are_mounted_where_the_worker_env_names_them() {
     let krb5 = volume("krb5-conf").config_map.unwrap();
     assert_eq!(krb5.name, "krb5");
     assert_eq!(krb5.items.unwrap()[0].key, "krb5.conf", "the default key");
-    let mounts: BTreeMap<_, _> = worker_container(&d)
-        .volume_mounts
-        .iter()
-        .flatten()
-        .map(|m| (m.name.as_str(), m.mount_path.as_str()))
-        .collect();
+    let mounts = mount_paths(&d);
     assert_eq!(mounts["hadoop-conf"], "/etc/pms-hadoop/conf");
     assert_eq!(mounts["kerberos-keytab"], "/etc/pms-kerberos/keytab");
     assert_eq!(mounts["krb5-conf"], "/etc/pms-kerberos/conf");
