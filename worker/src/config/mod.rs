@@ -287,9 +287,9 @@ impl WorkerConfig {
             }
             if slot.count > 1 {
                 return Err(WorkerError::Config(format!(
-                    "source.startFrom takes over with one slot (parallelism {} asks for {}): take over with \
-                     parallelism 1, then raise it (a rescale starts the new slots at a consistent snapshot)",
-                    slot.count, slot.count
+                    "source.startFrom takes over with one slot, not {}: take over with parallelism 1, then \
+                     raise it (a rescale starts the new slots at a consistent snapshot)",
+                    slot.count
                 )));
             }
         }

@@ -151,8 +151,13 @@ pub async fn read(table: &Table, consumer_id: &str) -> paimon::Result<Option<i64
         return Ok(None);
     }
     let bytes = io.new_input(&path)?.read().await?;
-    let parsed: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
-    Ok(parsed.and_then(|v| v.get("nextSnapshot").and_then(serde_json::Value::as_i64)))
+    Ok(next_snapshot(&bytes))
+}
+
+/// The `nextSnapshot` a consumer file's body holds, if it holds one.
+pub fn next_snapshot(body: &[u8]) -> Option<i64> {
+    let parsed: serde_json::Value = serde_json::from_slice(body).ok()?;
+    parsed.get("nextSnapshot")?.as_i64()
 }
 
 /// The path of consumer `consumer_id`'s file.
@@ -191,19 +196,11 @@ pub async fn remove_foreign(table: &Table, consumer_id: &str) -> paimon::Result<
 /// stop pinning snapshots. Returns the ids removed.
 pub async fn remove_stale(table: &Table, base_id: &str, slots: u32) -> paimon::Result<Vec<String>> {
     let dir = dir(table);
-    let io = table.file_io();
-    if !io.exists(&dir).await? {
-        return Ok(Vec::new());
-    }
     let mut removed = Vec::new();
-    for status in io.list_status(&dir).await? {
-        let name = status.path.rsplit('/').next().unwrap_or_default();
-        let Some(id) = name.strip_prefix("consumer-") else {
-            continue;
-        };
-        if is_stale(id, base_id, slots) {
-            delete(table, &dir, id).await?;
-            removed.push(id.to_string());
+    for id in ids(table).await? {
+        if is_stale(&id, base_id, slots) {
+            delete(table, &dir, &id).await?;
+            removed.push(id);
         }
     }
     Ok(removed)

@@ -81,11 +81,8 @@ impl PaimonSource {
             .read()
             .await
             .map_err(|e| self.err(e))?;
-        let next_snapshot = serde_json::from_slice::<serde_json::Value>(&body)
-            .ok()
-            .and_then(|v| v.get("nextSnapshot").and_then(serde_json::Value::as_i64));
         Ok(ConsumerState {
-            next_snapshot,
+            next_snapshot: consumer::next_snapshot(&body),
             written: status.last_modified,
         })
     }
