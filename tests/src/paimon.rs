@@ -135,7 +135,13 @@ impl Table {
 
     /// Runs several commit steps (`{"rows": …}`, `{"compact": "full"}`, `{"generate": …}`).
     pub fn commits(&self, commits: Vec<Json>) -> i64 {
-        let out = self.run_script(json!({"commits": commits}));
+        self.commits_by(self.writer, commits)
+    }
+
+    /// [`Self::commits`] by `writer` instead of the table's own (e.g. Paimon Java's compactions
+    /// of a table pypaimon writes).
+    pub fn commits_by(&self, writer: Writer, commits: Vec<Json>) -> i64 {
+        let out = self.run_script_by(writer, json!({"commits": commits}));
         out.lines()
             .filter_map(|l| serde_json::from_str::<Json>(l).ok())
             .filter_map(|j| j["snapshot"].as_i64())
@@ -156,10 +162,14 @@ impl Table {
     }
 
     fn run_script(&self, script: Json) -> String {
+        self.run_script_by(self.writer, script)
+    }
+
+    fn run_script_by(&self, writer: Writer, script: Json) -> String {
         let script = self.addressed(script);
         let file = self.dir.path().join(format!(".script-{}.json", self.name));
         std::fs::write(&file, serde_json::to_vec_pretty(&script).unwrap()).unwrap();
-        match self.writer {
+        match writer {
             Writer::Java => paimon_java(&["write", file.to_str().unwrap()]),
             Writer::PyPaimon => run_tool(
                 Command::new("python3")

@@ -1123,6 +1123,48 @@ async fn postpone_bucket_tables_are_read_when_a_compaction_gives_rows_buckets() 
     assert_eq!(db.count("orders").await, 0);
 }
 
+/// A postpone table's writers number their rows' `_SEQUENCE_NUMBER` from 0 each (Paimon Java's
+/// postpone writer and pypaimon alike), so a later commit's version of a key can carry a lower
+/// number than an earlier one's. The compaction replays the files in creation order into a
+/// fixed-bucket writer, so the later write wins whatever its number: the worker must read them
+/// in that order too, not by sequence number.
+#[tokio::test]
+async fn postpone_replay_follows_the_write_order_not_the_sequence_numbers() {
+    use pms_tests::fixtures::orders_create;
+    use pms_tests::paimon::Writer;
+    for writer in [Writer::Java, Writer::PyPaimon] {
+        let name = format!("postpone_order_{writer:?}").to_lowercase();
+        let t = Table::create_with(writer, orders_create(json!({"bucket": "-2"}), true));
+        let eu = |id: i64, status: &str| regional_change("+I", id, "1.00", status, "EU");
+        // Key 1 gets sequence number 10 in the first commit, 0 in the second, 1 in the third.
+        let mut first: Vec<Json> = (1..=10).map(|id| eu(id, "FIRST")).collect();
+        first.push(eu(1, "FIRST-AGAIN"));
+        t.commits(vec![json!({"rows": first})]);
+        t.commits(vec![json!({"rows": [eu(1, "SECOND"), eu(2, "SECOND")]})]);
+        t.commits_by(Writer::Java, vec![json!({"assignBuckets": 2})]);
+        let db = TestDb::new(&name).await;
+        db.exec(ORDERS_PARTITIONED_DDL).await;
+        let cfg = SyncConfig::builder(&t, &db).build();
+        cfg.sync_once(&[]);
+        assert_synced(&t, &db, "orders", None).await;
+        // After the buckets exist: pending writes numbered from 0 again, replayed after them.
+        t.commits(vec![
+            json!({"rows": (1..=5).map(|id| eu(id, "THIRD")).collect::<Vec<_>>()}),
+        ]);
+        t.commits(vec![json!({"rows": [eu(4, "FOURTH")]})]);
+        t.commits_by(Writer::Java, vec![json!({"assignBuckets": 2})]);
+        cfg.sync_once(&[]);
+        assert_synced(&t, &db, "orders", None).await;
+        for (id, want) in [(1, "THIRD"), (4, "FOURTH")] {
+            let got = db
+                .query_strings(&format!("SELECT status FROM orders WHERE id = {id}"))
+                .await;
+            assert_eq!(got, vec![vec![Some(want.to_string())]], "{name}: key {id}");
+        }
+        cfg.assert_verified();
+    }
+}
+
 /// Deletes of keys `ids` (the values don't matter to the engines that remove or ignore them).
 fn deletes(ids: &[i64]) -> Json {
     json!({"rows": rows("-D", ids.iter().copied())})

@@ -75,6 +75,7 @@ impl Pipeline {
         )?;
         for mut d in decoded {
             d.change.bucket = bucket;
+            d.change.order.1 = plan.sequence_at(*position, d.change.order.1);
             position.row += 1;
             self.read_to = Some(plan.point_at(*position));
             self.count_read(d.kind);

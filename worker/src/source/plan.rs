@@ -13,6 +13,8 @@ pub struct SnapshotPlan {
     splits: Splits,
     /// Names this split list in positions (see [`Position::plan`]).
     fingerprint: u32,
+    /// Whether a record's place in the read (split, row) orders it, not its sequence number.
+    in_read_order: bool,
 }
 
 /// Counts a full read's rows from its checkpoint's position (see [`SnapshotPlan::full_read_rows`]).
@@ -63,6 +65,24 @@ impl SnapshotPlan {
             expected_rows,
             splits,
             fingerprint,
+            in_read_order: false,
+        }
+    }
+
+    /// This plan, its records ordered by their place in the read rather than by sequence
+    /// number (which some writers number from 0 each: see `postpone.rs`).
+    pub(super) fn in_read_order(mut self) -> Self {
+        self.in_read_order = true;
+        self
+    }
+
+    /// The order of the record at `position` among this plan's changes of one snapshot: its
+    /// `sequence` number, or its place in the read (see [`Self::in_read_order`]).
+    pub fn sequence_at(&self, position: Position, sequence: i64) -> i64 {
+        if self.in_read_order {
+            ((position.split as i64) << 32) | position.row as i64
+        } else {
+            sequence
         }
     }
 

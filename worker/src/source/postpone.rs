@@ -23,8 +23,8 @@ type PostponeFiles = BTreeMap<Vec<u8>, (DataSplit, Vec<DataFileMeta>)>;
 
 impl PaimonSource {
     /// The rows compaction snapshot `snapshot_id` gave buckets: the postpone files it removed,
-    /// per partition in creation order (the order it replayed them, so that of two versions
-    /// of a key the later one wins).
+    /// per partition in creation order, one split each, ordered by their place in that read
+    /// (the order it replayed them, so that of two versions of a key the later one wins).
     pub(super) async fn plan_postpone_assigned(&self, snapshot_id: i64) -> Result<SnapshotPlan> {
         if self.existing_snapshot(snapshot_id - 1).await?.is_none() {
             return Err(WorkerError::Source {
@@ -43,17 +43,19 @@ impl PaimonSource {
         for (partition, (template, mut files)) in before {
             let kept = after.get(&partition).map(|(_, f)| f);
             files.retain(|f| !kept.is_some_and(|k| k.iter().any(|a| a.file_name == f.file_name)));
-            if files.is_empty() {
-                continue;
-            }
             files.sort_by(|a, b| {
                 (a.creation_time, &a.file_name).cmp(&(b.creation_time, &b.file_name))
             });
-            let split = plan::like(&template)
-                .with_data_files(files)
-                .build()
-                .map_err(|e| self.err(e))?;
-            splits.push(IncrementalSplit::Data(split));
+            // One split per file, read in this order, each row after the one before it: as the
+            // compaction replays them, whatever their sequence numbers (each writer numbers its
+            // rows from 0, so a later write of a key may carry a lower number).
+            for file in files {
+                let split = plan::like(&template)
+                    .with_data_files(vec![file])
+                    .build()
+                    .map_err(|e| self.err(e))?;
+                splits.push(IncrementalSplit::Data(split));
+            }
         }
         let expected_rows = plan::rows_of(&splits);
         tracing::debug!(table = %self.name, snapshot_id, splits = splits.len(), expected_rows,
@@ -62,7 +64,8 @@ impl PaimonSource {
             snapshot_id,
             expected_rows,
             Splits::Changes(IncrementalScanMode::Delta, splits),
-        ))
+        )
+        .in_read_order())
     }
 
     /// The postpone files snapshot `snapshot_id` holds, per partition.
