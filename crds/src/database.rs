@@ -270,7 +270,13 @@ impl PaimonMysqlDatabaseSyncSpec {
         }
         let tpl = &self.template;
         let operations = [
-            ("verify", spec.verify.is_some()),
+            // An empty `verify: {}` asks for nothing (no interval, no trigger).
+            (
+                "verify",
+                spec.verify
+                    .as_ref()
+                    .is_some_and(|v| v.interval.is_some() || v.trigger.is_some()),
+            ),
             ("savepoint", spec.savepoint.is_some()),
             ("restoreFrom", spec.restore_from.is_some()),
             (
@@ -710,6 +716,13 @@ template:
         };
         assert!(a.contains("verify, savepoint"), "{a}");
         assert!(fit(&s, "fact_b").unwrap_err().contains("exactly-once"));
+        // An empty `verify: {}` asks for no verify: the table stays on the pooled workers.
+        s.overrides = serde_yaml::from_str("{dim_a: {verify: {}, sink: {maxRows: 7}}}").unwrap();
+        assert_eq!(fit(&s, "dim_a"), Ok(PoolFit::Shared));
+        s.overrides = serde_yaml::from_str(
+            "{dim_a: {verify: {interval: 1h}, savepoint: {trigger: s1}}, fact_b: {sink: {delivery: at-least-once}}}",
+        )
+        .unwrap();
         // The template can't ask for them: every table would leave the pool.
         s.template.verify = s.render("dim_a").unwrap().verify;
         assert!(s.validate().unwrap_err().contains("overrides.<table>"));

@@ -311,6 +311,18 @@ pub struct SourceSpec {
     /// other `scanMode` than `latest-full` (the default). See the guide's "Migrate from Flink".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_from: Option<StartFrom>,
+    /// Which rows the sync keeps, as the Flink job's `WHERE`: a predicate over the Paimon
+    /// table's columns, e.g. `status IN ('PAID', 'SHIPPED') AND region = 'EU'`. Comparisons
+    /// (`=`, `<>`, `!=`, `<`, `<=`, `>`, `>=`) of a column with a literal (`'text'`, a number,
+    /// `TRUE`, `FALSE`; dates and timestamps as text), `[NOT] IN (…)`, `IS [NOT] NULL`, `AND`,
+    /// `OR`, `NOT`, parentheses; a row is kept where the predicate is TRUE (SQL's NULL logic).
+    /// Exact under updates: a row updated out of the filter is deleted from MySQL, one updated
+    /// into it inserted. Naming only partition columns, it also prunes the full read's
+    /// partitions. Changing it starts over (a full read that removes the rows no longer kept),
+    /// refused with several slots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 4096))]
+    pub filter: Option<String>,
     /// Paimon consumer id: the worker writes `consumer/consumer-<id>` so that snapshots it
     /// still needs are not expired. Defaults to `pms-<namespace>_<name>` under the operator
     /// (`pms-<name>` run standalone; from a bare spec, `pms-<database>.<table>`; characters

@@ -147,6 +147,8 @@ struct Source {
     kerberos: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     start_from: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    filter: Option<String>,
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -237,6 +239,7 @@ impl SyncConfigBuilder {
                     s3: None,
                     kerberos: None,
                     start_from: None,
+                    filter: None,
                 },
                 sink: Sink {
                     url: url.into(),
@@ -409,6 +412,12 @@ impl SyncConfigBuilder {
     /// `source.kerberos: {principal}` (the worker takes the keytab from `KRB5_CLIENT_KTNAME`).
     pub fn kerberos(mut self, principal: &str) -> Self {
         self.spec.source.kerberos = Some(serde_json::json!({ "principal": principal }));
+        self
+    }
+
+    /// `source.filter`: the rows the sync keeps.
+    pub fn filter(mut self, filter: &str) -> Self {
+        self.spec.source.filter = Some(filter.to_string());
         self
     }
 

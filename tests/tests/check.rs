@@ -257,6 +257,77 @@ async fn missing_privileges_fail_with_the_grant() {
     item(&report, "mysql.privileges_rebuild", "pass");
 }
 
+/// A managed server (RDS, Aurora, Cloud SQL, Azure) gives its admin user no SUPER (nor FILE):
+/// `SET GLOBAL` is refused there, so `check` names the provider's parameter instead, and a sync
+/// (exactly-once, the bulk path included) runs with those grants alone. The user here has the
+/// grants of an RDS for MySQL master user, on MariaDB.
+#[tokio::test]
+async fn a_managed_servers_admin_user_gets_fixes_it_can_apply_and_syncs() {
+    let t = orders();
+    let db = TestDb::new("check_managed").await;
+    // A row of up to 4 GiB: more than max_allowed_packet, so check suggests raising it.
+    db.exec(&ORDERS_DDL.replace("status VARCHAR(64)", "status LONGTEXT"))
+        .await;
+    let user = format!("rdsadmin{}", std::process::id());
+    db.exec(&format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'pw'"))
+        .await;
+    db.exec(&format!(
+        "GRANT SELECT, INSERT, UPDATE, DELETE, CREATE, DROP, RELOAD, PROCESS, REFERENCES, INDEX, ALTER, \
+         SHOW DATABASES, CREATE TEMPORARY TABLES, LOCK TABLES, EXECUTE, REPLICATION SLAVE, REPLICATION CLIENT, \
+         CREATE VIEW, SHOW VIEW, CREATE ROUTINE, ALTER ROUTINE, CREATE USER, EVENT, TRIGGER ON *.* TO '{user}'@'%' \
+         WITH GRANT OPTION"
+    ))
+    .await;
+    let url = format!("mysql://{user}:pw@127.0.0.1:{}/{}", db.port, db.name);
+    let managed = SyncConfig::builder_for_url(&t, &url)
+        .delivery(Delivery::ExactlyOnce)
+        .build();
+    let (code, report) = check(&managed, &[]);
+    assert_eq!(code, 0, "warnings only: {report:#}");
+    let (_, fix) = item(&report, "mysql.max_allowed_packet", "warn");
+    assert!(
+        !fix.starts_with("SET GLOBAL")
+            && fix.contains("max_allowed_packet = 1073741824 in the server's parameters")
+            && fix.contains("DB parameter group"),
+        "{fix}"
+    );
+    item(&report, "mysql.privileges_exactly_once", "pass");
+    // The test servers' own user may SET GLOBAL: told so.
+    let (code, report) = check(&SyncConfig::builder(&t, &db).build(), &[]);
+    assert_eq!(code, 0, "{report:#}");
+    let (_, fix) = item(&report, "mysql.max_allowed_packet", "warn");
+    assert!(fix.starts_with("SET GLOBAL max_allowed_packet"), "{fix}");
+    // The sync itself needs nothing a managed server withholds.
+    managed.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+    t.commits(vec![generate(1, 5, "-D", 0), generate(100, 110, "+I", 1)]);
+    managed.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+}
+
+/// A `source.filter` that names no column of the table, or compares one with a value of
+/// another type, is a ✗ of `check` naming it, before any sync writes.
+#[tokio::test]
+async fn a_filter_that_does_not_fit_the_table_is_named() {
+    let t = orders();
+    let db = TestDb::new("check_filter").await;
+    db.exec(ORDERS_DDL).await;
+    for (filter, said) in [
+        ("colour = 'red'", "no column \"colour\""),
+        ("amount = 'ten'", "use a number"),
+    ] {
+        let (code, report) = check(&SyncConfig::builder(&t, &db).filter(filter).build(), &[]);
+        assert_eq!(code, 1, "{report:#}");
+        let (message, _) = item(&report, "paimon.table", "fail");
+        assert!(message.contains(said), "{message}");
+    }
+    let (code, report) = check(
+        &SyncConfig::builder(&t, &db).filter("amount >= 1.5").build(),
+        &[],
+    );
+    assert_eq!(code, 0, "{report:#}");
+}
+
 #[tokio::test]
 async fn triggers_and_foreign_keys_are_warnings_that_say_what_they_mean() {
     let t = orders();

@@ -48,6 +48,10 @@ pub async fn validated_layout(
         cfg.slot.count,
         &history,
     )
+    .map(|layout| Layout {
+        filter: source.filter().cloned(),
+        ..layout
+    })
     .map_err(|e| match e {
         // The suggested DDL in the problems names the collation this server has.
         WorkerError::Validation { table, problems } => WorkerError::Validation {

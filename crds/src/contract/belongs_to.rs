@@ -14,6 +14,10 @@ pub struct BelongsTo {
     /// Paimon committed it: a rollback or a re-created table reuses the id, not the commit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<SnapshotIdentity>,
+    /// The `source.filter` MySQL's rows were kept by (none: every row): another filter keeps
+    /// other rows, so the slot starts over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filter: Option<String>,
 }
 
 /// The Paimon table.

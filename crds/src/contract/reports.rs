@@ -346,6 +346,11 @@ pub struct PoolAssignment {
     /// those the table left the pool for run rather than count as served at its creation.
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     pub leaving: std::collections::BTreeSet<String>,
+    /// Set when the database sync is deleted with its checkpoints: each worker, at its stop,
+    /// makes its tables forget (`pms-worker reset` of each: checkpoints, progress rows, Paimon
+    /// consumer, claim of the MySQL table), as a deleted sync's workers do.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub release_on_stop: bool,
 }
 
 /// What one pooled worker reports of its tables, every few seconds.

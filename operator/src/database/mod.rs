@@ -441,8 +441,9 @@ async fn write_status(
 }
 
 /// Deleting the database sync deletes its tables' syncs (each cleans up as a deleted sync
-/// does; `checkpoint.retainOnDelete` keeps their checkpoints) and its discovery worker. No
-/// MySQL table is touched.
+/// does; `checkpoint.retainOnDelete` keeps their checkpoints), its pooled workers (which, at
+/// their stop, make their tables forget as those syncs do) and its discovery worker. No MySQL
+/// table is touched.
 async fn cleanup(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str) -> Result<Action> {
     let name = pmds.name_any();
     ctx.metrics.forget_database(ns, &name);
@@ -461,6 +462,7 @@ async fn cleanup(pmds: &PaimonMysqlDatabaseSync, ctx: &Context, ns: &str) -> Res
                 )),
             })?;
     }
+    pool::ask_release_on_stop(pmds, ctx, ns).await?;
     let left = pool::remove_workers(pmds, ctx, ns, 0).await?;
     if left > 0 {
         return Err(Error::Waiting(format!(

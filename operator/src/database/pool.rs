@@ -350,6 +350,7 @@ fn next_assignment(
         at: at.to_string(),
         revision: previous.revision,
         leaving,
+        release_on_stop: false,
     };
     if (next.workers, &next.tables, &next.leaving)
         != (previous.workers, &previous.tables, &previous.leaving)
@@ -386,6 +387,41 @@ fn still_pooled(
     }
     (stopping_pods > 0)
         .then(|| format!("the {stopping_pods} pod(s) of removed pooled workers are gone"))
+}
+
+/// The database sync is deleted: unless `checkpoint.retainOnDelete`, its pooled workers are
+/// asked (in the assignment, before they are removed) to make each of their tables forget at
+/// their stop, as a deleted sync's workers do: its checkpoints and progress row (with S3, the
+/// objects), its Paimon consumer (which would keep snapshots from expiring for good) and its
+/// claim of the MySQL table (which would refuse a sync of another name). A suspended template
+/// has no worker to ask: a Warning says what is left.
+pub(super) async fn ask_release_on_stop(
+    pmds: &PaimonMysqlDatabaseSync,
+    ctx: &Context,
+    ns: &str,
+) -> Result<()> {
+    if pmds.spec.template.checkpoint.retain_on_delete {
+        return Ok(());
+    }
+    let name = pool_assignment_name(&pmds.name_any());
+    let Some(mut assignment) = read_report::<PoolAssignment>(ctx, ns, &name).await? else {
+        return Ok(());
+    };
+    if assignment.release_on_stop || assignment.tables.is_empty() {
+        return Ok(());
+    }
+    assignment.release_on_stop = true;
+    apply::apply_one(&ctx.client, ns, &build::pool_assignment(pmds, &assignment)).await?;
+    if pmds.spec.template.state == pms_crds::SyncState::Suspended {
+        let note = format!(
+            "no pooled worker is running to release what its {} table(s) hold outside the cluster: each table's \
+             Paimon consumer (keeps snapshots from expiring), its progress row and its claim of the MySQL table \
+             (refuses a sync of another name). Remove them with `pms-worker reset` and each table's config",
+            assignment.tables.len()
+        );
+        publish(ctx, pmds, EventType::Warning, "ReleaseSkipped", note).await;
+    }
+    Ok(())
 }
 
 /// Removes pooled workers `from` and up (all with 0); returns how many of their pods are

@@ -30,6 +30,21 @@ pub async fn assert_synced(table: &Table, db: &TestDb, target: &str, snapshot: O
     );
 }
 
+/// [`assert_synced`] for a sync with a `source.filter`: MySQL equals the reference rows
+/// `keep` keeps (the test's own statement of the filter).
+pub async fn assert_synced_where(
+    table: &Table,
+    db: &TestDb,
+    target: &str,
+    keep: impl Fn(&[Json]) -> bool,
+) {
+    let reference: Vec<Vec<Json>> = table.read(None).into_iter().filter(|r| keep(r)).collect();
+    let columns = table.compare_columns();
+    let mysql = db.rows(target, &columns, &table.primary_keys).await;
+    let what = format!("{}.{} → latest, filtered", db.name, target);
+    assert_same_rows(&what, &columns, &reference, &mysql);
+}
+
 /// The run's log (the worker logs to stderr).
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()

@@ -280,7 +280,13 @@ async fn settings(
     let widest = widest_row(&mut conn, &cfg.spec.sink.table)
         .await
         .map_err(read_failed)?;
+    let may_set_global = super::grants::held(&mut conn, &cfg.spec.sink.table)
+        .await
+        .map_err(read_failed)?
+        .iter()
+        .any(|p| ["SUPER", "SYSTEM_VARIABLES_ADMIN", "ALL PRIVILEGES"].contains(&p.as_str()));
     let server = ServerSettings {
+        may_set_global,
         time_zone: format!("{global_tz} (system {system_tz})"),
         sql_mode,
         max_allowed_packet: packet,
@@ -292,6 +298,9 @@ async fn settings(
 }
 
 struct ServerSettings {
+    /// Whether this user may `SET GLOBAL` (SUPER, SYSTEM_VARIABLES_ADMIN): not on a managed
+    /// server (RDS, Aurora, Cloud SQL, Azure), whose settings are the provider's parameters.
+    may_set_global: bool,
     time_zone: String,
     sql_mode: String,
     max_allowed_packet: u64,
@@ -322,9 +331,10 @@ fn judge_settings(
             Area::Mysql,
             "mysql.max_allowed_packet",
             format!("max_allowed_packet = {packet_mib:.0} MiB, but a row of {table} can be larger ({wide}): such a row can't be written"),
-            format!(
-                "SET GLOBAL max_allowed_packet = {};  -- and in the server's config file",
-                widest.clamp(1 << 20, 1 << 30).next_power_of_two()
+            global_fix(
+                s,
+                "max_allowed_packet",
+                &widest.clamp(1 << 20, 1 << 30).next_power_of_two().to_string(),
             ),
         );
     } else {
@@ -345,7 +355,7 @@ fn judge_settings(
             Area::Mysql,
             "mysql.local_infile",
             "local_infile is OFF: a full read into an empty table falls back to upserts (correct, but slower)",
-            "SET GLOBAL local_infile = 1;  -- and local_infile = 1 in the server's config file",
+            global_fix(s, "local_infile", "1"),
         );
     }
     match &s.binlog_format {
@@ -360,8 +370,22 @@ fn judge_settings(
                 "binlog_format {f}: upserts (INSERT … ON DUPLICATE KEY UPDATE) are unsafe for statement-based \
                  replication, and the worker can't write under READ COMMITTED (slots may deadlock and retry)"
             ),
-            "SET GLOBAL binlog_format = 'ROW';  -- and in the server's config file",
+            global_fix(s, "binlog_format", "'ROW'"),
         ),
+    }
+}
+
+/// How to give server variable `variable` the value `value`: `SET GLOBAL` where this user may,
+/// else the managed server's own way (its parameters).
+fn global_fix(s: &ServerSettings, variable: &str, value: &str) -> String {
+    if s.may_set_global {
+        format!("SET GLOBAL {variable} = {value};  -- and in the server's config file")
+    } else {
+        format!(
+            "{variable} = {value} in the server's parameters, as this user may not SET GLOBAL (a managed server): \
+             RDS, the DB parameter group; Aurora, the DB cluster parameter group; Cloud SQL, a database flag; \
+             Azure, a server parameter; else its administrator's config file (docs/managed-mysql.md)"
+        )
     }
 }
 
@@ -504,6 +528,7 @@ mod tests {
     #[test]
     fn server_settings_that_change_what_a_sync_does_are_warned_with_their_fix() {
         let good = ServerSettings {
+            may_set_global: true,
             time_zone: "+02:00 (system CET)".into(),
             sql_mode: String::new(),
             max_allowed_packet: 16 << 20,
@@ -533,6 +558,19 @@ mod tests {
             "{text}"
         );
         assert!(r.ok(), "warnings only: exit 0");
+        // A managed server's user may not SET GLOBAL: the fix is its provider's parameter.
+        let managed = ServerSettings {
+            may_set_global: false,
+            ..bad
+        };
+        let text = judged(&managed, 100 << 20).text();
+        assert!(!text.contains("SET GLOBAL local_infile"), "{text}");
+        assert!(
+            text.contains("local_infile = 1 in the server's parameters")
+                && text.contains("DB cluster parameter group")
+                && text.contains("binlog_format = 'ROW' in the server's parameters"),
+            "{text}"
+        );
     }
 
     #[test]

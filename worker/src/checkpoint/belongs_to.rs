@@ -32,6 +32,7 @@ pub async fn now(cfg: &WorkerConfig, source: &PaimonSource, mysql: &MysqlConnect
             server: mysql.server().identity.clone(),
         },
         snapshot: None,
+        filter: source.filter().map(|f| f.text().to_string()),
     }
 }
 
@@ -106,6 +107,17 @@ pub fn start_over_reason(
             ));
         }
     }
+    if was.filter != now.filter {
+        let shown = |f: &Option<String>| {
+            f.as_deref()
+                .map_or("none".to_string(), |f| format!("{f:?}"))
+        };
+        return Some(format!(
+            "source.filter changed (was {}, now {}): MySQL holds the rows the old filter kept",
+            shown(&was.filter),
+            shown(&now.filter)
+        ));
+    }
     if !from_progress_row && was.target.server != now.target.server {
         return Some(format!(
             "the MySQL server behind the URL is another one ({}, was {}): a failover, or a copy. With delivery \
@@ -135,6 +147,7 @@ mod tests {
                 server: server.into(),
             },
             snapshot: None,
+            filter: None,
         }
     }
 
@@ -202,5 +215,19 @@ mod tests {
         assert!(start_over_reason(&stored, &belongs("t", "orders", "a", 2), true).is_some());
         assert!(start_over_reason(&stored, &belongs("t", "orders", "b", 1), false).is_some());
         assert!(start_over_reason(&stored, &belongs("t", "orders", "b", 1), true).is_none());
+    }
+
+    #[test]
+    fn another_filter_starts_over() {
+        let filtered = |f: Option<&str>| BelongsTo {
+            filter: f.map(str::to_string),
+            ..belongs("t", "orders", "a", 1)
+        };
+        let stored = cp(filtered(None));
+        let why = start_over_reason(&stored, &filtered(Some("v > 1")), true).unwrap();
+        assert!(why.contains("was none, now \"v > 1\""), "{why}");
+        let stored = cp(filtered(Some("v > 1")));
+        assert!(start_over_reason(&stored, &filtered(Some("v > 1")), true).is_none());
+        assert!(start_over_reason(&stored, &filtered(None), true).is_some());
     }
 }

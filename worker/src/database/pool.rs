@@ -155,6 +155,19 @@ impl PoolMember {
         }
     }
 
+    /// Whether the operator asks this worker, stopping, to make its tables forget (the
+    /// database sync is deleted with its checkpoints: `PoolAssignment::release_on_stop`), read
+    /// now. An assignment that can't be read is no ask.
+    pub async fn release_asked(&self) -> bool {
+        match self.assignment.read::<PoolAssignment>().await {
+            Ok(a) => a.is_some_and(|a| a.release_on_stop),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not read the assignment at the stop");
+                false
+            }
+        }
+    }
+
     /// Writes the report of this worker's tables, after it acted on the assignment it read
     /// last (stopped the tables it no longer has: those still stopping are in `tables`).
     pub async fn report(&self, tables: Vec<PooledTable>) -> Result<()> {

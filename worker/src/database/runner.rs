@@ -206,6 +206,25 @@ impl Tables<'_> {
         self.once = true;
     }
 
+    /// The database sync is deleted with its checkpoints: each of `tables` (every table this
+    /// worker was given, all stopped now) forgets, as `pms-worker reset` does it. What fails is
+    /// logged with what is left.
+    async fn forget(&self, tables: &[String]) {
+        for table in tables {
+            let forgotten = match self.table_config(table) {
+                Ok(cfg) => crate::reset::reset(&[cfg]).await,
+                Err(e) => Err(e),
+            };
+            match forgotten {
+                Ok(removed) => info!(%table, ?removed,
+                    "the database sync is deleted: removed the table's checkpoints, progress row, Paimon consumer and claim of the MySQL table"),
+                Err(e) => warn!(%table, error = %e,
+                    "the database sync is deleted, but the table's checkpoints, Paimon consumer or claim could not all be removed: \
+                     remove them by hand (pms-worker reset with the table's config)"),
+            }
+        }
+    }
+
     /// A table's sync ended.
     fn finished(&mut self, table: String, result: Result<RunSummary>) {
         let target = self
@@ -329,6 +348,11 @@ pub async fn run(
             if tables.once && tables.tasks.is_empty() {
                 if let Some(shared) = tables.shared.take() {
                     shared.mysql.close().await;
+                }
+                if let Some(pool) = tables.pool.filter(|_| stop_requested) {
+                    if pool.release_asked().await {
+                        tables.forget(&listed).await;
+                    }
                 }
                 return Ok(tables.outcomes);
             }

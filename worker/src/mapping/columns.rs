@@ -72,6 +72,7 @@ pub fn plan_layout(
         key_positions,
         delete_qualifiers,
         warnings,
+        filter: None,
     })
 }
 

@@ -19,6 +19,9 @@ pub struct Decoded {
     pub key: Vec<u8>,
     pub kind: RowKind,
     pub change: Change,
+    /// An insert or update whose row `source.filter` doesn't keep: its change is a delete of
+    /// its key (the row may have been kept before); a full read leaves it out.
+    pub filtered_out: bool,
 }
 
 /// Decodes a batch: the full read has no `rowkind` (all inserts), change reads do.
@@ -65,6 +68,13 @@ pub fn decode_batch(
         }
         columns.push(values.into_iter());
     }
+    let kept = match &layout.filter {
+        Some(f) => Some(
+            f.keeps(batch)
+                .map_err(|e| WorkerError::Data(format!("Paimon table {table}: {e}")))?,
+        ),
+        None => None,
+    };
     let kinds = batch
         .column_by_name(ROW_KIND)
         .map(|a| a.as_string::<i32>().clone());
@@ -107,11 +117,15 @@ pub fn decode_batch(
             .as_ref()
             .filter(|s| !s.is_null(i))
             .map_or(0, |s| s.value(i));
+        let filtered_out = matches!(kind, RowKind::Insert | RowKind::UpdateAfter)
+            && kept.as_ref().is_some_and(|k| !k.value(i));
         let change_kind = match kind {
+            _ if filtered_out => ChangeKind::Delete,
             RowKind::Delete | RowKind::UpdateBefore => ChangeKind::Delete,
             RowKind::Insert | RowKind::UpdateAfter => ChangeKind::Upsert,
         };
         out.push(Decoded {
+            filtered_out,
             key: if keyed { key_buf.clone() } else { Vec::new() },
             kind,
             change: Change {
@@ -166,6 +180,7 @@ mod tests {
             key_positions: vec![0],
             delete_qualifiers: vec![],
             warnings: vec![],
+            filter: None,
         }
     }
 

@@ -25,6 +25,9 @@ pub struct Layout {
     /// applies only to the row still in its partition, and changes reduce per key and partition.
     pub delete_qualifiers: Vec<usize>,
     pub warnings: Vec<String>,
+    /// `source.filter`: rows it doesn't keep are left out of a full read and deleted by key
+    /// in changes (see `source/filter.rs`).
+    pub filter: Option<std::sync::Arc<crate::source::filter::RowFilter>>,
 }
 
 impl Layout {

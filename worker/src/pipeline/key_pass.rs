@@ -135,7 +135,8 @@ impl Pipeline {
                 for mut d in
                     decode_batch(&batch, &self.layout, snapshot_id, self.source.name(), true)?
                 {
-                    if !pass.kept().owns(&d.key) {
+                    // A row the filter doesn't keep is, to every pass, not in the read.
+                    if d.filtered_out || !pass.kept().owns(&d.key) {
                         continue;
                     }
                     self.count_read(d.kind);

@@ -80,7 +80,10 @@ impl Pipeline {
             self.read_to = Some(plan.point_at(*position));
             self.count_read(d.kind);
             // `-U` is the before-image of an update; the `+U` that follows carries the new row.
-            if d.kind != RowKind::UpdateBefore {
+            // A merged full read leaves out the rows the filter doesn't keep (its sweep, if
+            // any, removes those MySQL holds).
+            let left_out = d.filtered_out && plan.is_full_read() && !plan.holds_versions();
+            if d.kind != RowKind::UpdateBefore && !left_out {
                 self.buffer_change(d.key, d.change).await?;
             }
         }

@@ -312,6 +312,7 @@ mod tests {
             delete_qualifiers: vec![],
             columns,
             warnings: vec![],
+            filter: None,
         }
     }
 

@@ -4,6 +4,7 @@
 mod column;
 mod consumer;
 mod evolve;
+pub mod filter;
 mod flink_consumer;
 mod hdfs;
 mod kerberos;
@@ -21,7 +22,7 @@ use std::collections::HashMap;
 use paimon::table::{DataSplit, IncrementalPlan, IncrementalScanMode, IncrementalSplit, Table};
 use paimon::{CatalogFactory, CatalogOptions, Options};
 use pms_crds::SourceSpec;
-use tracing::debug;
+use tracing::{debug, info};
 
 use pms_crds::contract::{
     ReadPoint, Slot, SnapshotIdentity, ENV_AWS_ACCESS_KEY_ID, ENV_AWS_SECRET_ACCESS_KEY,
@@ -105,6 +106,8 @@ pub struct PaimonSource {
     shape: TableShape,
     columns: Vec<SourceColumn>,
     unknown_options: Vec<String>,
+    /// `source.filter`, typed by this schema.
+    filter: Option<std::sync::Arc<filter::RowFilter>>,
 }
 
 impl PaimonSource {
@@ -168,6 +171,16 @@ impl PaimonSource {
                 qualifies_deletes: moving.iter().any(|p| *p == f.name()),
             })
             .collect();
+        let filter = spec
+            .filter
+            .as_deref()
+            .map(|text| filter::RowFilter::new(text, schema.fields(), schema.partition_keys()))
+            .transpose()
+            .map_err(|message| WorkerError::Source {
+                table: name.clone(),
+                message: format!("{message}; nothing is written"),
+            })?
+            .map(std::sync::Arc::new);
         Ok(Self {
             table,
             name,
@@ -175,7 +188,13 @@ impl PaimonSource {
             shape,
             columns,
             unknown_options: judged.unknown,
+            filter,
         })
+    }
+
+    /// `source.filter`, if the sync has one.
+    pub fn filter(&self) -> Option<&std::sync::Arc<filter::RowFilter>> {
+        self.filter.as_ref()
     }
 
     /// The table's options this worker doesn't know (outside the families that change reads).
@@ -323,12 +342,13 @@ impl PaimonSource {
             Some(id) => self.pinned(id).await?,
             None => self.table.clone(),
         };
-        let plan = table
-            .new_read_builder()
-            .new_scan()
-            .plan()
-            .await
-            .map_err(|e| self.err(e))?;
+        let mut read = table.new_read_builder();
+        // A filter over partition columns only: the partitions it leaves out are not read.
+        if let Some(predicate) = self.filter.as_ref().and_then(|f| f.partition_predicate()) {
+            info!(table = %self.name, "source.filter names partition columns only: it prunes the full read's partitions");
+            read.with_filter(predicate);
+        }
+        let plan = read.new_scan().plan().await.map_err(|e| self.err(e))?;
         let snapshot_id = plan.snapshot_id().ok_or_else(|| WorkerError::Source {
             table: self.name.clone(),
             message: "the full read found no snapshot".into(),

@@ -631,6 +631,9 @@ async fn paimon_rows(
                 }
                 for d in decode_batch(&batch, layout, plan.snapshot_id, source.name(), true)? {
                     if !plan.holds_versions() {
+                        if d.filtered_out {
+                            continue;
+                        }
                         count += 1;
                         each(d.change.row)?;
                     } else if parts > 1 && key_part(&d.key, parts) != part {
