@@ -103,7 +103,7 @@ for s in ss: s.close()')
     --token-auth-file="$pki/tokens.csv" \
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-account-key-file="$pki/sa.pub" --service-account-signing-key-file="$pki/sa.key" \
-    --service-cluster-ip-range=10.0.0.0/24 \
+    --service-cluster-ip-range=10.0.0.0/16 \
     --allow-privileged=true \
     --profiling=false \
     </dev/null >"$dir/apiserver.log" 2>&1 &

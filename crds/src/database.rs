@@ -582,13 +582,13 @@ template:
                 a.sink.table.as_str(),
                 a.sink.max_rows
             ),
-            ("dim_a", "dim_a_rt", 5)
+            ("dim_a", "dim_a_rt", Some(5))
         );
         assert_eq!(
             a.sink.columns.rename.get("id").map(String::as_str),
             Some("a_id")
         );
-        assert_eq!(s.render("fact_b").unwrap().sink.max_rows, 100);
+        assert_eq!(s.render("fact_b").unwrap().sink.max_rows, Some(100));
         let typo = spec("overrides: {dim_a: {sink: {maxRow: 5}}}")
             .render("dim_a")
             .unwrap_err();

@@ -488,9 +488,12 @@ pub struct SinkSpec {
     /// the statement is logged and published. Off by default: a missing table is an error.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub create_table: bool,
-    /// Flush after this many input records (0 = off).
-    #[serde(default = "default_max_rows")]
-    pub max_rows: u32,
+    /// Flush after this many input records (0 = off; Flink's `sink.buffer-flush.max-rows`).
+    /// Unset: 1000 records of changes, and a full read flushes every 10,000 rows (its flushes
+    /// are bulk loads, cheaper per row the larger they are; `maxBufferBytes` still bounds
+    /// them). Set, a full read flushes at it too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rows: Option<u32>,
     /// Flush at least this often while changes are buffered (0s = off).
     #[serde(default = "default_flush_interval")]
     pub flush_interval: HumanDuration,
@@ -617,8 +620,16 @@ pub struct SequenceGuard {
     pub column: String,
 }
 
-fn default_max_rows() -> u32 {
-    1000
+impl SinkSpec {
+    /// The records of changes a flush holds at most (`maxRows`, default 1000; 0 = no bound).
+    pub fn max_rows(&self) -> u32 {
+        self.max_rows.unwrap_or(1000)
+    }
+
+    /// The rows of a full read a flush holds at most: `maxRows` when set, else 10,000.
+    pub fn full_read_max_rows(&self) -> u32 {
+        self.max_rows.unwrap_or(10_000)
+    }
 }
 fn default_max_rows_per_statement() -> u32 {
     4096

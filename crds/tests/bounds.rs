@@ -241,9 +241,9 @@ fn an_object_with_every_field_at_its_schemas_extremes_decodes() {
             .unwrap_or_else(|e| panic!("the savepoint at its extremes does not decode: {e}"));
         if end == End::Max {
             let history = &sync.spec.savepoint.as_ref().unwrap().history;
-            assert_eq!(sync.spec.sink.max_rows, u32::MAX);
+            assert_eq!(sync.spec.sink.max_rows, Some(u32::MAX));
             assert_eq!(history.max_count, u32::MAX);
-            assert_eq!(database.spec.template.sink.max_rows, u32::MAX);
+            assert_eq!(database.spec.template.sink.max_rows, Some(u32::MAX));
             assert_eq!(sync.spec.parallelism, 256, "a field's own range stays");
             assert_eq!(
                 sync.spec.sink.max_buffer_bytes,
@@ -298,7 +298,7 @@ fn max_rows_max_count_and_a_templates_max_rows_decode_at_their_maximum() {
                       "savepoint": {{"history": {{"maxCount": {max_count}, "maxAge": "{longest}"}}}}}}}}"#
     ))
     .unwrap();
-    assert_eq!(sync.spec.sink.max_rows, u32::MAX);
+    assert_eq!(sync.spec.sink.max_rows, Some(u32::MAX));
     assert_eq!(sync.spec.savepoint.unwrap().history.max_count, u32::MAX);
     let database: PaimonMysqlDatabaseSync = serde_json::from_str(&format!(
         r#"{{"apiVersion": "paimonsync.io/v1alpha1", "kind": "PaimonMysqlDatabaseSync", "metadata": {{"name": "db"}},
@@ -307,7 +307,7 @@ fn max_rows_max_count_and_a_templates_max_rows_decode_at_their_maximum() {
                                    "sink": {{"url": "mysql://h/d", "table": "{{table}}", "maxRows": {template_max_rows}}}}}}}}}"#
     ))
     .unwrap();
-    assert_eq!(database.spec.template.sink.max_rows, u32::MAX);
+    assert_eq!(database.spec.template.sink.max_rows, Some(u32::MAX));
     // One beyond would fail the whole list.
     let mut spec = serde_json::to_value(&database.spec.template).unwrap();
     spec["sink"]["maxRows"] = json!(max_rows + 1);

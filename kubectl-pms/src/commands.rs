@@ -3,7 +3,7 @@
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{ListParams, LogParams, Patch, PatchParams, PostParams};
-use kube::{Api, Client};
+use kube::{Api, Client, ResourceExt};
 use pms_crds::contract::{SLOT_LABEL, SYNC_LABEL};
 use pms_crds::{
     PaimonMysqlDatabaseSync, PaimonMysqlSync, PaimonMysqlSyncSavepoint,
@@ -24,6 +24,8 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+    #[error("the kubeconfig: {0}")]
+    Config(String),
     #[error("{0}")]
     NotFound(String),
     /// Not confirmed (answered no, or no terminal to ask on and no `--yes`).
@@ -75,6 +77,30 @@ fn restorable(sp: &PaimonMysqlSyncSavepoint, sync: &str) -> Result<()> {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The API client, as kubectl builds it: from `kubeconfig` (else `$KUBECONFIG`, else
+/// `~/.kube/config`, else the pod's service account) and its `context` (else the current one).
+pub async fn client(
+    kubeconfig: Option<&std::path::Path>,
+    context: Option<String>,
+) -> Result<Client> {
+    use kube::config::{Config, KubeConfigOptions, Kubeconfig};
+    let options = KubeConfigOptions {
+        context,
+        ..Default::default()
+    };
+    let config = match kubeconfig {
+        Some(path) => {
+            let file = Kubeconfig::read_from(path)
+                .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+            Config::from_custom_kubeconfig(file, &options).await
+        }
+        None if options.context.is_some() => Config::from_kubeconfig(&options).await,
+        None => return Client::try_default().await.map_err(Error::Connect),
+    }
+    .map_err(|e| Error::Config(e.to_string()))?;
+    Client::try_from(config).map_err(Error::Connect)
+}
 
 pub struct Ctx {
     pub client: Client,
@@ -254,6 +280,37 @@ pub async fn restore(ctx: &Ctx, sync: &str, savepoint: &str, yes: bool) -> Resul
     Ok(format!(
         "set spec.restoreFrom.savepoint of {}/{sync} to {savepoint}: the operator stops the workers and starts \
          them from the savepoint\n",
+        ctx.ns
+    ))
+}
+
+/// Every sync of the namespace, or of every namespace (`all`), one line each.
+pub async fn list(ctx: &Ctx, all: bool) -> Result<String> {
+    let syncs_api: Api<PaimonMysqlSync> = if all {
+        Api::all(ctx.client.clone())
+    } else {
+        ctx.api()
+    };
+    let where_ = if all {
+        "every namespace".to_string()
+    } else {
+        ctx.ns.clone()
+    };
+    let mut syncs = syncs_api
+        .list(&ListParams::default())
+        .await
+        .map_err(|source| api(format!("list PaimonMysqlSyncs in {where_}"), source))?
+        .items;
+    syncs.sort_by_key(|s| (s.namespace(), s.name_any()));
+    Ok(status::list_screen(&syncs, all, Timestamp::now()))
+}
+
+/// Restarts every worker once, each slot from its checkpoint: sets `spec.restartNonce`.
+pub async fn restart(ctx: &Ctx, sync: &str) -> Result<String> {
+    let t = token();
+    ctx.patch_spec(sync, json!({"restartNonce": t})).await?;
+    Ok(format!(
+        "set spec.restartNonce of {}/{sync} to {t}: every worker restarts once, each slot from its checkpoint\n",
         ctx.ns
     ))
 }

@@ -22,6 +22,12 @@ struct Cli {
     /// The namespace (default: the kubeconfig context's).
     #[arg(short, long, global = true)]
     namespace: Option<String>,
+    /// The kubeconfig context to use (default: its current context).
+    #[arg(long, global = true)]
+    context: Option<String>,
+    /// The kubeconfig file (default: `$KUBECONFIG`, else `~/.kube/config`).
+    #[arg(long, global = true)]
+    kubeconfig: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -57,6 +63,16 @@ enum Command {
         #[arg(long, short)]
         yes: bool,
     },
+    /// Every sync, one line each: phase, slots ready, snapshot, lag, and freshness (seconds
+    /// since the oldest slot's last checkpoint).
+    #[command(alias = "ls")]
+    List {
+        /// Of every namespace.
+        #[arg(short = 'A', long)]
+        all_namespaces: bool,
+    },
+    /// Restarts every worker once, each slot from its checkpoint: sets `spec.restartNonce`.
+    Restart { sync: String },
     /// Stops every worker after a flush and checkpoint: sets `spec.state: suspended`.
     Suspend { sync: String },
     /// Starts the workers again from their checkpoints: sets `spec.state: running`.
@@ -80,9 +96,7 @@ async fn main() {
     pms_runtime::install_tls_provider();
     let cli = Cli::parse();
     let result = async {
-        let client = kube::Client::try_default()
-            .await
-            .map_err(commands::Error::Connect)?;
+        let client = commands::client(cli.kubeconfig.as_deref(), cli.context.clone()).await?;
         let ns = cli
             .namespace
             .clone()
@@ -98,6 +112,8 @@ async fn main() {
                 savepoint,
                 yes,
             } => commands::restore(&ctx, &sync, &savepoint, yes).await,
+            Command::List { all_namespaces } => commands::list(&ctx, all_namespaces).await,
+            Command::Restart { sync } => commands::restart(&ctx, &sync).await,
             Command::Suspend { sync } => commands::set_state(&ctx, &sync, "suspended").await,
             Command::Resume { sync } => commands::set_state(&ctx, &sync, "running").await,
             Command::Logs { sync, slot, tail } => commands::logs(&ctx, &sync, slot, tail).await,

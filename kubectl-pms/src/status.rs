@@ -182,6 +182,54 @@ pub fn database_screen(pmds: &PaimonMysqlDatabaseSync) -> String {
     out
 }
 
+/// One line per sync: where it is and how fresh, the oldest slot's last checkpoint in seconds
+/// (what `kubectl pms list` prints; `namespaces`: a NAMESPACE column, for `-A`).
+pub fn list_screen(syncs: &[PaimonMysqlSync], namespaces: bool, now: Timestamp) -> String {
+    let mut out = String::new();
+    let ns_head = if namespaces {
+        "NAMESPACE             "
+    } else {
+        ""
+    };
+    let _ = writeln!(
+        out,
+        "{ns_head}NAME                            PHASE        SLOTS  SNAPSHOT  LAG  FRESHNESS"
+    );
+    for pms in syncs {
+        let status = pms.status.clone().unwrap_or_default();
+        let oldest = status
+            .slots
+            .iter()
+            .map(|s| {
+                s.last_checkpoint_time
+                    .as_deref()
+                    .and_then(|t| t.parse::<Timestamp>().ok())
+                    .map(|at| now.duration_since(at).as_secs().max(0))
+            })
+            .collect::<Option<Vec<i64>>>()
+            .and_then(|ages| ages.into_iter().max());
+        let ns = if namespaces {
+            format!("{:<22}", pms.namespace().unwrap_or_default())
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            out,
+            "{ns}{:<31} {:<12} {:<6} {:<9} {:<4} {}",
+            pms.name_any(),
+            status.phase.map_or("Pending", |p| p.as_str()),
+            status.slots_ready.as_deref().unwrap_or("-"),
+            opt(status.snapshot_id),
+            opt(status.lag_snapshots),
+            oldest.map_or("-".into(), |s| format!("{s}s")),
+        );
+    }
+    if syncs.is_empty() {
+        let _ = writeln!(out, "(no PaimonMysqlSync)");
+    }
+    out
+}
+
 fn operation(r: Option<&RebuildStatus>) -> String {
     match r {
         None => "never".into(),
@@ -235,6 +283,61 @@ fn age(t: &str, now: Timestamp) -> String {
 mod tests {
     use super::*;
     use pms_crds::{PaimonMysqlSyncStatus, SlotStatus, SyncPhase};
+
+    #[test]
+    fn the_list_shows_each_sync_with_its_oldest_slots_freshness() {
+        let sync = |name: &str, checkpoints: &[&str]| {
+            let mut pms = PaimonMysqlSync::new(
+                name,
+                serde_yaml::from_str(
+                    "source: {warehouse: /wh, database: shop, table: orders}\nsink: {url: 'mysql://db/s', table: t}",
+                )
+                .unwrap(),
+            );
+            pms.metadata.namespace = Some("data".into());
+            pms.status = Some(PaimonMysqlSyncStatus {
+                phase: Some(SyncPhase::Running),
+                slots_ready: Some(format!("{}/{}", checkpoints.len(), checkpoints.len())),
+                snapshot_id: Some(42),
+                lag_snapshots: Some(1),
+                slots: checkpoints
+                    .iter()
+                    .map(|t| SlotStatus {
+                        last_checkpoint_time: Some(t.to_string()),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            });
+            pms
+        };
+        let now: Timestamp = "2026-12-07T10:00:30Z".parse().unwrap();
+        let out = list_screen(
+            &[
+                sync("orders", &["2026-12-07T10:00:28Z", "2026-12-07T10:00:10Z"]),
+                PaimonMysqlSync::new("fresh", sync("x", &[]).spec),
+            ],
+            true,
+            now,
+        );
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(
+            lines[0].starts_with("NAMESPACE") && lines[0].ends_with("FRESHNESS"),
+            "{out}"
+        );
+        assert!(
+            lines[1].starts_with("data")
+                && lines[1].contains("orders")
+                && lines[1].contains("Running")
+                && lines[1].contains("2/2")
+                && lines[1].ends_with(" 20s"),
+            "the oldest slot's checkpoint: {out}"
+        );
+        assert!(
+            lines[2].contains("fresh") && lines[2].contains("Pending") && lines[2].ends_with(" -"),
+            "{out}"
+        );
+    }
 
     #[test]
     fn the_status_screen_shows_each_slot_the_last_error_and_the_operations_without_a_password() {

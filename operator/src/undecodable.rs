@@ -317,7 +317,7 @@ mod tests {
             .unwrap()
         };
         let good: PaimonMysqlSync = decode(&object("4294967295")).unwrap();
-        assert_eq!(good.spec.sink.max_rows, 4294967295);
+        assert_eq!(good.spec.sink.max_rows, Some(4294967295));
         let why = decode::<PaimonMysqlSync>(&object("4294967296")).unwrap_err();
         assert!(
             why.contains("spec.sink.maxRows") && why.contains("4294967296"),

@@ -1194,6 +1194,53 @@ async fn a_full_read_shows_its_progress() {
     );
 }
 
+/// `kubectl pms list` (`-A`, `--kubeconfig`, `--context`) and `kubectl pms restart`.
+async fn the_plugin_lists_and_restarts() {
+    let (ok, listed) = kubectl_pms(&["list", "-n", NS]);
+    assert!(ok && listed.contains("FRESHNESS"), "{listed}");
+    assert!(
+        listed.lines().any(|l| l.starts_with(&format!("{SYNC} "))),
+        "{listed}"
+    );
+    let context = kubectl(&["config", "current-context"]);
+    let config = kubeconfig();
+    let everywhere = [
+        "ls",
+        "-A",
+        "--kubeconfig",
+        &config,
+        "--context",
+        context.trim(),
+    ];
+    let (ok, listed) = kubectl_pms(&everywhere);
+    assert!(
+        ok && listed.starts_with("NAMESPACE")
+            && listed
+                .lines()
+                .any(|l| l.starts_with(NS) && l.contains(SYNC)),
+        "{listed}"
+    );
+    let (ok, said) = kubectl_pms(&["ls", "--kubeconfig", &config, "--context", "no-such"]);
+    assert!(!ok && said.contains("the kubeconfig"), "{said}");
+    let (ok, said) = kubectl_pms(&["restart", SYNC, "-n", NS]);
+    let nonce = get("pms", SYNC, NS).unwrap()["spec"]["restartNonce"].clone();
+    assert!(
+        ok && said.contains("spec.restartNonce")
+            && nonce.as_str().is_some_and(|n| said.contains(n)),
+        "{said} / {nonce}"
+    );
+    wait_for("the slots' pods roll with the nonce", LONG, || {
+        list("deployment", NS, SELECTOR)
+            .iter()
+            .all(|d| {
+                d["spec"]["template"]["metadata"]["annotations"]["paimonsync.io/restart-nonce"]
+                    == nonce
+            })
+            .then_some(())
+    })
+    .await;
+}
+
 /// A worker that stops on an error (here the Secret's password went wrong) says why in the
 /// status and an Event, without the password; once it runs again, the note goes.
 async fn a_failing_worker_says_why() {
@@ -2330,6 +2377,7 @@ async fn operator_end_to_end() {
     step!(database_sync_makes_a_sync_per_table(&db).await);
     step!(a_warehouse_on_hdfs(&db).await);
     step!(an_operator_upgrade_restarts_syncs_in_turn().await);
+    step!(the_plugin_lists_and_restarts().await);
 }
 
 const ORPHAN_SAVEPOINT: &str = "of-no-sync";
@@ -3033,9 +3081,11 @@ impl ApiLoad {
             .success()
         {
             // (Once: the operator applies its CRDs when it leads, and owns them then.)
+            // (Forced: an operator of an earlier test in this API server owns them.)
             kubectl(&[
                 "apply",
                 "--server-side",
+                "--force-conflicts",
                 "-f",
                 repo_root()
                     .join("crds/paimonmysqlsync.yaml")

@@ -53,7 +53,10 @@ pub struct ChangeBuffer {
     unique_keys: bool,
     input_records: u64,
     bytes: usize,
+    /// The record bound now: `changes_max_rows`, or during a full read `full_read_max_rows`.
     max_rows: u64,
+    changes_max_rows: u64,
+    full_read_max_rows: u64,
     max_bytes: usize,
     /// The key columns, when keys move between partitions (see the module note).
     moving_keys: Option<Vec<usize>>,
@@ -94,12 +97,21 @@ impl ChangeBuffer {
             input_records: 0,
             bytes: 0,
             max_rows: max_rows as u64,
+            changes_max_rows: max_rows as u64,
+            full_read_max_rows: max_rows as u64,
             max_bytes: max_bytes as usize,
             moving_keys: None,
             flushed: Flushed::default(),
             deleted_after_own_upsert: KeyMap::default(),
             full_read: false,
         }
+    }
+
+    /// The record bound while a full read is under way ([`Self::set_full_read`]); without
+    /// this, the same as for changes.
+    pub fn with_full_read_rows(mut self, max_rows: u32) -> Self {
+        self.full_read_max_rows = max_rows as u64;
+        self
     }
 
     /// For a table whose keys move between partitions; `key_positions` are the row's key columns.
@@ -119,6 +131,11 @@ impl ChangeBuffer {
     /// Whether a full read is under way (a merged snapshot: no deletes to reduce).
     pub fn set_full_read(&mut self, full_read: bool) {
         self.full_read = full_read;
+        self.max_rows = if full_read {
+            self.full_read_max_rows
+        } else {
+            self.changes_max_rows
+        };
         self.bytes -= std::mem::take(&mut self.flushed).bytes;
     }
 
@@ -402,6 +419,30 @@ mod tests {
         assert_eq!(batch.deletes.len(), 1);
         assert_eq!(batch.deletes[0][0], Value::Int(2));
         assert!(b.is_empty());
+    }
+
+    #[test]
+    fn a_full_read_has_its_own_record_bound() {
+        let mut b = ChangeBuffer::new(2, 1 << 20).with_full_read_rows(4);
+        b.set_full_read(true);
+        for i in 0..3 {
+            assert_eq!(
+                b.push(key(i), change(ChangeKind::Upsert, i, "a", (1, 0))),
+                None
+            );
+        }
+        assert_eq!(
+            b.push(key(3), change(ChangeKind::Upsert, 3, "a", (1, 0))),
+            Some(Bound::Rows)
+        );
+        b.drain().unwrap();
+        b.set_full_read(false);
+        b.push(key(1), change(ChangeKind::Upsert, 1, "a", (2, 0)));
+        assert_eq!(
+            b.push(key(2), change(ChangeKind::Upsert, 2, "a", (2, 1))),
+            Some(Bound::Rows),
+            "changes: maxRows again"
+        );
     }
 
     #[test]

@@ -51,6 +51,18 @@ pub async fn reset(slots: &[WorkerConfig]) -> Result<Vec<String>> {
     Ok(removed)
 }
 
+/// A pooled table of a database sync deleted with its checkpoints, at its worker's stop:
+/// [`reset`] (checkpoints, progress row, claim), and its Paimon consumer removed too, as
+/// [`release_on_stop`] removes a deleted sync's.
+pub async fn forget(cfg: &WorkerConfig) -> Result<Vec<String>> {
+    let removed = reset(std::slice::from_ref(cfg)).await?;
+    let source = crate::source::PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
+    source
+        .remove_consumer(&cfg.consumer_id, &cfg.external_name())
+        .await?;
+    Ok(removed)
+}
+
 /// At the stop of a slot whose sync is being deleted with its checkpoints
 /// (`Control::release_on_stop`): its Paimon consumer goes (snapshots expire again) and the
 /// sync's claim of its MySQL table (a sync of another name may write it). What fails is

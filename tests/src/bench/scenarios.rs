@@ -29,26 +29,31 @@ pub async fn full_reads(
     limits: &Limits,
     results: &mut Vec<Measurement>,
 ) -> f64 {
-    let full_sizes: &[u32] = if smoke {
-        &[10_000]
+    // `None`: the defaults (maxRows unset: the full read flushes every 10,000 rows).
+    let full_sizes: &[Option<u32>] = if smoke {
+        &[Some(10_000)]
     } else {
-        &[100, 1000, 10_000]
+        &[Some(100), Some(1000), Some(10_000), None]
     };
     let mut ratio = 0.0;
-    for &max_rows in full_sizes {
+    for &setting in full_sizes {
         let db = TestDb::new("bench_full").await;
         db.exec(ORDERS_DDL).await;
-        let cfg = config(table, &db)
-            .max_rows(max_rows)
-            .write_in(dir, &format!("full-{max_rows}"));
+        let (label, max_rows) = match setting {
+            Some(n) => (format!("maxRows {n}"), n),
+            None => ("defaults (maxRows unset)".to_string(), 10_000),
+        };
+        let mut builder = config(table, &db);
+        if let Some(n) = setting {
+            builder = builder.max_rows(n);
+        }
+        let cfg = builder.write_in(dir, &format!("full-{max_rows}-{}", setting.is_some()));
         let cost = run::run_once(&cfg.path, &[]);
         let synced = Expected::all(rows, 0);
-        synced
-            .check(&db, &format!("full read, maxRows {max_rows}"))
-            .await;
+        synced.check(&db, &format!("full read, {label}")).await;
         let m = Measurement::worker(
             FULL_READ,
-            format!("maxRows {max_rows}, 1 slot"),
+            format!("{label}, 1 slot"),
             rows as u64,
             max_rows,
             &cost,

@@ -461,7 +461,7 @@ sink: {url: 'mysql://app:s%40cret@127.0.0.1:3307/serving', table: orders_rt}
         assert_eq!(cfg.mysql.user, "app");
         assert_eq!(cfg.mysql.password.as_deref(), Some("s@cret"));
         assert_eq!(cfg.mysql.port, 3307);
-        assert_eq!(cfg.spec.sink.max_rows, 1000);
+        assert_eq!(cfg.spec.sink.max_rows(), 1000);
         assert_eq!(cfg.consumer_id, "pms-shop-orders");
         assert!(
             !format!("{:?}", cfg.mysql).contains("cret"),

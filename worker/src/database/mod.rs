@@ -122,12 +122,12 @@ spec:
         let orders = db.table_config("orders", Slot::SINGLE, &none).unwrap();
         assert_eq!(
             (orders.sync_name.as_str(), orders.spec.sink.max_rows),
-            ("shop-orders", 5000)
+            ("shop-orders", Some(5000))
         );
         assert_eq!(orders.target_name(), "serving.orders_rt");
         assert_eq!(orders.consumer_id, "pms-shop-orders");
         let customers = db.table_config("customers", Slot::SINGLE, &none).unwrap();
-        assert_eq!(customers.spec.sink.max_rows, 1000);
+        assert_eq!(customers.spec.sink.max_rows(), 1000);
         assert_ne!(
             customers.checkpoint, orders.checkpoint,
             "a checkpoint of its own"

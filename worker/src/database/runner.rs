@@ -207,12 +207,12 @@ impl Tables<'_> {
     }
 
     /// The database sync is deleted with its checkpoints: each of `tables` (every table this
-    /// worker was given, all stopped now) forgets, as `pms-worker reset` does it. What fails is
-    /// logged with what is left.
+    /// worker was given, all stopped now) forgets (`reset::forget`). What fails is logged with
+    /// what is left.
     async fn forget(&self, tables: &[String]) {
         for table in tables {
             let forgotten = match self.table_config(table) {
-                Ok(cfg) => crate::reset::reset(&[cfg]).await,
+                Ok(cfg) => crate::reset::forget(&cfg).await,
                 Err(e) => Err(e),
             };
             match forgotten {

@@ -272,9 +272,10 @@ async fn run_with_one_schema(
     // `maxBufferBytes` bounds what is held at once: the buffer filling and the batches of
     // the writes in flight, each drained from a buffer at most this full.
     let mut buffer = ChangeBuffer::new(
-        cfg.spec.sink.max_rows,
+        cfg.spec.sink.max_rows(),
         cfg.spec.sink.max_buffer_bytes / (1 + crate::sink::MAX_WRITES_IN_FLIGHT as u64),
-    );
+    )
+    .with_full_read_rows(cfg.spec.sink.full_read_max_rows());
     if !layout.delete_qualifiers.is_empty() {
         buffer = buffer.with_moving_keys(layout.key_positions.clone());
     }

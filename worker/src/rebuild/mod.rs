@@ -266,6 +266,8 @@ async fn install(
         failpoint::hit("rebuild-mid-install");
     }
     source.remove_consumers(&shadows[0].consumer_base()).await?;
+    // The new generation's claim of its table, renamed to the sync's own now.
+    mysql.release_target(&shadows[0]).await?;
     remove_markers(shadows).await?;
     Ok(snapshot_id)
 }

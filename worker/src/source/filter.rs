@@ -586,10 +586,12 @@ impl Parser {
             Token::Symbol("<=") => Op::Le,
             Token::Symbol(">") => Op::Gt,
             Token::Symbol(">=") => Op::Ge,
-            t => return Err(format!(
+            t => {
+                return Err(format!(
                 "source.filter: expected a comparison, IN or IS after column {column:?}, found {}",
                 t.shown()
-            )),
+            ))
+            }
         };
         let value = self.literal(&column)?;
         Ok(Expr::Compare { column, op, value })

@@ -52,7 +52,7 @@ pub(super) async fn sink(cfg: &WorkerConfig, layout: &Layout) -> Result<MysqlSin
 
 /// Writes `fixes` and returns the rows written (fewer when a stop was asked).
 pub(super) async fn write(repair: &Repair<'_>, cfg: &WorkerConfig, fixes: Batch) -> Result<u64> {
-    let per_transaction = (cfg.spec.sink.max_rows as usize).max(1);
+    let per_transaction = (cfg.spec.sink.max_rows() as usize).max(1);
     let total = fixes.len() as u64;
     let Batch {
         mut upserts,
