@@ -1194,8 +1194,16 @@ async fn a_full_read_shows_its_progress() {
     );
 }
 
-/// `kubectl pms list` (`-A`, `--kubeconfig`, `--context`) and `kubectl pms restart`.
+/// `kubectl pms list` (`-A`, `--kubeconfig`, `--context`) and `kubectl pms restart`, on a
+/// sync of their own.
 async fn the_plugin_lists_and_restarts() {
+    const SYNC: &str = "by-plugin";
+    const SELECTOR: &str = "paimonsync.io/sync=by-plugin";
+    apply_ok(&idle_sync(NS, SYNC, "by_plugin"));
+    wait_for("its slot Deployment", LONG, || {
+        (!list("deployment", NS, SELECTOR).is_empty()).then_some(())
+    })
+    .await;
     let (ok, listed) = kubectl_pms(&["list", "-n", NS]);
     assert!(ok && listed.contains("FRESHNESS"), "{listed}");
     assert!(
@@ -1239,6 +1247,7 @@ async fn the_plugin_lists_and_restarts() {
             .then_some(())
     })
     .await;
+    kubectl(&["delete", "pms", SYNC, "-n", NS, "--wait=false"]);
 }
 
 /// A worker that stops on an error (here the Secret's password went wrong) says why in the
