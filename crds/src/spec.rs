@@ -282,6 +282,13 @@ pub struct SourceSpec {
     pub database: String,
     #[schemars(length(min = 1))]
     pub table: String,
+    /// The table's own directory, as a Flink table's `'path'` option names it
+    /// (`hdfs:///warehouse/orders`, `s3://bucket/tables/orders`, `/data/orders`): the table is
+    /// read from there without a catalog, through the storage settings of `warehouse` (its
+    /// scheme's: `s3`, `hadoopConf`, `kerberos`); `database` and `table` then only name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 4096))]
+    pub path: Option<String>,
     /// Where a slot without a checkpoint starts: `latest-full` (a full read of the latest
     /// snapshot, then the changes of every later one), `latest` (only the changes of snapshots
     /// after the latest), `from-snapshot` (the changes from `startSnapshot` on, its own

@@ -149,6 +149,8 @@ struct Source {
     start_from: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     filter: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
 }
 
 #[derive(Serialize, Clone, Debug)]
@@ -240,6 +242,7 @@ impl SyncConfigBuilder {
                     kerberos: None,
                     start_from: None,
                     filter: None,
+                    path: None,
                 },
                 sink: Sink {
                     url: url.into(),
@@ -412,6 +415,14 @@ impl SyncConfigBuilder {
     /// `source.kerberos: {principal}` (the worker takes the keytab from `KRB5_CLIENT_KTNAME`).
     pub fn kerberos(mut self, principal: &str) -> Self {
         self.spec.source.kerberos = Some(serde_json::json!({ "principal": principal }));
+        self
+    }
+
+    /// `source.path`: the table named by its directory, `database`/`table` only naming it.
+    pub fn source_path(mut self, path: &str, database: &str, table: &str) -> Self {
+        self.spec.source.path = Some(path.to_string());
+        self.spec.source.database = database.to_string();
+        self.spec.source.table = table.to_string();
         self
     }
 

@@ -365,3 +365,37 @@ async fn a_filter_keeps_exactly_the_rows_it_passes_through_updates_and_deletes()
     );
     assert_synced_where(&t, &slots, "orders", paid_20).await;
 }
+
+/// A table named by its directory (`source.path`), as a Flink table's `'path'` option names
+/// one: read without a catalog, whatever `database` and `table` say; a directory that holds no
+/// table is refused before anything is written.
+#[tokio::test]
+async fn a_table_named_by_its_path_is_synced() {
+    let t = orders_table(json!({"bucket": "2", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 50, "+I", 0)]);
+    let db = TestDb::new("by_path").await;
+    db.exec(ORDERS_DDL).await;
+    let dir = t.table_dir().display().to_string();
+    let cfg = SyncConfig::builder(&t, &db)
+        .source_path(&dir, "flink_default", "orders")
+        .build();
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+    t.commits(vec![generate(10, 60, "+U", 1), generate(1, 5, "-D", 0)]);
+    cfg.sync_once(&[]);
+    assert_synced(&t, &db, "orders", None).await;
+    let empty = TestDb::new("by_path_none").await;
+    empty.exec(ORDERS_DDL).await;
+    let warehouse = t.warehouse().display().to_string();
+    let out = SyncConfig::builder(&t, &empty)
+        .source_path(&warehouse, "flink_default", "orders")
+        .build()
+        .run_once(&[]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("holds no Paimon table"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(empty.count("orders").await, 0);
+}

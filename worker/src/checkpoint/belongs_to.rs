@@ -21,7 +21,9 @@ use crate::source::PaimonSource;
 pub async fn now(cfg: &WorkerConfig, source: &PaimonSource, mysql: &MysqlConnection) -> BelongsTo {
     BelongsTo {
         source: SourceIdentity {
-            warehouse: cfg.spec.source.warehouse.clone(),
+            // A table named by its directory (`source.path`) is where that directory is.
+            warehouse: (cfg.spec.source.path.clone())
+                .unwrap_or_else(|| cfg.spec.source.warehouse.clone()),
             database: cfg.spec.source.database.clone(),
             table: cfg.spec.source.table.clone(),
             created_millis: source.created_millis().await,

@@ -182,6 +182,19 @@ fn percent_decode(s: &str) -> std::result::Result<String, ()> {
     String::from_utf8(out).map_err(|_| ())
 }
 
+/// A location on local disk, absolute (the Paimon reader takes no relative path: it is
+/// relative to the config file's directory); a URI as it is.
+fn local_location(base_dir: Option<&Path>, location: &str) -> String {
+    if location.contains("://") {
+        return location.to_string();
+    }
+    let path = beside_config(base_dir, location);
+    std::path::absolute(&path)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
 /// A relative path is relative to the config file's directory, so a sync's files stay together.
 fn beside_config(base_dir: Option<&Path>, path: impl Into<PathBuf>) -> PathBuf {
     let path = path.into();
@@ -295,12 +308,13 @@ impl WorkerConfig {
         }
         // A warehouse on local disk given as a relative path is, as every path of the file,
         // relative to the config file's directory (not to where the worker was started).
-        if !spec.source.warehouse.contains("://") {
-            // Absolute: the Paimon reader takes no relative path.
-            let warehouse = beside_config(base_dir, &spec.source.warehouse);
-            let warehouse = std::path::absolute(&warehouse).unwrap_or(warehouse);
-            spec.source.warehouse = warehouse.display().to_string();
-        }
+        // (`source.path` alike.)
+        spec.source.warehouse = local_location(base_dir, &spec.source.warehouse);
+        spec.source.path = spec
+            .source
+            .path
+            .as_deref()
+            .map(|p| local_location(base_dir, p));
         let tls = MysqlTls::resolve(&spec.sink.tls, base_dir)?;
         let mysql = MysqlTarget::from_url(&spec.sink.url, tls, env)?;
         let checkpoint_files = CheckpointFiles {

@@ -113,14 +113,17 @@ pub struct PaimonSource {
 impl PaimonSource {
     pub async fn open(spec: &SourceSpec, slot: Slot) -> Result<Self> {
         let name = format!("{}.{}", spec.database, spec.table);
-        let catalog = catalog(spec, &name).await?;
-        let table = catalog
-            .get_table(&paimon::catalog::Identifier::new(spec.database.clone(), spec.table.clone()))
-            .await
-            .map_err(|e| WorkerError::Source {
-                table: name.clone(),
-                message: format!("can't open the table in warehouse {} ({e}); check source.warehouse, database and table", spec.warehouse),
-            })?;
+        let table = match &spec.path {
+            Some(path) => table_at_path(spec, path, &name).await?,
+            None => catalog(spec, &name)
+                .await?
+                .get_table(&paimon::catalog::Identifier::new(spec.database.clone(), spec.table.clone()))
+                .await
+                .map_err(|e| WorkerError::Source {
+                    table: name.clone(),
+                    message: format!("can't open the table in warehouse {} ({e}); check source.warehouse, database and table", spec.warehouse),
+                })?,
+        };
         let table = table.copy_with_options(read_options());
         let schema = table.schema();
         // The full primary key (partition fields included) is what identifies a row in MySQL.
@@ -797,23 +800,19 @@ fn level_0_buckets(splits: &[DataSplit]) -> Vec<i32> {
 
 /// The warehouse's catalog (`file:///path`, `/path`, `s3://…`, `hdfs://…`); `name` is what
 /// errors name.
-async fn catalog(
-    spec: &SourceSpec,
-    name: &str,
-) -> Result<std::sync::Arc<dyn paimon::catalog::Catalog>> {
+/// `location` (the warehouse, or `source.path`) as the storage client names it (an
+/// `hdfs:///` URI resolved by `fs.defaultFS`), and the options that reach it (an HA
+/// nameservice's namenodes, S3's settings); Kerberos checked first.
+fn storage(spec: &SourceSpec, location: &str, name: &str) -> Result<(String, Options)> {
+    let failed = |message| WorkerError::Source {
+        table: name.to_string(),
+        message,
+    };
     let mut options = Options::new();
-    let (warehouse, name_nodes) =
-        hdfs::warehouse_uri(&spec.warehouse).map_err(|message| WorkerError::Source {
-            table: name.to_string(),
-            message,
-        })?;
+    let (uri, name_nodes) = hdfs::warehouse_uri(location).map_err(failed)?;
     if let Some(k) = &spec.kerberos {
-        kerberos::check(k, &warehouse).map_err(|message| WorkerError::Source {
-            table: name.to_string(),
-            message,
-        })?;
+        kerberos::check(k, &uri).map_err(failed)?;
     }
-    options.set(CatalogOptions::WAREHOUSE, warehouse);
     if let Some(name_nodes) = name_nodes {
         // The HDFS client's own form of an HA nameservice (it fails over between them).
         options.set("hdfs.name-node", name_nodes);
@@ -823,6 +822,43 @@ async fn catalog(
             options.set(k, v);
         }
     }
+    Ok((uri, options))
+}
+
+/// The table at `source.path`, as Flink's `'path'` option names one: read from its directory
+/// without a catalog (`database` and `table` name it in messages and checkpoints).
+async fn table_at_path(spec: &SourceSpec, path: &str, name: &str) -> Result<Table> {
+    let (location, options) = storage(spec, path, name)?;
+    let failed = |e: paimon::Error| WorkerError::Source {
+        table: name.to_string(),
+        message: format!(
+            "can't read source.path {path} ({e}); check the path and the storage settings"
+        ),
+    };
+    let file_io = paimon::io::FileIO::from_path(&location)
+        .and_then(|b| b.with_props(options.to_map().iter()).build())
+        .map_err(failed)?;
+    let schema = paimon::table::SchemaManager::new(file_io.clone(), location.clone())
+        .latest()
+        .await
+        .map_err(failed)?
+        .ok_or_else(|| WorkerError::Source {
+            table: name.to_string(),
+            message: format!(
+                "source.path {path} holds no Paimon table (no schema in {location}/schema); give the directory \
+                 of the table itself, as the Flink table's 'path' option does"
+            ),
+        })?;
+    let id = paimon::catalog::Identifier::new(spec.database.clone(), spec.table.clone());
+    Ok(Table::new(file_io, id, location, (*schema).clone(), None))
+}
+
+async fn catalog(
+    spec: &SourceSpec,
+    name: &str,
+) -> Result<std::sync::Arc<dyn paimon::catalog::Catalog>> {
+    let (warehouse, mut options) = storage(spec, &spec.warehouse, name)?;
+    options.set(CatalogOptions::WAREHOUSE, warehouse);
     // One catalog per warehouse and options in the process: its tables then share one FileIO,
     // whose reader keeps a pool of read buffers (up to 16 × 2 MiB with a local warehouse) that
     // a catalog per table held for each table (≈ 3 MiB each, `make footprint`). The catalog
