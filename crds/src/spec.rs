@@ -305,10 +305,11 @@ pub struct SourceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     pub start_snapshot: Option<i64>,
-    /// RFC 3339 instant for `scanMode: from-timestamp`.
+    /// The instant for `scanMode: from-timestamp`: RFC 3339 (`2026-11-01T00:00:00Z`), or Unix
+    /// milliseconds as Flink's `scan.timestamp-millis` writes it (`"1793491200000"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(
-        pattern = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$"
+        pattern = r"^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})|[0-9]{1,15})$"
     ))]
     pub start_timestamp: Option<String>,
     /// Take over from a Flink job that synced this table (a Paimon source with a `consumer-id`,

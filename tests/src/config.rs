@@ -136,6 +136,8 @@ struct Source {
     #[serde(skip_serializing_if = "Option::is_none")]
     start_snapshot: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    start_timestamp: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     consumer_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     poll_interval: Option<Human>,
@@ -235,6 +237,7 @@ impl SyncConfigBuilder {
                     table: table.into(),
                     scan_mode: None,
                     start_snapshot: None,
+                    start_timestamp: None,
                     consumer_id: None,
                     poll_interval: Some(Human(TEST_POLL_INTERVAL)),
                     schema_changes: None,
@@ -284,6 +287,13 @@ impl SyncConfigBuilder {
     /// `source.scanMode` alone (see [`Self::from_snapshot`] for the usual pair).
     pub fn scan_mode(mut self, mode: ScanMode) -> Self {
         self.spec.source.scan_mode = Some(mode);
+        self
+    }
+
+    /// `scanMode: from-timestamp` with `startTimestamp` (RFC 3339 or Unix milliseconds).
+    pub fn from_timestamp(mut self, at: &str) -> Self {
+        self.spec.source.scan_mode = Some(ScanMode::FromTimestamp);
+        self.spec.source.start_timestamp = Some(at.to_string());
         self
     }
 

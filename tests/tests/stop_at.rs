@@ -110,3 +110,40 @@ async fn from_snapshot_full_reads_the_named_snapshot_whole_then_its_successors()
     assert!(out.status.success(), "{}", stderr(&out));
     assert_synced(&t, &db, "orders", None).await;
 }
+
+/// `scanMode: from-timestamp`, the instant given as RFC 3339 or as Flink's
+/// `scan.timestamp-millis`: the changes of the first snapshot committed then or later, and of
+/// every later one; none of the snapshots before.
+#[tokio::test]
+async fn from_timestamp_starts_at_the_first_snapshot_committed_then() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    // Keys 1–10, 11–20, 21–30.
+    for first in [1, 11, 21] {
+        t.commits(vec![generate(first, 10, "+I", 0)]);
+    }
+    let snapshot = |id: i64| -> serde_json::Value {
+        let text = std::fs::read(t.table_dir().join(format!("snapshot/snapshot-{id}"))).unwrap();
+        serde_json::from_slice(&text).unwrap()
+    };
+    let second = snapshot(2)["timeMillis"].as_i64().unwrap();
+    let rfc3339 = chrono::DateTime::from_timestamp_millis(second)
+        .unwrap()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    for (name, at) in [("millis", second.to_string()), ("rfc3339", rfc3339)] {
+        let db = TestDb::new(&format!("from_ts_{name}")).await;
+        db.exec(ORDERS_DDL).await;
+        SyncConfig::builder(&t, &db)
+            .from_timestamp(&at)
+            .consumer_id(name)
+            .build()
+            .sync_once(&[]);
+        let ids = db
+            .query_strings("SELECT MIN(id), MAX(id), COUNT(*) FROM orders")
+            .await;
+        assert_eq!(
+            ids[0],
+            vec![Some("11".into()), Some("30".into()), Some("20".into())],
+            "{name} {at}: snapshots 2 and 3 only"
+        );
+    }
+}

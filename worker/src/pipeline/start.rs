@@ -76,12 +76,9 @@ impl Pipeline {
             }
             ScanMode::FromTimestamp => {
                 let text = src.start_timestamp.as_deref().unwrap_or_default();
-                let at = chrono::DateTime::parse_from_rfc3339(text).map_err(|e| {
-                    WorkerError::Config(format!("source.startTimestamp {text:?} is not RFC 3339 ({e}); write e.g. 2026-11-01T00:00:00Z"))
-                })?;
                 match self
                     .source
-                    .snapshot_at_or_after(at.timestamp_millis())
+                    .snapshot_at_or_after(start_millis(text)?)
                     .await?
                 {
                     Some(s) => changes_from(s),
@@ -103,5 +100,37 @@ impl Pipeline {
             });
         }
         Ok(())
+    }
+}
+
+/// `source.startTimestamp` in Unix milliseconds: an RFC 3339 instant, or the milliseconds
+/// themselves (Flink's `scan.timestamp-millis`).
+fn start_millis(text: &str) -> Result<i64> {
+    if let Ok(millis) = text.parse::<i64>() {
+        return Ok(millis);
+    }
+    chrono::DateTime::parse_from_rfc3339(text)
+        .map(|at| at.timestamp_millis())
+        .map_err(|e| {
+            WorkerError::Config(format!(
+                "source.startTimestamp {text:?} is neither RFC 3339 nor Unix milliseconds ({e}); write e.g. \
+                 2026-11-01T00:00:00Z or 1793491200000"
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_start_timestamp_is_rfc_3339_or_flinks_milliseconds() {
+        assert_eq!(
+            super::start_millis("2026-11-01T00:00:00Z").unwrap(),
+            1_793_491_200_000
+        );
+        assert_eq!(
+            super::start_millis("1793491200000").unwrap(),
+            1_793_491_200_000
+        );
+        assert!(super::start_millis("yesterday").is_err());
     }
 }
