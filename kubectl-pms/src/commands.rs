@@ -284,6 +284,37 @@ pub async fn restore(ctx: &Ctx, sync: &str, savepoint: &str, yes: bool) -> Resul
     ))
 }
 
+/// Restarts the sync from snapshot `snapshot_id` of its Paimon table (the last one counted as
+/// applied; every slot goes on with the next): sets `spec.restoreFrom.snapshotId`, once
+/// confirmed.
+pub async fn restore_to_snapshot(
+    ctx: &Ctx,
+    sync: &str,
+    snapshot_id: i64,
+    yes: bool,
+) -> Result<String> {
+    ctx.existing_sync(sync).await?;
+    confirm(
+        &format!(
+            "Restore {}/{sync} to snapshot {snapshot_id}? Its workers stop, and every slot goes on with snapshot {} \
+             (what MySQL holds of later snapshots is written again).",
+            ctx.ns,
+            snapshot_id + 1
+        ),
+        yes,
+    )?;
+    ctx.patch_spec(
+        sync,
+        json!({"restoreFrom": {"snapshotId": snapshot_id, "savepoint": null}}),
+    )
+    .await?;
+    Ok(format!(
+        "set spec.restoreFrom.snapshotId of {}/{sync} to {snapshot_id}: the operator stops the workers and starts \
+         them after that snapshot\n",
+        ctx.ns
+    ))
+}
+
 /// Every sync of the namespace, or of every namespace (`all`), one line each.
 pub async fn list(ctx: &Ctx, all: bool) -> Result<String> {
     let syncs_api: Api<PaimonMysqlSync> = if all {

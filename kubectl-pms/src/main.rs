@@ -53,12 +53,21 @@ enum Command {
     },
     /// Verifies MySQL against Paimon now: sets `spec.verify.trigger`.
     Verify { sync: String },
-    /// Restores the sync from a Completed savepoint: sets `spec.restoreFrom.savepoint` (asks
-    /// first).
+    /// Restores the sync from a Completed savepoint (`spec.restoreFrom.savepoint`) or a snapshot
+    /// (`--snapshot-id`: `spec.restoreFrom.snapshotId`); asks first.
     Restore {
         sync: String,
+        /// A Completed savepoint of the sync.
+        #[arg(
+            long,
+            required_unless_present = "snapshot_id",
+            conflicts_with = "snapshot_id"
+        )]
+        savepoint: Option<String>,
+        /// Or a snapshot of the Paimon table: the last one counted as applied (every slot goes
+        /// on with the next), `spec.restoreFrom.snapshotId`.
         #[arg(long)]
-        savepoint: String,
+        snapshot_id: Option<i64>,
         /// Don't ask for confirmation (needed without a terminal).
         #[arg(long, short)]
         yes: bool,
@@ -110,8 +119,15 @@ async fn main() {
             Command::Restore {
                 sync,
                 savepoint,
+                snapshot_id,
                 yes,
-            } => commands::restore(&ctx, &sync, &savepoint, yes).await,
+            } => match (savepoint, snapshot_id) {
+                (Some(savepoint), _) => commands::restore(&ctx, &sync, &savepoint, yes).await,
+                (None, Some(id)) => commands::restore_to_snapshot(&ctx, &sync, id, yes).await,
+                (None, None) => Err(commands::Error::NotFound(
+                    "give --savepoint or --snapshot-id".into(),
+                )),
+            },
             Command::List { all_namespaces } => commands::list(&ctx, all_namespaces).await,
             Command::Restart { sync } => commands::restart(&ctx, &sync).await,
             Command::Suspend { sync } => commands::set_state(&ctx, &sync, "suspended").await,

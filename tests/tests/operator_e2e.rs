@@ -1247,6 +1247,15 @@ async fn the_plugin_lists_and_restarts() {
             .then_some(())
     })
     .await;
+    // A restore to a snapshot: asked first (no terminal here: refused without --yes).
+    let (ok, said) = kubectl_pms(&["restore", SYNC, "--snapshot-id", "5", "-n", NS]);
+    assert!(!ok && said.contains("--yes"), "{said}");
+    let (ok, said) = kubectl_pms(&["restore", SYNC, "--snapshot-id", "5", "-n", NS, "--yes"]);
+    assert!(ok && said.contains("spec.restoreFrom.snapshotId"), "{said}");
+    assert_eq!(
+        get("pms", SYNC, NS).unwrap()["spec"]["restoreFrom"],
+        json!({"snapshotId": 5})
+    );
     kubectl(&["delete", "pms", SYNC, "-n", NS, "--wait=false"]);
 }
 

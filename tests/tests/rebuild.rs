@@ -71,6 +71,16 @@ async fn rebuild_after_an_expired_snapshot_leaves_no_orphans_and_no_partial_tabl
     };
     let out = cfg.rebuild(None);
     assert!(out.status.success(), "rebuild failed: {}", stderr(&out));
+    // The new generation's claim of the shadow table it wrote went with the swap; the sync's
+    // own claim of its table stays.
+    let claims = db
+        .query_strings("SELECT target_table FROM _paimon_sync_targets ORDER BY target_table")
+        .await;
+    assert_eq!(
+        claims,
+        vec![vec![Some("orders".to_string())]],
+        "claims after the rebuild"
+    );
     // The reader ran while the rebuild did (however fast the build makes the rebuild).
     let polls_during = polls.load(Ordering::Relaxed);
     assert!(

@@ -135,7 +135,11 @@ async fn checkpoints_on_s3_resume_and_fence_a_zombie_writer() {
     );
     // `pms-worker reset` (as a pooled worker makes each table of a database sync deleted with
     // its checkpoints forget) removes the object.
-    let out = cfg.subcommand("reset", &[]).envs(s3::env()).output().unwrap();
+    let out = cfg
+        .subcommand("reset", &[])
+        .envs(s3::env())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(store.get(&key).is_none(), "the checkpoint on S3 is gone");
 }

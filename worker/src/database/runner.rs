@@ -346,13 +346,14 @@ pub async fn run(
         // Until the next listing: collect the tables that end; on a stop, stop them all.
         loop {
             if tables.once && tables.tasks.is_empty() {
-                if let Some(shared) = tables.shared.take() {
-                    shared.mysql.close().await;
-                }
+                // (Before the shared pool goes: each table's config is the pooled one.)
                 if let Some(pool) = tables.pool.filter(|_| stop_requested) {
                     if pool.release_asked().await {
                         tables.forget(&listed).await;
                     }
+                }
+                if let Some(shared) = tables.shared.take() {
+                    shared.mysql.close().await;
                 }
                 return Ok(tables.outcomes);
             }

@@ -139,13 +139,14 @@ impl super::MysqlConnection {
         }
     }
 
-    /// Gives up the sync's claim of the target table (`pms-worker reset`).
+    /// Gives up `cfg`'s sync's claim of its table (`pms-worker reset`; a rebuild's new
+    /// generation, of the shadow table it wrote, after the swap).
     pub async fn release_target(
         &self,
         cfg: &crate::config::WorkerConfig,
     ) -> crate::error::Result<()> {
         let mut conn = self.admin_conn("release the target table").await?;
-        release(&mut conn, &self.table, &cfg.external_name())
+        release(&mut conn, &cfg.spec.sink.table, &cfg.external_name())
             .await
             .map_err(|e| self.admin_err("release the target table", e))
     }
