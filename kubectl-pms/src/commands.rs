@@ -265,23 +265,29 @@ pub async fn restore(ctx: &Ctx, sync: &str, savepoint: &str, yes: bool) -> Resul
         )));
     };
     restorable(&sp, sync)?;
-    confirm(
-        &format!(
-            "Restore {}/{sync} from savepoint {savepoint}? Its workers stop, and every slot goes on after the savepoint's snapshot.",
-            ctx.ns
-        ),
-        yes,
-    )?;
-    ctx.patch_spec(
-        sync,
-        json!({"restoreFrom": {"savepoint": savepoint, "snapshotId": null}}),
-    )
-    .await?;
+    let ns = &ctx.ns;
+    let question = format!(
+        "Restore {ns}/{sync} from savepoint {savepoint}? Its workers stop, and every slot goes on after the savepoint's snapshot."
+    );
+    let restore_from = json!({"savepoint": savepoint, "snapshotId": null});
+    set_restore_from(ctx, sync, &question, yes, restore_from).await?;
     Ok(format!(
-        "set spec.restoreFrom.savepoint of {}/{sync} to {savepoint}: the operator stops the workers and starts \
-         them from the savepoint\n",
-        ctx.ns
+        "set spec.restoreFrom.savepoint of {ns}/{sync} to {savepoint}: the operator stops the workers and starts \
+         them from the savepoint\n"
     ))
+}
+
+/// Sets `spec.restoreFrom` of `sync` once `question` is confirmed (a restore stops the workers).
+async fn set_restore_from(
+    ctx: &Ctx,
+    sync: &str,
+    question: &str,
+    yes: bool,
+    restore_from: serde_json::Value,
+) -> Result<()> {
+    confirm(question, yes)?;
+    ctx.patch_spec(sync, json!({ "restoreFrom": restore_from }))
+        .await
 }
 
 /// Restarts the sync from snapshot `snapshot_id` of its Paimon table (the last one counted as
@@ -294,24 +300,17 @@ pub async fn restore_to_snapshot(
     yes: bool,
 ) -> Result<String> {
     ctx.existing_sync(sync).await?;
-    confirm(
-        &format!(
-            "Restore {}/{sync} to snapshot {snapshot_id}? Its workers stop, and every slot goes on with snapshot {} \
-             (what MySQL holds of later snapshots is written again).",
-            ctx.ns,
-            snapshot_id + 1
-        ),
-        yes,
-    )?;
-    ctx.patch_spec(
-        sync,
-        json!({"restoreFrom": {"snapshotId": snapshot_id, "savepoint": null}}),
-    )
-    .await?;
+    let ns = &ctx.ns;
+    let question = format!(
+        "Restore {ns}/{sync} to snapshot {snapshot_id}? Its workers stop, and every slot goes on with snapshot {} \
+         (what MySQL holds of later snapshots is written again).",
+        snapshot_id + 1
+    );
+    let restore_from = json!({"snapshotId": snapshot_id, "savepoint": null});
+    set_restore_from(ctx, sync, &question, yes, restore_from).await?;
     Ok(format!(
-        "set spec.restoreFrom.snapshotId of {}/{sync} to {snapshot_id}: the operator stops the workers and starts \
-         them after that snapshot\n",
-        ctx.ns
+        "set spec.restoreFrom.snapshotId of {ns}/{sync} to {snapshot_id}: the operator stops the workers and starts \
+         them after that snapshot\n"
     ))
 }
 
