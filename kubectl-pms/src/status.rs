@@ -200,12 +200,7 @@ pub fn list_screen(syncs: &[PaimonMysqlSync], namespaces: bool, now: Timestamp) 
         let oldest = status
             .slots
             .iter()
-            .map(|s| {
-                s.last_checkpoint_time
-                    .as_deref()
-                    .and_then(|t| t.parse::<Timestamp>().ok())
-                    .map(|at| now.duration_since(at).as_secs().max(0))
-            })
+            .map(|s| seconds_since(s.last_checkpoint_time.as_deref()?, now))
             .collect::<Option<Vec<i64>>>()
             .and_then(|ages| ages.into_iter().max());
         let ns = if namespaces {
@@ -266,12 +261,17 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map_or("-".into(), |v| v.to_string())
 }
 
+/// Whole seconds since `t` (RFC 3339), if it parses.
+fn seconds_since(t: &str, now: Timestamp) -> Option<i64> {
+    let at = t.parse::<Timestamp>().ok()?;
+    Some(now.duration_since(at).as_secs().max(0))
+}
+
 /// How long ago `t` (RFC 3339) was, in whole seconds, minutes or hours.
 fn age(t: &str, now: Timestamp) -> String {
-    let Ok(at) = t.parse::<Timestamp>() else {
+    let Some(s) = seconds_since(t, now) else {
         return "?".into();
     };
-    let s = now.duration_since(at).as_secs().max(0);
     match s {
         0..=119 => format!("{s}s"),
         120..=7199 => format!("{}m", s / 60),
