@@ -29,9 +29,9 @@ use paimon::spec::{DataField, Datum, Predicate, PredicateBuilder};
 pub struct RowFilter {
     text: String,
     expr: Expr,
-    /// Whether every column it names is a partition column.
-    partition_only: bool,
-    fields: Vec<DataField>,
+    /// The same filter as a Paimon predicate, when it names partition columns only and each
+    /// leaf has a Paimon form (see [`Self::partition_predicate`]).
+    partition_predicate: Option<Predicate>,
 }
 
 #[derive(Debug)]
@@ -103,11 +103,15 @@ impl RowFilter {
         }
         let mut columns = Vec::new();
         resolve(&mut expr, fields, &mut columns)?;
+        let partition_predicate = columns
+            .iter()
+            .all(|c| partition_keys.contains(c))
+            .then(|| predicate(&expr, &PredicateBuilder::new(fields)))
+            .flatten();
         Ok(Self {
             text: text.trim().to_string(),
             expr,
-            partition_only: columns.iter().all(|c| partition_keys.contains(c)),
-            fields: fields.to_vec(),
+            partition_predicate,
         })
     }
 
@@ -129,10 +133,7 @@ impl RowFilter {
     /// columns only and each leaf has a Paimon form; else `None` (nothing is pruned, every
     /// row is still filtered).
     pub fn partition_predicate(&self) -> Option<Predicate> {
-        if !self.partition_only {
-            return None;
-        }
-        predicate(&self.expr, &PredicateBuilder::new(&self.fields))
+        self.partition_predicate.clone()
     }
 }
 
