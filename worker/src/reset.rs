@@ -19,6 +19,25 @@ use crate::sink::MysqlConnection;
 
 /// Removes the checkpoints of every slot of `slots` (one config per slot); returns where they were.
 pub async fn reset(slots: &[WorkerConfig]) -> Result<Vec<String>> {
+    reset_with(slots, Consumers::Release).await
+}
+
+/// A pooled table of a database sync deleted with its checkpoints, at its worker's stop:
+/// [`reset`] (checkpoints, progress row, claim), its Paimon consumer removed too, as
+/// [`release_on_stop`] removes a deleted sync's.
+pub async fn forget(cfg: &WorkerConfig) -> Result<Vec<String>> {
+    reset_with(std::slice::from_ref(cfg), Consumers::Remove).await
+}
+
+/// What a reset does with the slots' Paimon consumers.
+enum Consumers {
+    /// Gives up the sync's claim of them (their files stay).
+    Release,
+    /// Removes them: nothing of the sync is left pinning snapshots.
+    Remove,
+}
+
+async fn reset_with(slots: &[WorkerConfig], consumers: Consumers) -> Result<Vec<String>> {
     let cfg = slots
         .first()
         .ok_or_else(|| WorkerError::Config("no slot to reset".into()))?;
@@ -36,9 +55,11 @@ pub async fn reset(slots: &[WorkerConfig]) -> Result<Vec<String>> {
     mysql.close().await;
     let source = crate::source::PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
     for s in slots {
-        source
-            .release_consumer(&s.consumer_id, &s.external_name())
-            .await?;
+        let (id, sync) = (&s.consumer_id, &s.external_name());
+        match consumers {
+            Consumers::Release => source.release_consumer(id, sync).await?,
+            Consumers::Remove => source.remove_consumer(id, sync).await?,
+        }
     }
     let mut removed = Vec::new();
     for s in slots {
@@ -48,18 +69,6 @@ pub async fn reset(slots: &[WorkerConfig]) -> Result<Vec<String>> {
         }
     }
     info!(sync = %cfg.sync_name, ?removed, "reset: the next run starts by source.scanMode");
-    Ok(removed)
-}
-
-/// A pooled table of a database sync deleted with its checkpoints, at its worker's stop:
-/// [`reset`] (checkpoints, progress row, claim), and its Paimon consumer removed too, as
-/// [`release_on_stop`] removes a deleted sync's.
-pub async fn forget(cfg: &WorkerConfig) -> Result<Vec<String>> {
-    let removed = reset(std::slice::from_ref(cfg)).await?;
-    let source = crate::source::PaimonSource::open(&cfg.spec.source, cfg.slot).await?;
-    source
-        .remove_consumer(&cfg.consumer_id, &cfg.external_name())
-        .await?;
     Ok(removed)
 }
 

@@ -22,7 +22,11 @@ pub async fn now(cfg: &WorkerConfig, source: &PaimonSource, mysql: &MysqlConnect
     BelongsTo {
         source: SourceIdentity {
             // A table named by its directory (`source.path`) is where that directory is.
-            warehouse: (cfg.spec.source.path.clone())
+            warehouse: cfg
+                .spec
+                .source
+                .path
+                .clone()
                 .unwrap_or_else(|| cfg.spec.source.warehouse.clone()),
             database: cfg.spec.source.database.clone(),
             table: cfg.spec.source.table.clone(),
