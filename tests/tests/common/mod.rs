@@ -14,20 +14,8 @@ pub use pms_tests::worker::SyncConfig;
 
 /// The core check: MySQL equals the reference read of `snapshot` (default latest).
 pub async fn assert_synced(table: &Table, db: &TestDb, target: &str, snapshot: Option<i64>) {
-    let reference = table.read(snapshot);
-    let columns = table.compare_columns();
-    let mysql = db.rows(target, &columns, &table.primary_keys).await;
-    assert_same_rows(
-        &format!(
-            "{}.{} → {}",
-            db.name,
-            target,
-            snapshot.map_or("latest".into(), |s| s.to_string())
-        ),
-        &columns,
-        &reference,
-        &mysql,
-    );
+    let at = snapshot.map_or("latest".into(), |s| s.to_string());
+    assert_reference_rows(table, db, target, snapshot, &at, |_| true).await;
 }
 
 /// [`assert_synced`] for a sync with a `source.filter`: MySQL equals the reference rows
@@ -38,10 +26,27 @@ pub async fn assert_synced_where(
     target: &str,
     keep: impl Fn(&[Json]) -> bool,
 ) {
-    let reference: Vec<Vec<Json>> = table.read(None).into_iter().filter(|r| keep(r)).collect();
+    assert_reference_rows(table, db, target, None, "latest, filtered", keep).await;
+}
+
+/// MySQL's `target` equals the rows of the reference read of `snapshot` that `keep` keeps;
+/// `at` names the read in a failure.
+async fn assert_reference_rows(
+    table: &Table,
+    db: &TestDb,
+    target: &str,
+    snapshot: Option<i64>,
+    at: &str,
+    keep: impl Fn(&[Json]) -> bool,
+) {
+    let reference: Vec<Vec<Json>> = table
+        .read(snapshot)
+        .into_iter()
+        .filter(|r| keep(r))
+        .collect();
     let columns = table.compare_columns();
     let mysql = db.rows(target, &columns, &table.primary_keys).await;
-    let what = format!("{}.{} → latest, filtered", db.name, target);
+    let what = format!("{}.{} → {at}", db.name, target);
     assert_same_rows(&what, &columns, &reference, &mysql);
 }
 
