@@ -2,7 +2,8 @@
 //! written there by Paimon Java, read whole and then snapshot by snapshot, the consumer file
 //! written there (read back by Paimon Java), `verify` reading it; `hdfs:///path`, whose
 //! namenode comes from the Hadoop configuration (`fs.defaultFS`); and `hdfs://NAMESERVICE/path`
-//! on an HA pair of namenodes (`hdfs-site.xml`), failed over while a worker follows it.
+//! on an HA pair of namenodes (`hdfs-site.xml`), failed over while a worker follows it; a table
+//! named by its `hdfs:///…` path.
 
 mod common;
 
@@ -80,20 +81,59 @@ async fn an_hdfs_warehouse_without_a_namenode_takes_the_default_file_system() {
         stderr(&out)
     );
     assert_eq!(db.count("orders").await, 0);
-    std::fs::write(
-        conf.path().join("core-site.xml"),
-        format!(
-            "<configuration><property><name>fs.defaultFS</name><value>{}</value></property></configuration>",
-            hdfs()
-        ),
-    )
-    .unwrap();
+    write_default_fs(conf.path());
     let out = cfg
         .command(&["--once"])
         .env("HADOOP_CONF_DIR", conf.path())
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
+    assert_synced(&t, &db, "orders", None).await;
+}
+
+/// `$HADOOP_CONF_DIR/core-site.xml` naming the test HDFS as `fs.defaultFS`.
+fn write_default_fs(conf: &std::path::Path) {
+    std::fs::write(
+        conf.join("core-site.xml"),
+        format!(
+            "<configuration><property><name>fs.defaultFS</name><value>{}</value></property></configuration>",
+            hdfs()
+        ),
+    )
+    .unwrap();
+}
+
+/// The original design's table: Flink created it with `'path' = 'hdfs:///warehouse/orders'`, so
+/// `source.path` names it by that directory (its namenode from `fs.defaultFS`), without a catalog.
+#[tokio::test]
+async fn a_table_on_hdfs_named_by_its_path_is_synced() {
+    let t = orders_on_hdfs("by_path");
+    t.commits(vec![generate(1, 80, "+I", 0)]);
+    let warehouse = t
+        .warehouse_location()
+        .strip_prefix(&hdfs())
+        .expect("the warehouse is on the test HDFS")
+        .to_string();
+    let db = TestDb::new("hdfs_by_path").await;
+    db.exec(ORDERS_DDL).await;
+    let table_path = format!("hdfs://{warehouse}/{}.db/{}", t.database, t.name);
+    let cfg = SyncConfig::builder(&t, &db)
+        .source_path(&table_path, "flink_default", "orders")
+        .build();
+    let conf = tempfile::tempdir().unwrap();
+    write_default_fs(conf.path());
+    let run = || {
+        let out = cfg
+            .command(&["--once"])
+            .env("HADOOP_CONF_DIR", conf.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    run();
+    assert_synced(&t, &db, "orders", None).await;
+    t.commits(vec![generate(10, 40, "+U", 1), generate(1, 5, "-D", 0)]);
+    run();
     assert_synced(&t, &db, "orders", None).await;
 }
 

@@ -6,6 +6,7 @@
 
 mod common;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
@@ -256,6 +257,118 @@ async fn a_namespaced_worker_moves_the_names_of_an_earlier_release() {
         [format!("consumer-pms-team-a_{}-{}", t.database, t.name)]
     );
     assert_synced(&t, &db, "orders", None).await;
+}
+
+/// A container credentials endpoint on loopback, as EKS Pod Identity's agent (and ECS) serve one:
+/// it answers `GET` with keys only when the `Authorization` header is the token the pod's token
+/// file holds. Its keys are the test server's, with an empty session token (versitygw issues none).
+/// Returns the URL and the `Authorization` values it was sent.
+fn container_credentials_endpoint(token: &str) -> (String, Arc<Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the endpoint");
+    let url = format!(
+        "http://{}/v1/credentials",
+        listener.local_addr().expect("its address")
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (seen_by_server, token) = (seen.clone(), token.to_string());
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let mut reader = BufReader::new(conn.try_clone().expect("clone the connection"));
+            let mut authorization = String::new();
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                if let Some((name, value)) = line.split_once(':') {
+                    if name.eq_ignore_ascii_case("authorization") {
+                        authorization = value.trim().to_string();
+                    }
+                }
+                line.clear();
+            }
+            let (status, body) = if authorization == token {
+                let keys = json!({
+                    "AccessKeyId": s3::ACCESS_KEY,
+                    "SecretAccessKey": s3::SECRET_KEY,
+                    "Token": "",
+                    "Expiration": "2099-01-01T00:00:00Z",
+                });
+                ("200 OK", keys.to_string())
+            } else {
+                ("403 Forbidden", "{\"Message\": \"bad token\"}".to_string())
+            };
+            seen_by_server.lock().unwrap().push(authorization);
+            let mut conn = conn;
+            let _ = write!(
+                conn,
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, seen)
+}
+
+/// Without keys in its environment the worker takes the AWS credential chain, for the warehouse
+/// and the checkpoints alike. Its container-credentials step is what EKS Pod Identity (and ECS)
+/// serve: `AWS_CONTAINER_CREDENTIALS_FULL_URI` and the token file
+/// `AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE` the pod is given. With them the sync runs; with a
+/// token the endpoint refuses, it stops before anything is written, naming the endpoint.
+#[tokio::test]
+async fn without_keys_the_container_credentials_of_pod_identity_are_used() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 50, "+I", 0)]);
+    let store = Server::shared();
+    let prefix = format!("pod-identity-{}", std::process::id());
+    store.upload_dir(t.warehouse(), &prefix);
+    let db = TestDb::new("s3_pod_identity").await;
+    db.exec(ORDERS_DDL).await;
+    let cfg = SyncConfigBuilder::new(
+        format!("s3://{}/{prefix}", s3::BUCKET),
+        &t.database,
+        &t.name,
+        &db.url(),
+    )
+    .source_s3(store.settings())
+    .checkpoint_s3(checkpoint_settings(&store, &format!("{prefix}-cp")))
+    .build();
+    let (url, seen) = container_credentials_endpoint("pod-identity-token");
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("eks-pod-identity-token");
+    let run = |token: &str| {
+        std::fs::write(&token_file, token).unwrap();
+        cfg.command(&["--once"])
+            .env_remove("AWS_ACCESS_KEY_ID")
+            .env_remove("AWS_SECRET_ACCESS_KEY")
+            .env_remove("AWS_SESSION_TOKEN")
+            .env("AWS_CONFIG_FILE", dir.path().join("no-config"))
+            .env(
+                "AWS_SHARED_CREDENTIALS_FILE",
+                dir.path().join("no-credentials"),
+            )
+            .env("AWS_CONTAINER_CREDENTIALS_FULL_URI", &url)
+            .env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", &token_file)
+            .output()
+            .unwrap()
+    };
+    let refused = run("a-token-the-agent-never-issued");
+    let log = stderr(&refused);
+    assert!(!refused.status.success(), "a refused token ran: {log}");
+    assert!(log.contains(&url), "the error names the endpoint: {log}");
+    assert_eq!(db.count("orders").await, 0, "nothing written");
+    let out = run("pod-identity-token");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_synced(&t, &db, "orders", None).await;
+    assert!(
+        store
+            .get(&format!(
+                "{prefix}-cp/{}.{}-checkpoint-0.json",
+                t.database, t.name
+            ))
+            .is_some(),
+        "the checkpoint was written with the same credentials"
+    );
+    let seen = seen.lock().unwrap();
+    assert!(seen.contains(&"pod-identity-token".to_string()), "{seen:?}");
 }
 
 /// Temporary keys (an STS session, IRSA's or Pod Identity's exchange) are three values: a token
