@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Plots rows/s against maxRows from a bench CSV (bench/results/<date>-<size>.csv) into a PNG."""
 import csv
+import os
 import sys
 
 import matplotlib
@@ -9,7 +10,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 src = sys.argv[1]
-dst = sys.argv[2] if len(sys.argv) > 2 else src.rsplit(".", 1)[0] + ".png"
+# The guide embeds the plots (docs/images/bench-<date>-<size>.png), so they are written there.
+dst = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "docs", "images", "bench-" + os.path.basename(src).rsplit(".", 1)[0] + ".png"
+)
 rows = list(csv.DictReader(open(src)))
 fig, ax = plt.subplots(figsize=(8, 4.8), dpi=120)
 for group, marker in (("worker: full read into an empty table", "o"), ("worker: one large snapshot of changes", "s")):

@@ -2,6 +2,7 @@
 """Plots the scale grid of `bench --scale` (bench/results/<date>-scale.csv): the full read's rows/s
 and peak RSS against the slot count, one line per table size, row width and bucket count."""
 import csv
+import os
 import sys
 
 import matplotlib
@@ -10,7 +11,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 src = sys.argv[1]
-dst = sys.argv[2] if len(sys.argv) > 2 else src.rsplit(".", 1)[0] + ".png"
+# The guide embeds the plots (docs/images/bench-<date>-<size>.png), so they are written there.
+dst = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "docs", "images", "bench-" + os.path.basename(src).rsplit(".", 1)[0] + ".png"
+)
 rows = list(csv.DictReader(open(src)))
 fig, (speed, memory) = plt.subplots(1, 2, figsize=(11, 4.5), dpi=120)
 lines = sorted({(int(r["rows"]), int(r["columns"]), int(r["buckets"])) for r in rows})

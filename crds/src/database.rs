@@ -65,6 +65,8 @@ pub struct PaimonMysqlDatabaseSyncSpec {
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct Placement {
+    /// `perTable`: a `PaimonMysqlSync` (and its pods) per table; `pooled`: the tables share
+    /// `workers` pods.
     #[serde(default)]
     pub mode: PlacementMode,
     /// `pooled`: how many worker pods share the tables (each table on one of them, chosen by
@@ -149,6 +151,7 @@ fn overrides_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     {"rule": "has(self.names) && size(self.names) > 0 || has(self.pattern)", "message": "name tables in names, or give a pattern"}
 ]))]
 pub struct TableSelector {
+    /// Tables synced by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub names: Vec<String>,
     /// A regular expression the whole table name must match, e.g. `dim_.*|fact_.*`.
@@ -470,6 +473,7 @@ pub fn name_clashes(chosen: &[String]) -> BTreeMap<String, String> {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DatabaseSyncStatus {
+    /// The `metadata.generation` of the spec this status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// `Running` when every table's sync runs, `Degraded` when one does not (the others go
@@ -482,8 +486,9 @@ pub struct DatabaseSyncStatus {
     /// When the database was last listed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listed_at: Option<String>,
-    /// Every table; with `placement: pooled` only those not running (at most
-    /// [`MAX_POOLED_TABLES_LISTED`]), the others are counted in `pool`.
+    /// Every table; with `placement: pooled` only those not running (at most 50), the others
+    /// are counted in `pool`.
+    // 50: MAX_POOLED_TABLES_LISTED (a doc comment is the CRD's description, which can't link).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tables: Vec<TableStatus>,
     /// `placement: pooled`: the workers and their tables, counted.
@@ -503,11 +508,13 @@ pub const MAX_POOLED_TABLES_LISTED: usize = 50;
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PoolStatus {
+    /// The shared worker pods (`placement.workers`).
     pub workers: u32,
     /// Workers whose report is recent.
     pub workers_reporting: u32,
     /// Tables applying each snapshot's changes.
     pub following: u32,
+    /// Tables in their full read.
     pub full_read: u32,
     /// Waiting for a place among their worker's `maxFullReads`.
     pub queued: u32,

@@ -36,25 +36,31 @@ pub struct PaimonMysqlSyncSavepointSpec {
     pub sync_name: String,
 }
 
+/// How far the savepoint is; written by the operator only.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SavepointStatus {
+    /// `Pending`, `InProgress`, then `Completed` or `Failed`.
     pub state: SavepointState,
     /// Every slot applied exactly the snapshots through this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_id: Option<i64>,
+    /// The number of slots the sync had when it was taken.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slots: Option<u32>,
     /// Where its data is kept (`ConfigMap <namespace>/<name>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
+    /// When its attempt started (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
+    /// When it completed (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<String>,
     /// Trigger to Completed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub took: Option<String>,
+    /// Why the last attempt failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The attempt under way (or next): one whose slots did not all pause at one snapshot in

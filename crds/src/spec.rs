@@ -38,7 +38,8 @@ use crate::{HumanDuration, PaimonMysqlSyncStatus};
 pub struct PaimonMysqlSyncSpec {
     pub source: SourceSpec,
     pub sink: SinkSpec,
-    /// Number of sink slots; slot k owns the buckets b with b mod parallelism == k.
+    /// Number of sink slots; slot k owns the buckets b with b mod parallelism == k. Run
+    /// standalone, start one worker per slot (`pms-worker run --slot k`).
     #[serde(default = "default_parallelism")]
     #[schemars(range(min = 1, max = 256))]
     pub parallelism: u32,
@@ -131,9 +132,14 @@ pub struct SavepointSpec {
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct SavepointHistory {
+    /// How many Completed savepoints the operator took are kept, the newest (Failed ones are
+    /// counted apart). The newest Completed one and the one `restoreFrom` names are never
+    /// deleted, nor a savepoint made by hand.
     #[serde(default = "default_history_count")]
     #[schemars(range(min = 1))]
     pub max_count: u32,
+    /// Savepoints the operator took that are older than this are deleted too (with the same
+    /// exceptions as `maxCount`). Unset: no age limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_age: Option<HumanDuration>,
 }
@@ -273,13 +279,16 @@ fn default_stopped_for() -> HumanDuration {
      "message": "a sync's Paimon table (warehouse, database, table) can't change: its checkpoints describe the old one. To sync another table, create a new PaimonMysqlSync (its first run reads the table in full and removes the rows the target holds that Paimon doesn't) and delete this one"}
 ]))]
 pub struct SourceSpec {
-    /// Warehouse root: `file:///path`, a plain absolute path, `s3://bucket/prefix`, or
+    /// Warehouse root: `file:///path`, a plain path (run standalone, a relative one is relative
+    /// to the config file's directory), `s3://bucket/prefix` (with `s3`), or
     /// `hdfs://namenode:port/path` (`hdfs:///path`: the namenode is `fs.defaultFS` of
     /// `$HADOOP_CONF_DIR/core-site.xml`).
     #[schemars(length(min = 1))]
     pub warehouse: String,
+    /// The Paimon database the table is in.
     #[schemars(length(min = 1))]
     pub database: String,
+    /// The Paimon table: one with a primary key.
     #[schemars(length(min = 1))]
     pub table: String,
     /// The table's own directory, as a Flink table's `'path'` option names it
@@ -331,6 +340,19 @@ pub struct SourceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 4096))]
     pub filter: Option<String>,
+    /// When a commit reaches MySQL, for a table Paimon reads above level 0 (`changelog-producer`
+    /// `lookup` or `full-compaction`, usually with `write-only` writers and a separate compaction
+    /// job). `changelog` (unset): as Paimon's streaming read, from the changelog a compaction
+    /// writes, so a commit shows once the compaction job has merged it. `commit`: at commit, as
+    /// a Paimon batch query sees it: each commit's level-0 files are applied as they are
+    /// committed (the table is read as with `changelog-producer = none`: its full read takes level
+    /// 0 too, compactions are skipped). Only a `deduplicate` table without deletion vectors or
+    /// `force-lookup`; other shapes are refused before anything is written. A table without a
+    /// producer (or `input`) is already read at commit. Changing it starts over (a full read that
+    /// removes what it doesn't read), refused with several slots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("default" = "changelog"))]
+    pub freshness: Option<Freshness>,
     /// Paimon consumer id: the worker writes `consumer/consumer-<id>` so that snapshots it
     /// still needs are not expired. Defaults to `pms-<namespace>_<name>` under the operator
     /// (`pms-<name>` run standalone; from a bare spec, `pms-<database>.<table>`; characters
@@ -345,11 +367,15 @@ pub struct SourceSpec {
     /// What a schema change of the Paimon table does while the sync runs: `fail` (stop before
     /// the first snapshot of the new schema, naming the change; a restart checks MySQL against
     /// it), `ignore` (go on: new columns are left out, dropped ones left as they are, with a
-    /// warning), `apply` (go on: new columns are added to MySQL first). A rename, or a drop
+    /// warning), `apply` (go on: new columns are added to MySQL first, by `ALTER TABLE … ADD
+    /// COLUMN` with `ALGORITHM=INSTANT`, else `INPLACE` without a lock; a server that could
+    /// only copy the table is refused, with the statement to run by hand). A rename, or a drop
     /// under `fail`/`apply`, always stops the sync: rebuild, or change MySQL to match.
     #[serde(default)]
     #[schemars(extend("default" = "fail"))]
     pub schema_changes: SchemaChanges,
+    /// How to reach an `s3://` warehouse (or `path`): endpoint, region, path-style requests and
+    /// credentials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub s3: Option<S3Spec>,
     /// The Hadoop client configuration of an HDFS warehouse: a ConfigMap with `core-site.xml`
@@ -368,6 +394,7 @@ pub struct SourceSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConfigMapRef {
+    /// The ConfigMap's name, in the sync's namespace.
     #[schemars(length(min = 1, max = 253))]
     pub name: String,
 }
@@ -397,8 +424,10 @@ pub struct KerberosSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KeyRef {
+    /// The Secret's or ConfigMap's name, in the sync's namespace.
     #[schemars(length(min = 1, max = 253))]
     pub name: String,
+    /// The key holding the file; unset: the default its field names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = 253))]
     pub key: Option<String>,
@@ -416,8 +445,11 @@ pub enum SchemaChanges {
     Apply,
 }
 
+/// `source.pollInterval` when unset.
+pub const DEFAULT_POLL_INTERVAL: HumanDuration = HumanDuration::from_secs(1);
+
 fn default_poll_interval() -> HumanDuration {
-    HumanDuration::from_secs(1)
+    DEFAULT_POLL_INTERVAL
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
@@ -437,6 +469,18 @@ pub enum ScanMode {
     FromTimestamp,
 }
 
+// When a commit reaches MySQL: `source.freshness` (described there: a doc comment here would
+// replace the field's in the schema).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Freshness {
+    /// From the changelog compaction writes, as Paimon's streaming read.
+    #[default]
+    Changelog,
+    /// At commit: each commit's level-0 files, as a Paimon batch query sees them.
+    Commit,
+}
+
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
@@ -444,13 +488,15 @@ pub struct S3Spec {
     /// S3 endpoint URL, for S3-compatible stores (MinIO, …); default: AWS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
+    /// The bucket's region.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
     /// Path-style requests (`endpoint/bucket/key`), as most S3-compatible stores want.
     #[serde(default)]
     pub path_style: bool,
     /// Secret with keys `accessKeyId` and `secretAccessKey` (given to the workers as
-    /// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`).
+    /// `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`). Run standalone, the worker reads
+    /// those variables instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<SecretRef>,
 }
@@ -458,6 +504,7 @@ pub struct S3Spec {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SecretRef {
+    /// The Secret's name, in the sync's namespace.
     #[schemars(length(min = 1))]
     pub name: String,
 }
@@ -474,8 +521,9 @@ pub struct SecretRef {
 ]))]
 pub struct SinkSpec {
     /// `mysql://host:port/database` (port default 3306). It may carry `user:password@`
-    /// (percent-escaped); the Secret of `credentialsSecretRef` wins over it. No user at all
-    /// means `root`.
+    /// (percent-escaped) run standalone; under the operator a password is refused (use
+    /// `credentialsSecretRef`). The variables `MYSQL_USER` and `MYSQL_PASSWORD` (under the
+    /// operator, from that Secret) win over the URL's. No user at all means `root`.
     #[schemars(regex(
         pattern = r"^mysql://([^/@]*@)?(\[[0-9a-fA-F:.]+\]|[^/@:?\[\]]+)(:[0-9]{1,5})?/[^/?]+$"
     ))]
@@ -515,7 +563,9 @@ pub struct SinkSpec {
     #[serde(default = "default_max_buffer_bytes")]
     #[schemars(range(min = 65536))]
     pub max_buffer_bytes: u64,
-    /// Retries of a transient failure (deadlock, lock wait, lost connection).
+    /// Retries of a lock conflict (deadlock 1213, lock wait timeout 1205) before the flush
+    /// fails. A lost connection (the server restarting or failing over) is not counted: it is
+    /// retried, reconnecting with backoff, for up to 5 minutes.
     #[serde(default = "default_max_retries")]
     #[schemars(range(max = 100))]
     pub max_retries: u32,
@@ -569,6 +619,7 @@ pub struct TlsSpec {
     /// Client certificate (chain) and its key, for a user created `REQUIRE X509` or `SUBJECT`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cert_file: Option<String>,
+    /// The client certificate's private key, with `clientCertFile`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_key_file: Option<String>,
     /// The same from a `kubernetes.io/tls` Secret (keys `tls.crt`, `tls.key`).
@@ -603,8 +654,10 @@ pub enum TlsMode {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SecretKeyRef {
+    /// The Secret's name, in the sync's namespace.
     #[schemars(length(min = 1))]
     pub name: String,
+    /// The key holding the file.
     #[serde(default = "default_ca_key")]
     #[schemars(length(min = 1))]
     pub key: String,
@@ -685,6 +738,8 @@ pub enum Visibility {
     Snapshot,
 }
 
+/// Where and how often each slot records its progress (its checkpoint), which a restarted
+/// worker resumes from.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
@@ -695,7 +750,7 @@ pub enum Visibility {
 ]))]
 pub struct CheckpointSpec {
     /// A checkpoint is written after a flush once this much time passed since the last one
-    /// (and always when a worker stops).
+    /// (0s: after every flush), and always when a worker stops.
     #[serde(default = "default_checkpoint_interval")]
     pub interval: HumanDuration,
     /// `configmap` (`<sync>-checkpoint-<slot>`, the operator's default), `file` (the
@@ -725,15 +780,19 @@ pub struct CheckpointSpec {
 #[serde(deny_unknown_fields)]
 #[serde(rename_all = "camelCase")]
 pub struct CheckpointS3 {
+    /// The bucket.
     #[schemars(length(min = 1))]
     pub bucket: String,
+    /// The key prefix the checkpoints are written under; unset: the bucket's root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefix: Option<String>,
-    /// For S3-compatible stores; default AWS.
+    /// The endpoint URL, for S3-compatible stores; default AWS.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub endpoint: Option<String>,
+    /// The bucket's region; default `us-east-1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<String>,
+    /// Path-style requests (`endpoint/bucket/key`), as most S3-compatible stores want.
     #[serde(default)]
     pub path_style: bool,
     /// Secret with keys `accessKeyId` and `secretAccessKey`, read by the workers and the

@@ -6,9 +6,11 @@ use schemars::JsonSchema;
 use crate::contract::{RebuildPhase, VerifyReport};
 use serde::{Deserialize, Serialize};
 
+/// What the operator reports of the sync; written by the operator only.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PaimonMysqlSyncStatus {
+    /// The `metadata.generation` of the spec this status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -16,6 +18,7 @@ pub struct PaimonMysqlSyncStatus {
     /// Lowest snapshot every slot has checkpointed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_id: Option<i64>,
+    /// Snapshots committed to the Paimon table after `snapshotId` (as the slots last saw it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_snapshots: Option<i64>,
     /// Slots ready (the scale subresource's status replicas: an int32 to the API server).
@@ -25,6 +28,7 @@ pub struct PaimonMysqlSyncStatus {
     /// `ready/total`, for `kubectl get pms`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slots_ready: Option<String>,
+    /// Each slot's progress, by slot.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slots: Vec<SlotStatus>,
     /// `Ready`, `Progressing`, `Degraded`, and `RebuildRequired` / `Verified` when they apply.
@@ -66,6 +70,7 @@ pub struct PaimonMysqlSyncStatus {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StableSpec {
+    /// The spec's `metadata.generation`.
     pub generation: i64,
     /// The spec, as JSON.
     #[schemars(length(max = 1572864))]
@@ -77,11 +82,14 @@ pub struct StableSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RollbackStatus {
+    /// The spec's `metadata.generation`.
     pub generation: i64,
+    /// `Waiting` for it to run ready, or `RolledBack`.
     pub phase: RollbackPhase,
     /// When its clock (re)started: the last time the sync was suspended, rebuilding or cutting
     /// counts from then.
     pub since: String,
+    /// Why it was rolled back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -102,8 +110,12 @@ pub struct RescaleStatus {
     /// What restarts the workers: `parallelism` or `upgrade`.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
+    /// The parallelism of the old workers.
     pub from: u32,
+    /// The parallelism of the new workers.
     pub to: u32,
+    /// `Cutting`, `Starting`, then `Done`, or `Failed` (no cut in time: restarted from the
+    /// lowest old checkpoint instead, at-least-once).
     pub phase: RescalePhase,
     /// The cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,10 +124,12 @@ pub struct RescaleStatus {
     /// slot with a newer epoch (a new worker) counts as started at the cut.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cut_epochs: Vec<u64>,
+    /// When the pause was asked (RFC 3339).
     pub started_at: String,
     /// Pause asked → every new slot at the cut.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub took: Option<String>,
+    /// What did not go as planned (no cut in time, and what was done instead).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -162,9 +176,12 @@ pub struct RebuildStatus {
     /// The snapshot the new generation was loaded and verified at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_id: Option<i64>,
+    /// When it started (RFC 3339).
     pub started_at: String,
+    /// When it ended, `Done` or `Failed` (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<String>,
+    /// Why it failed, or how it ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
@@ -237,11 +254,15 @@ impl std::fmt::Display for SyncPhase {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SlotStatus {
+    /// The slot's number, 0 to `parallelism` - 1.
     pub slot: u32,
+    /// The last snapshot the slot has written whole (its checkpoint).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot_id: Option<i64>,
+    /// Snapshots committed after `snapshotId`, as the slot last saw the table.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lag_snapshots: Option<i64>,
+    /// When the slot last wrote its checkpoint (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_checkpoint_time: Option<String>,
     /// How often the kubelet restarted this slot's worker container (a crash, an OOM kill, a

@@ -23,10 +23,11 @@ pub struct WorkerPodSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1))]
     pub image: Option<String>,
-    /// Extra labels and annotations of the pods (none of the keys the operator sets).
+    /// Extra labels of the pods (none of the keys the operator sets).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(schema_with = "label_values")]
     pub labels: BTreeMap<String, String>,
+    /// Extra annotations of the pods (none of the keys the operator sets).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(schema_with = "annotation_values")]
     pub annotations: BTreeMap<String, String>,
@@ -63,14 +64,19 @@ pub struct WorkerPodSpec {
     /// How the pods spread over zones or nodes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    /// The labels a node must have for the pods to run on it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub node_selector: BTreeMap<String, String>,
+    /// Taints of nodes the pods may run on anyway.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<Toleration>,
+    /// Node and pod affinity of the pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub affinity: Option<Affinity>,
+    /// The PriorityClass of the pods.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
+    /// Secrets (in the sync's namespace) to pull the worker image with.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub image_pull_secrets: Vec<LocalObjectReference>,
     /// The pods' `securityContext.fsGroup` (group ownership of mounted volumes that support it).

@@ -1,10 +1,8 @@
 //! The commands: each reads or edits what a user would, and says what it did.
 
-use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{ListParams, LogParams, Patch, PatchParams, PostParams};
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, Client, ResourceExt};
-use pms_crds::contract::{SLOT_LABEL, SYNC_LABEL};
 use pms_crds::{
     PaimonMysqlDatabaseSync, PaimonMysqlSync, PaimonMysqlSyncSavepoint,
     PaimonMysqlSyncSavepointSpec,
@@ -31,6 +29,9 @@ pub enum Error {
     /// Not confirmed (answered no, or no terminal to ask on and no `--yes`).
     #[error("{0}")]
     NotConfirmed(String),
+    /// `kubectl pms check` found problems (or could not run): its report, printed on stdout.
+    #[error("the check found problems or could not run (its report is above)")]
+    CheckFailed(String),
 }
 
 /// Asks `question` on the terminal unless `yes` (`--yes`): what stops writers or replaces a
@@ -108,7 +109,7 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    fn api<K>(&self) -> Api<K>
+    pub fn api<K>(&self) -> Api<K>
     where
         K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
     {
@@ -156,7 +157,7 @@ impl Ctx {
     }
 }
 
-fn api(what: String, source: kube::Error) -> Error {
+pub fn api(what: String, source: kube::Error) -> Error {
     Error::Api { what, source }
 }
 
@@ -165,13 +166,20 @@ fn token() -> String {
     format!("kubectl-pms-{}", Timestamp::now().strftime("%Y%m%d-%H%M%S"))
 }
 
-pub async fn status(ctx: &Ctx, name: &str) -> Result<String> {
+/// How `status` prints: the screen, or the resource itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    Text,
+    Yaml,
+    Json,
+}
+
+pub async fn status(ctx: &Ctx, name: &str, output: Output) -> Result<String> {
     if let Some(pms) = ctx.sync(name).await? {
-        return Ok(status::sync_screen(
-            &pms,
-            &ctx.savepoints().await?,
-            Timestamp::now(),
-        ));
+        return Ok(match output {
+            Output::Text => status::sync_screen(&pms, &ctx.savepoints().await?, Timestamp::now()),
+            _ => document(&pms, output),
+        });
     }
     let pmds = ctx
         .api::<PaimonMysqlDatabaseSync>()
@@ -184,12 +192,52 @@ pub async fn status(ctx: &Ctx, name: &str) -> Result<String> {
             )
         })?;
     match pmds {
-        Some(pmds) => Ok(status::database_screen(&pmds)),
+        Some(pmds) if output == Output::Text => Ok(status::database_screen(&pmds)),
+        Some(pmds) => Ok(document(&pmds, output)),
         None => Err(Error::NotFound(format!(
             "no PaimonMysqlSync or PaimonMysqlDatabaseSync {name} in namespace {}",
             ctx.ns
         ))),
     }
+}
+
+/// `status --watch`: the status again every `every`, printed when it changed (on a terminal,
+/// in place of the last), until interrupted.
+pub async fn watch_status(
+    ctx: &Ctx,
+    name: &str,
+    output: Output,
+    every: std::time::Duration,
+) -> Result<String> {
+    use std::io::{IsTerminal, Write};
+    let terminal = std::io::stdout().is_terminal();
+    let mut last = String::new();
+    loop {
+        let now = status(ctx, name, output).await?;
+        if now != last {
+            match terminal {
+                // Home and clear, as `watch` does.
+                true => print!("\x1b[H\x1b[2J{now}"),
+                false => print!("--- {}\n{now}", Timestamp::now()),
+            }
+            let _ = std::io::stdout().flush();
+            last = now;
+        }
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// A resource as YAML or JSON, without its managed fields, redacted.
+pub fn document<T: serde::Serialize>(resource: &T, output: Output) -> String {
+    let mut value = serde_json::to_value(resource).unwrap_or_default();
+    if let Some(meta) = value.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        meta.remove("managedFields");
+    }
+    let text = match output {
+        Output::Json => serde_json::to_string_pretty(&value).unwrap_or_default() + "\n",
+        _ => serde_yaml::to_string(&value).unwrap_or_default(),
+    };
+    redact(&text)
 }
 
 pub async fn savepoint(ctx: &Ctx, sync: &str, name: Option<String>) -> Result<String> {
@@ -348,55 +396,6 @@ pub async fn restart(ctx: &Ctx, sync: &str) -> Result<String> {
 pub async fn set_state(ctx: &Ctx, sync: &str, state: &str) -> Result<String> {
     ctx.patch_spec(sync, json!({"state": state})).await?;
     Ok(format!("set spec.state of {}/{sync} to {state}\n", ctx.ns))
-}
-
-pub async fn logs(ctx: &Ctx, sync: &str, slot: Option<u32>, tail: i64) -> Result<String> {
-    let pods = worker_pods(ctx, sync, slot).await?;
-    if pods.is_empty() {
-        return Err(Error::NotFound(format!(
-            "no worker pod of {}/{sync}{} (suspended, or not started yet?)",
-            ctx.ns,
-            slot.map(|k| format!(" slot {k}")).unwrap_or_default()
-        )));
-    }
-    let mut out = String::new();
-    for (name, log) in pod_logs(ctx, &pods, tail).await {
-        out.push_str(&format!("==> pod {name} <==\n{}\n", redact(&log)));
-    }
-    Ok(out)
-}
-
-/// The sync's worker pods (one slot's with `slot`).
-pub async fn worker_pods(ctx: &Ctx, sync: &str, slot: Option<u32>) -> Result<Vec<Pod>> {
-    let mut selector = format!("{SYNC_LABEL}={sync}");
-    if let Some(k) = slot {
-        selector.push_str(&format!(",{SLOT_LABEL}={k}"));
-    }
-    Ok(ctx
-        .api::<Pod>()
-        .list(&ListParams::default().labels(&selector))
-        .await
-        .map_err(|source| api(format!("list pods {selector}"), source))?
-        .items)
-}
-
-/// Each pod's log end (or why it has none).
-pub async fn pod_logs(ctx: &Ctx, pods: &[Pod], tail: i64) -> Vec<(String, String)> {
-    let api = ctx.api::<Pod>();
-    let mut out = Vec::new();
-    for pod in pods {
-        let name = pod.metadata.name.clone().unwrap_or_default();
-        let params = LogParams {
-            tail_lines: Some(tail),
-            ..Default::default()
-        };
-        let log = match api.logs(&name, &params).await {
-            Ok(log) => log,
-            Err(e) => format!("(no log: {e})"),
-        };
-        out.push((name, log));
-    }
-    out
 }
 
 #[cfg(test)]

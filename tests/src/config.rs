@@ -152,6 +152,8 @@ struct Source {
     #[serde(skip_serializing_if = "Option::is_none")]
     filter: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    freshness: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     path: Option<String>,
 }
 
@@ -245,6 +247,7 @@ impl SyncConfigBuilder {
                     kerberos: None,
                     start_from: None,
                     filter: None,
+                    freshness: None,
                     path: None,
                 },
                 sink: Sink {
@@ -433,6 +436,12 @@ impl SyncConfigBuilder {
         self.spec.source.path = Some(path.to_string());
         self.spec.source.database = database.to_string();
         self.spec.source.table = table.to_string();
+        self
+    }
+
+    /// `source.freshness`: `changelog` or `commit`.
+    pub fn freshness(mut self, freshness: &str) -> Self {
+        self.spec.source.freshness = Some(freshness.to_string());
         self
     }
 

@@ -101,7 +101,7 @@ pub const RUN: &[(&str, &str, &str)] = &[
         "tests/docs_commands.rs",
     ),
     (
-        "docs/operations.md",
+        "docs/first-sync.md",
         "pms-worker check",
         "tests/docs_commands.rs",
     ),

@@ -71,9 +71,8 @@ pub fn kubectl_output(args: &[&str], stdin: Option<&str>) -> Output {
     run(Command::new(tool("kubectl")).args(args), stdin)
 }
 
-/// `kubectl pms ARGS`: the plugin found on the PATH as kubectl finds any plugin; its output
-/// (stdout, or stderr when it failed) and whether it succeeded.
-pub fn kubectl_pms(args: &[&str]) -> (bool, String) {
+/// `kubectl pms ARGS`, the plugin found on the PATH as kubectl finds any plugin.
+fn plugin_command(args: &[&str]) -> Command {
     let plugin = crate::worker::workspace_bin("kubectl-pms");
     let dir = plugin.parent().expect("the plugin's directory");
     let path = format!(
@@ -81,13 +80,31 @@ pub fn kubectl_pms(args: &[&str]) -> (bool, String) {
         dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = run(
-        Command::new(tool("kubectl"))
-            .arg("pms")
-            .args(args)
-            .env("PATH", path),
-        None,
-    );
+    let mut cmd = Command::new(tool("kubectl"));
+    cmd.arg("pms").args(args).env("PATH", path);
+    cmd
+}
+
+/// A `kubectl pms` command that runs until stopped (`status --watch`, `logs -f`): what it
+/// printed (stdout and stderr) in `for_`, after which it is killed (kubectl execs the plugin, so
+/// the kill reaches it).
+pub fn kubectl_pms_streaming(args: &[&str], for_: std::time::Duration) -> String {
+    let out = tempfile::NamedTempFile::new().expect("a file for its output");
+    let mut child = plugin_command(args)
+        .env("KUBECONFIG", kubeconfig())
+        .stdout(out.reopen().expect("reopen"))
+        .stderr(out.reopen().expect("reopen"))
+        .spawn()
+        .expect("start kubectl pms");
+    std::thread::sleep(for_);
+    let _ = child.kill();
+    let _ = child.wait();
+    std::fs::read_to_string(out.path()).expect("its output")
+}
+
+/// `kubectl pms ARGS`: its output (stdout, or stderr when it failed) and whether it succeeded.
+pub fn kubectl_pms(args: &[&str]) -> (bool, String) {
+    let out = run(&mut plugin_command(args), None);
     let text = if out.status.success() {
         &out.stdout
     } else {

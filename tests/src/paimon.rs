@@ -19,7 +19,9 @@ pub enum Writer {
     PyPaimon,
 }
 
-/// A table in a throw-away warehouse (its own, or a [`Database`]'s).
+/// A table in a throw-away warehouse (its own, or a [`Database`]'s); a clone names the same
+/// table (the warehouse goes with the last).
+#[derive(Clone)]
 pub struct Table {
     dir: Arc<tempfile::TempDir>,
     /// A warehouse elsewhere than `dir` (an `hdfs://` URI), if the table was created there.

@@ -529,7 +529,8 @@ async fn on_a_real_cluster() {
         .await
         .unwrap();
     drop(lock);
-    let logs = kubectl(&["logs", "-n", NS, "-l", SELECTOR, "--previous", "--tail=-1"]);
+    // The previous container's log, by the plugin as by kubectl.
+    let (_, logs) = kubectl_pms(&["logs", SYNC, "-n", NS, "--previous", "--tail", "-1"]);
     assert!(
         logs.contains("stalled"),
         "the restarted worker said it stalled: {restarted}\n{logs}"
@@ -665,6 +666,38 @@ async fn the_kubectl_plugin(table: &Table, db: &TestDb) {
         ok && logs.contains(&format!("==> pod {SYNC}-slot-0")),
         "{logs}"
     );
+    // logs: since a time, with the operator's lines about the sync; followed as they come.
+    let (ok, logs) = kubectl_pms(&["logs", SYNC, "-n", NS, "--since", "30m", "--operator"]);
+    assert!(
+        ok && logs.contains(&format!("==> pod {SYNC}-slot-0"))
+            && logs.contains("==> operator pod")
+            && !logs.contains(PASSWORD),
+        "{logs}"
+    );
+    table.commits(vec![generate(7901, 5, "+I", 0)]);
+    let followed = pms_tests::kube::kubectl_pms_streaming(
+        &["logs", SYNC, "-n", NS, "-f", "--tail", "5"],
+        Duration::from_secs(8),
+    );
+    assert!(
+        followed
+            .lines()
+            .any(|l| l.starts_with(&format!("[{SYNC}-slot-0"))),
+        "{followed}"
+    );
+    wait_synced(table, db).await;
+    // check: the pre-flight now, as a Job with slot 0's pod; its report printed, the Job gone.
+    let (ok, report) = kubectl_pms(&["check", SYNC, "-n", NS]);
+    assert!(
+        ok && report.contains("MySQL") && report.contains("✓") && !report.contains(PASSWORD),
+        "{report}"
+    );
+    wait_for("the check Job gone", LONG, || {
+        list("job", NS, &format!("paimonsync.io/check-of={SYNC}"))
+            .is_empty()
+            .then_some(())
+    })
+    .await;
     let (ok, missing) = kubectl_pms(&["status", "no-such-sync", "-n", NS]);
     assert!(
         !ok && missing.contains("no PaimonMysqlSync or PaimonMysqlDatabaseSync no-such-sync"),
@@ -747,6 +780,12 @@ async fn the_kubectl_plugin(table: &Table, db: &TestDb) {
     assert!(
         doc["logs"].as_object().is_some_and(|l| !l.is_empty()),
         "{doc}"
+    );
+    assert!(
+        doc["operatorLogs"].as_object().is_some_and(|l| l
+            .values()
+            .any(|v| v.as_str().is_some_and(|t| t.contains(SYNC)))),
+        "the operator's lines about the sync: {doc}"
     );
     println!(
         "figure: kubectl pms status {SYNC}, after them:\n{}",
@@ -1017,6 +1056,16 @@ async fn a_pooled_database_sync_of_many_tables(db: &TestDb) {
     assert!(
         list("pms", NS, "paimonsync.io/database-sync=lake").is_empty(),
         "no PaimonMysqlSync per table"
+    );
+    // The plugin on the database sync: its pool workers' logs, and a report of it.
+    let logs = pms_ok(&["logs", "lake", "-n", NS, "--tail", "5"]);
+    assert!(logs.contains("==> pod lake--pool-0"), "{logs}");
+    let report: Json =
+        serde_yaml::from_str(&pms_ok(&["report", "lake", "-n", NS])).expect("the report is YAML");
+    assert_eq!(report["databaseSync"]["metadata"]["name"], "lake");
+    assert!(
+        report["logs"].as_object().is_some_and(|l| l.len() >= 3),
+        "the discovery's and both pool workers' logs: {report}"
     );
 
     // Changes committed, and at once a worker pod killed (no grace): its tables resume from

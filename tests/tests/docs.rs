@@ -259,3 +259,177 @@ fn every_command_shown_names_make_targets_and_paths_that_exist() {
         wrong.join("\n")
     );
 }
+
+/// Where `make docs` (and `make test`'s docs-book phase, before the tests) writes the book:
+/// `build-dir` of docs/book.toml, relative to docs/.
+fn built_book() -> std::path::PathBuf {
+    let docs = repo_root().join("docs");
+    let toml = std::fs::read_to_string(docs.join("book.toml")).unwrap();
+    let dir = toml
+        .lines()
+        .find_map(|l| {
+            let (key, value) = l.split_once('=')?;
+            (key.trim() == "build-dir").then(|| value.trim().trim_matches('"').to_string())
+        })
+        .unwrap_or_else(|| "book".to_string());
+    docs.join(dir)
+}
+
+/// Every `href="…"` and `src="…"` of an HTML page, entities decoded as far as links use them.
+fn html_targets(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for attr in [" href=\"", " src=\""] {
+        let mut rest = html;
+        while let Some(i) = rest.find(attr) {
+            rest = &rest[i + attr.len()..];
+            if let Some(end) = rest.find('"') {
+                out.push(rest[..end].replace("&amp;", "&").replace("&#x27;", "'"));
+            }
+        }
+    }
+    out
+}
+
+/// Every `id="…"` of an HTML page.
+fn html_ids(html: &str) -> BTreeSet<String> {
+    let mut ids = BTreeSet::new();
+    let mut rest = html;
+    while let Some(i) = rest.find(" id=\"") {
+        rest = &rest[i + 5..];
+        if let Some(end) = rest.find('"') {
+            ids.insert(rest[..end].replace("&amp;", "&"));
+        }
+    }
+    ids
+}
+
+fn html_pages(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            html_pages(&path, out);
+        } else if path.extension().is_some_and(|e| e == "html") {
+            out.push(path);
+        }
+    }
+}
+
+/// The local links and images of every HTML page of a built book that don't resolve: a target
+/// file that doesn't exist, or a `#fragment` of one of the book's pages that has no such id.
+fn broken_links_of_the_built_book(book: &Path) -> Vec<String> {
+    let mut pages = Vec::new();
+    html_pages(book, &mut pages);
+    pages.sort();
+    let mut ids: std::collections::BTreeMap<std::path::PathBuf, BTreeSet<String>> =
+        Default::default();
+    let mut broken = Vec::new();
+    for page in &pages {
+        let html = std::fs::read_to_string(page).unwrap();
+        let name = page
+            .strip_prefix(book)
+            .unwrap_or(page)
+            .display()
+            .to_string();
+        for target in html_targets(&html) {
+            // Another site, a mail address, a script: not the book's.
+            let scheme = target.split_once(':').is_some_and(|(s, _)| {
+                !s.is_empty()
+                    && s.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c))
+            });
+            if scheme || target.starts_with("//") || target.contains("{{") {
+                continue;
+            }
+            let (file, fragment) = target.split_once('#').unwrap_or((&target, ""));
+            let file = file.split('?').next().unwrap_or_default();
+            let mut resolved = if file.is_empty() {
+                page.clone()
+            } else if let Some(absolute) = file.strip_prefix('/') {
+                // 404.html's links are from the site's root.
+                book.join(absolute)
+            } else {
+                page.parent().unwrap().join(file)
+            };
+            if resolved.is_dir() {
+                resolved = resolved.join("index.html");
+            }
+            if !resolved.exists() {
+                broken.push(format!("{name}: {target}: no such file in the book"));
+                continue;
+            }
+            if fragment.is_empty() || resolved.extension().is_none_or(|e| e != "html") {
+                continue;
+            }
+            let resolved = resolved.canonicalize().unwrap();
+            let page_ids = ids.entry(resolved.clone()).or_insert_with(|| {
+                html_ids(&std::fs::read_to_string(&resolved).unwrap_or_default())
+            });
+            if !page_ids.contains(fragment) {
+                broken.push(format!("{name}: {target}: no such id in the page"));
+            }
+        }
+    }
+    broken
+}
+
+/// The book as built (by `make docs`, or `make test`'s docs-book phase before the tests run) has
+/// no broken link or image: what the Markdown checks above can't see (a link out of the book's
+/// sources, an image outside docs/, a heading id mdBook makes otherwise) shows here.
+#[test]
+fn the_built_book_has_no_broken_link_or_image() {
+    let book = built_book();
+    let index = book.join("index.html");
+    let built = std::fs::metadata(&index)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|_| {
+            panic!(
+                "the book is not built ({} is missing): build it with `make docs` or \
+             `$(scripts/mdbook.sh) build docs` (make test does, before the tests)",
+                index.display()
+            )
+        });
+    // A book older than its sources would check the old text.
+    let docs = repo_root().join("docs");
+    let mut sources = Vec::new();
+    for dir in [docs.clone(), docs.join("images")] {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_file() {
+                sources.push(path);
+            }
+        }
+    }
+    let newer: Vec<String> = sources
+        .iter()
+        .filter(|p| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .is_ok_and(|m| m > built)
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    assert!(
+        newer.is_empty(),
+        "the book in {} is older than its sources ({}): build it again with `make docs` or \
+         `$(scripts/mdbook.sh) build docs`",
+        book.display(),
+        newer.join(", ")
+    );
+    let broken = broken_links_of_the_built_book(&book);
+    assert!(
+        broken.is_empty(),
+        "the built book ({}) has broken links or images:\n{}",
+        book.display(),
+        broken.join("\n")
+    );
+    // The check itself finds what it must: a page with a missing file, image and heading.
+    let probe = tempfile::tempdir().unwrap();
+    std::fs::write(
+        probe.path().join("index.html"),
+        r#"<h1 id="here">x</h1><a href="index.html#here">ok</a><a href="gone.html">x</a>
+<img src="images/gone.png"><a href="index.html#nowhere">x</a><a href="https://example.com/x">ok</a>"#,
+    )
+    .unwrap();
+    let found = broken_links_of_the_built_book(probe.path());
+    assert_eq!(found.len(), 3, "the check misses broken links: {found:?}");
+}

@@ -119,8 +119,8 @@ fn the_standalone_quick_start_and_the_pre_flight_run_as_written() {
         "the quick start's verify finds MySQL equal to Paimon: {verify}"
     );
 
-    // The pre-flight commands of the operations chapter, on the same config.
-    let preflight = docs::run_block("docs/operations.md", "pms-worker check");
+    // The pre-flight commands of the first-sync chapter, on the same config.
+    let preflight = docs::run_block("docs/first-sync.md", "pms-worker check");
     let outputs = docs::run_commands(&work.path().join("examples"), &prelude, &preflight);
     let json_at = outputs[1]
         .find('{')

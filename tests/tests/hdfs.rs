@@ -24,6 +24,14 @@ fn orders_on_hdfs(name: &str) -> Table {
     orders_in(&hdfs(), name)
 }
 
+/// The table's warehouse on the test HDFS as `hdfs://` names it without a namenode: its path.
+fn without_namenode(t: &Table) -> String {
+    t.warehouse_location()
+        .strip_prefix(&hdfs())
+        .expect("the warehouse is on the test HDFS")
+        .to_string()
+}
+
 fn orders_in(file_system: &str, name: &str) -> Table {
     let uri = format!("{file_system}/{name}-{}", std::process::id());
     Table::create_in(
@@ -59,11 +67,7 @@ async fn a_warehouse_on_hdfs_is_read_whole_then_by_snapshot_and_holds_the_consum
 async fn an_hdfs_warehouse_without_a_namenode_takes_the_default_file_system() {
     let t = orders_on_hdfs("default_fs");
     t.commits(vec![generate(1, 50, "+I", 0)]);
-    let path = t
-        .warehouse_location()
-        .strip_prefix(&hdfs())
-        .expect("the warehouse is on the test HDFS")
-        .to_string();
+    let path = without_namenode(&t);
     let db = TestDb::new("hdfs_default_fs").await;
     db.exec(ORDERS_DDL).await;
     let cfg =
@@ -109,11 +113,7 @@ fn write_default_fs(conf: &std::path::Path) {
 async fn a_table_on_hdfs_named_by_its_path_is_synced() {
     let t = orders_on_hdfs("by_path");
     t.commits(vec![generate(1, 80, "+I", 0)]);
-    let warehouse = t
-        .warehouse_location()
-        .strip_prefix(&hdfs())
-        .expect("the warehouse is on the test HDFS")
-        .to_string();
+    let warehouse = without_namenode(&t);
     let db = TestDb::new("hdfs_by_path").await;
     db.exec(ORDERS_DDL).await;
     let table_path = format!("hdfs://{warehouse}/{}.db/{}", t.database, t.name);

@@ -1196,7 +1196,7 @@ async fn a_full_read_shows_its_progress() {
 
 /// `kubectl pms list` (`-A`, `--kubeconfig`, `--context`) and `kubectl pms restart`, on a
 /// sync of their own.
-async fn the_plugin_lists_and_restarts() {
+async fn the_plugin_lists_watches_and_restarts() {
     const SYNC: &str = "by-plugin";
     const SELECTOR: &str = "paimonsync.io/sync=by-plugin";
     apply_ok(&idle_sync(NS, SYNC, "by_plugin"));
@@ -1227,6 +1227,23 @@ async fn the_plugin_lists_and_restarts() {
                 .lines()
                 .any(|l| l.starts_with(NS) && l.contains(SYNC)),
         "{listed}"
+    );
+    // status for scripts: the resource as JSON or YAML, without managed fields; and --watch.
+    let (ok, as_json) = kubectl_pms(&["status", SYNC, "-n", NS, "-o", "json"]);
+    let doc: Json = serde_json::from_str(&as_json).expect("status -o json is JSON");
+    assert!(ok && doc["kind"] == "PaimonMysqlSync", "{as_json}");
+    assert!(doc["metadata"]["managedFields"].is_null(), "{as_json}");
+    assert_eq!(doc["spec"]["sink"]["table"], "by_plugin");
+    let (ok, as_yaml) = kubectl_pms(&["status", SYNC, "-n", NS, "-o", "yaml"]);
+    let doc: Json = serde_yaml::from_str(&as_yaml).expect("status -o yaml is YAML");
+    assert!(ok && doc["metadata"]["name"] == SYNC, "{as_yaml}");
+    let watched = pms_tests::kube::kubectl_pms_streaming(
+        &["status", SYNC, "-n", NS, "--watch", "--interval", "1s"],
+        Duration::from_secs(5),
+    );
+    assert!(
+        watched.starts_with("--- ") && watched.contains(&format!("PaimonMysqlSync {NS}/{SYNC}")),
+        "{watched}"
     );
     let (ok, said) = kubectl_pms(&["ls", "--kubeconfig", &config, "--context", "no-such"]);
     assert!(!ok && said.contains("the kubeconfig"), "{said}");
@@ -2395,7 +2412,7 @@ async fn operator_end_to_end() {
     step!(database_sync_makes_a_sync_per_table(&db).await);
     step!(a_warehouse_on_hdfs(&db).await);
     step!(an_operator_upgrade_restarts_syncs_in_turn().await);
-    step!(the_plugin_lists_and_restarts().await);
+    step!(the_plugin_lists_watches_and_restarts().await);
 }
 
 const ORPHAN_SAVEPOINT: &str = "of-no-sync";

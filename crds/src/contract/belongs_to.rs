@@ -18,6 +18,11 @@ pub struct BelongsTo {
     /// other rows, so the slot starts over.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filter: Option<String>,
+    /// `commit` when `source.freshness: commit` read the table otherwise than its producer
+    /// (each commit's level-0 files): MySQL holds commits the changelog has not brought yet,
+    /// so a switch either way starts over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub freshness: Option<String>,
 }
 
 /// The Paimon table.

@@ -156,7 +156,9 @@ pub struct Checkpoint {
 )]
 #[serde(rename_all = "camelCase")]
 pub struct FullReadProgress {
+    /// Rows written so far.
     pub rows: i64,
+    /// Rows the snapshot's files hold.
     pub expected_rows: i64,
 }
 

@@ -195,15 +195,21 @@ impl RebuildReport {
 pub struct VerifyReport {
     /// The snapshot MySQL was compared with (the last round's).
     pub snapshot_id: i64,
+    /// Rows read from Paimon.
     pub paimon_rows: u64,
+    /// Rows of the MySQL table.
     pub mysql_rows: u64,
-    /// Keys that differed in every round: missing in MySQL, extra in MySQL, with other values.
+    /// Keys Paimon holds that MySQL lacks, in every round (a key that differed once but not
+    /// in a later round was a change in flight).
     pub missing: u64,
+    /// Keys in MySQL that Paimon doesn't hold, in every round.
     pub extra: u64,
+    /// Keys whose row has other values in MySQL, in every round.
     pub different: u64,
     /// Comparisons made: later rounds re-check what differed, after the sync applied the
     /// snapshot the earlier round compared with (changes in flight are not divergence).
     pub rounds: u32,
+    /// How long the verify took, in seconds.
     pub seconds: f64,
     /// RFC 3339.
     pub finished_at: String,

@@ -154,8 +154,21 @@ impl FlinkJob {
         target: &str,
         consumer_id: &str,
     ) -> Self {
+        Self::start_polling(table, port, database, target, consumer_id, "200ms")
+    }
+
+    /// [`Self::start`] looking for new snapshots every `discovery_interval` (Paimon's
+    /// `continuous.discovery-interval`).
+    pub fn start_polling(
+        table: &Table,
+        port: u16,
+        database: &str,
+        target: &str,
+        consumer_id: &str,
+        discovery_interval: &str,
+    ) -> Self {
         if let Err(reason) = build() {
-            panic!("the Flink job can't be built, so the take-over can't be tested: {reason}");
+            panic!("the Flink job can't be built: {reason}");
         }
         let mode = [
             "--mode",
@@ -163,7 +176,7 @@ impl FlinkJob {
             "--consumer-id",
             consumer_id,
             "--discovery-interval",
-            "200ms",
+            discovery_interval,
         ];
         let (mut child, log) = spawn(table, port, database, target, 100, &mode, true);
         let stdin = child.stdin.take().expect("the job's stdin");
@@ -176,6 +189,11 @@ impl FlinkJob {
         };
         job.expect_line("running ");
         job
+    }
+
+    /// The JVM's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     fn expect_line(&mut self, prefix: &str) -> String {

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 use std::process::Command;
 
-use super::freshness::Freshness;
+use super::freshness::{Freshness, Latencies, LookupFreshness, SteadyFreshness};
 use super::Measurement;
 
 /// The first line of a command's output, or "" when it can't run.
@@ -50,6 +50,46 @@ pub fn context(port: u16, rows: i64, fresh: Option<&Freshness>) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// The line of [`super::freshness::lookup_table`]'s result.
+pub fn lookup_freshness(l: &LookupFreshness) -> String {
+    format!(
+        "lookup table under a compaction job every 60 s (write-only commits of one row every 2 s for 150 s, {} commits; \
+         default settings, pollInterval 1s), commit → visible: source.freshness {}; {}",
+        l.commit.samples,
+        latencies("changelog", &l.changelog),
+        latencies("commit", &l.commit)
+    )
+}
+
+fn latencies(name: &str, x: &Latencies) -> String {
+    format!("{name}: {}", figures(x))
+}
+
+fn figures(x: &Latencies) -> String {
+    format!(
+        "p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
+        x.p50_ms, x.p99_ms, x.max_ms
+    )
+}
+
+/// The line of one load of [`super::freshness::steady`].
+pub fn steady_freshness(s: &SteadyFreshness) -> String {
+    format!(
+        "steady load {} commits/s × {} rows (reached {:.1} commits/s, {:.0} rows/s; {} commits), commit → visible, \
+         both polling every 1s: {}, {:.2} cores; Flink job (latest-full, JDBC sink flush 1s, max-rows 100, checkpoints 1s) \
+         {}, {:.2} cores",
+        s.load.commits_per_second,
+        s.load.rows_per_commit,
+        s.commits_per_second,
+        s.commits_per_second * s.load.rows_per_commit as f64,
+        s.worker.samples,
+        latencies("pms-worker at defaults", &s.worker),
+        s.worker_cpu,
+        figures(&s.flink),
+        s.flink_cpu
+    )
 }
 
 fn opt(v: Option<f64>, digits: usize) -> String {

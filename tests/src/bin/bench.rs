@@ -14,6 +14,7 @@
 //! are in `pms_tests::bench` (tables, configs and DDL from the test harness).
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use pms_tests::bench::{
@@ -52,6 +53,8 @@ enum Group {
     Recovery,
     Changes,
     Freshness,
+    /// A lookup table under a compaction job every minute: `source.freshness` changelog vs commit.
+    LookupFreshness,
     Flink,
 }
 
@@ -84,7 +87,7 @@ struct Args {
     #[arg(long)]
     prepare: bool,
     /// Only these groups of runs (for a quicker look while tuning): full-read, slots, recovery,
-    /// flink, changes, freshness. The raw limits are always measured.
+    /// flink, changes, freshness, lookup-freshness. The raw limits are always measured.
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<Group>,
     /// Where the markdown report and the CSV go.
@@ -97,7 +100,7 @@ async fn main() {
     let args = Args::parse();
     if args.isolation {
         println!("| isolation | transactions committed | deadlocks | row lock waits | lock wait timeouts | seconds |\n|---|---|---|---|---|---|");
-        for o in isolation::measure(std::time::Duration::from_secs(10)).await {
+        for o in isolation::measure(Duration::from_secs(10)).await {
             println!(
                 "| {} | {} | {} | {} | {} | {:.1} |",
                 o.level,
@@ -215,6 +218,19 @@ async fn main() {
             fresh = Some(freshness::measure(&t1, &db, &synced, dir, rows).await);
         }
     }
+    // Freshness at steady loads, the worker at its defaults beside the Flink job.
+    let steady = match wanted(Group::Freshness) {
+        true => {
+            let loads = [(1, 1000), (10, 100), (10, 1000), (100, 100)].map(
+                |(commits_per_second, rows_per_commit)| freshness::SteadyLoad {
+                    commits_per_second,
+                    rows_per_commit,
+                },
+            );
+            freshness::steady(dir, port, &loads, Duration::from_secs(45)).await
+        }
+        false => Vec::new(),
+    };
 
     // The worker against the Flink pipeline, same work: the update snapshot's ratio now that
     // the worker's run of it is measured.
@@ -233,7 +249,21 @@ async fn main() {
             versus_flink.push(format!("{}: {:.1}×", m.name, 1.0 / r));
         }
     }
+    let lookup = match wanted(Group::LookupFreshness) {
+        true => Some(
+            freshness::lookup_table(
+                dir,
+                Duration::from_secs(150),
+                Duration::from_secs(2),
+                Duration::from_secs(60),
+            )
+            .await,
+        ),
+        false => None,
+    };
     let mut context = report::context(port, rows, fresh.as_ref());
+    context.extend(lookup.as_ref().map(report::lookup_freshness));
+    context.extend(steady.iter().map(report::steady_freshness));
     if !versus_flink.is_empty() {
         context.push(format!(
             "pms-worker vs the Flink pipeline (whole processes, same table and server): {}",

@@ -39,6 +39,7 @@ pub async fn now(cfg: &WorkerConfig, source: &PaimonSource, mysql: &MysqlConnect
         },
         snapshot: None,
         filter: source.filter().map(|f| f.text().to_string()),
+        freshness: source.reads_at_commit().then(|| "commit".to_string()),
     }
 }
 
@@ -124,6 +125,19 @@ pub fn start_over_reason(
             shown(&now.filter)
         ));
     }
+    if was.freshness != now.freshness {
+        let shown = |f: &Option<String>| f.as_deref().unwrap_or("changelog").to_string();
+        return Some(format!(
+            "source.freshness changed (was {}, now {}): MySQL holds {} the changelog brought",
+            shown(&was.freshness),
+            shown(&now.freshness),
+            if now.freshness.is_some() {
+                "only what"
+            } else {
+                "commits ahead of what"
+            }
+        ));
+    }
     if !from_progress_row && was.target.server != now.target.server {
         return Some(format!(
             "the MySQL server behind the URL is another one ({}, was {}): a failover, or a copy. With delivery \
@@ -154,6 +168,7 @@ mod tests {
             },
             snapshot: None,
             filter: None,
+            freshness: None,
         }
     }
 

@@ -723,7 +723,10 @@ mod tests {
         };
         assert!(pruned("region = 'EU'"));
         assert!(pruned("region IN ('EU', 'US') OR region > 'X'"));
-        assert!(!pruned("region IN ('EU', 'US') OR region IS NULL"), "left to the row filter");
+        assert!(
+            !pruned("region IN ('EU', 'US') OR region IS NULL"),
+            "left to the row filter"
+        );
         assert!(!pruned("region = 'EU' AND status = 'PAID'"));
         assert!(!pruned("NOT (region = 'EU')"), "left to the row filter");
     }

@@ -21,7 +21,7 @@ use std::collections::HashMap;
 
 use paimon::table::{DataSplit, IncrementalPlan, IncrementalScanMode, IncrementalSplit, Table};
 use paimon::{CatalogFactory, CatalogOptions, Options};
-use pms_crds::SourceSpec;
+use pms_crds::{Freshness, SourceSpec};
 use tracing::{debug, info};
 
 use pms_crds::contract::{
@@ -108,6 +108,9 @@ pub struct PaimonSource {
     unknown_options: Vec<String>,
     /// `source.filter`, typed by this schema.
     filter: Option<std::sync::Arc<filter::RowFilter>>,
+    /// `source.freshness`, and whether it changed how this table is read.
+    freshness: Freshness,
+    reads_at_commit: bool,
 }
 
 impl PaimonSource {
@@ -136,8 +139,10 @@ impl PaimonSource {
             });
         }
         let judged = options::judge(schema.options());
-        let shape = TableShape::from_options(schema.options())
-            .and_then(|shape| {
+        let freshness = spec.freshness.unwrap_or_default();
+        let (shape, reads_at_commit) = shape::read_shape(schema.options(), freshness)
+            .map_err(|why| why.join("\n  - "))
+            .and_then(|(shape, at_commit)| {
                 let mut refused = shape::check_shape(&shape).err().unwrap_or_default();
                 refused.extend(shape::check_slots(&shape, slot.count));
                 refused.extend(shape::check_moving_keys(
@@ -147,7 +152,7 @@ impl PaimonSource {
                 ));
                 refused.extend(judged.refused);
                 if refused.is_empty() {
-                    Ok(shape)
+                    Ok((shape, at_commit))
                 } else {
                     Err(refused.join("\n  - "))
                 }
@@ -192,7 +197,15 @@ impl PaimonSource {
             columns,
             unknown_options: judged.unknown,
             filter,
+            freshness,
+            reads_at_commit,
         })
+    }
+
+    /// Whether `source.freshness: commit` reads this table otherwise than its producer would
+    /// (each commit's level-0 files): MySQL then holds what another freshness wouldn't.
+    pub fn reads_at_commit(&self) -> bool {
+        self.reads_at_commit
     }
 
     /// `source.filter`, if the sync has one.
@@ -560,6 +573,9 @@ impl PaimonSource {
             && shape_change::without_changelog(&snapshot)
         {
             debug!(table = %self.name, snapshot_id, "an APPEND snapshot without a changelog: read by its delta");
+            SnapshotKind::Changes(IncrementalScanMode::Delta)
+        } else if self.reads_at_commit {
+            // The crate's `Auto` follows the table's producer; this shape reads without one.
             SnapshotKind::Changes(IncrementalScanMode::Delta)
         } else {
             SnapshotKind::Changes(IncrementalScanMode::Auto)

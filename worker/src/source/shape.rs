@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use pms_crds::Freshness;
+
 /// `ignore-delete` and the keys Paimon falls back to (`CoreOptions.IGNORE_DELETE`).
 const IGNORE_DELETE_KEYS: [&str; 4] = [
     "ignore-delete",
@@ -160,6 +162,54 @@ impl TableShape {
         self.changelog_producer == "input" && self.merge_engine == "deduplicate"
     }
 
+    /// The shape `source.freshness: commit` reads this table as: without a producer, so each
+    /// commit's level-0 files are its changes (and the full read takes level 0), as a Paimon
+    /// batch query sees the table at each snapshot. `Ok(None)` when the table is read at commit
+    /// already (producer `none` or `input`). A table whose level-0 records are not its rows
+    /// (partial-update, aggregation, first-row) or are read by lookup whatever the producer
+    /// (deletion vectors, `force-lookup`), or whose rows have no bucket until a compaction
+    /// (postpone), can't be: the reasons.
+    pub fn read_at_commit(&self) -> Result<Option<TableShape>, Vec<String>> {
+        if !self.full_row_changelog() {
+            return Ok(None);
+        }
+        let producer = &self.changelog_producer;
+        let mut refused = Vec::new();
+        if self.merge_engine != "deduplicate" {
+            refused.push(format!(
+                "source.freshness: commit with merge-engine = {}: its level-0 records are {}, not rows; only its \
+                 changelog ({producer}) says the merged row, so leave source.freshness unset",
+                self.merge_engine,
+                match self.merge_engine.as_str() {
+                    "first-row" => "later duplicates of the first row",
+                    "aggregation" => "contributions",
+                    _ => "partial rows",
+                }
+            ));
+        }
+        if self.deletion_vectors || self.force_lookup {
+            refused.push(format!(
+                "source.freshness: commit with {}: Paimon's own read leaves level 0 out until a compaction, so \
+                 there is nothing to read at commit; leave source.freshness unset",
+                if self.deletion_vectors { "deletion-vectors.enabled = true" } else { "force-lookup = true" }
+            ));
+        }
+        if self.bucket == super::postpone::POSTPONE_BUCKET {
+            refused.push(
+                "source.freshness: commit with bucket = -2 (postpone): its rows are in no bucket, and no reader \
+                 sees them, until a compaction; leave source.freshness unset"
+                    .into(),
+            );
+        }
+        if !refused.is_empty() {
+            return Err(refused);
+        }
+        Ok(Some(TableShape {
+            changelog_producer: "none".into(),
+            ..self.clone()
+        }))
+    }
+
     /// What of the reading differs from `before`'s, for messages.
     pub fn difference_from(&self, before: &TableShape) -> String {
         type Field = (&'static str, fn(&TableShape) -> String);
@@ -192,6 +242,22 @@ impl TableShape {
             "lookup" | "full-compaction"
         )
     }
+}
+
+/// The shape the worker reads a table with these options as, under `source.freshness`, and
+/// whether that is not the table's own (`commit` read a table with a producer as without).
+pub fn read_shape(
+    options: &HashMap<String, String>,
+    freshness: Freshness,
+) -> Result<(TableShape, bool), Vec<String>> {
+    let shape = TableShape::from_options(options).map_err(|e| vec![e])?;
+    if freshness == Freshness::Changelog {
+        return Ok((shape, false));
+    }
+    Ok(match shape.read_at_commit()? {
+        Some(at_commit) => (at_commit, true),
+        None => (shape, false),
+    })
 }
 
 /// What `slots` slots can't reproduce of this table, each naming what to change: the rows a
@@ -336,6 +402,47 @@ mod tests {
 
     fn check(options: &[(&str, &str)]) -> Result<(), Vec<String>> {
         check_shape(&shape(options).map_err(|e| vec![e])?)
+    }
+
+    #[test]
+    fn freshness_commit_reads_a_deduplicate_table_with_a_producer_as_without_one() {
+        let at_commit = |options: &[(&str, &str)]| {
+            let options: HashMap<String, String> = options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            read_shape(&options, Freshness::Commit)
+        };
+        for producer in ["lookup", "full-compaction"] {
+            let (read, changed) = at_commit(&[("changelog-producer", producer)]).unwrap();
+            assert!(changed, "{producer}");
+            assert_eq!(read.changelog_producer, "none");
+            assert!(!read.reads_above_level_0() && read.full_compaction_max_level().is_none());
+            assert!(check_shape(&read).is_ok());
+        }
+        for producer in ["none", "input"] {
+            let (read, changed) = at_commit(&[("changelog-producer", producer)]).unwrap();
+            assert!(
+                !changed && read.changelog_producer == producer,
+                "already at commit"
+            );
+        }
+        for (options, why) in [
+            (vec![("merge-engine", "partial-update")], "partial rows"),
+            (vec![("merge-engine", "aggregation")], "contributions"),
+            (vec![("merge-engine", "first-row")], "duplicates"),
+            (
+                vec![("deletion-vectors.enabled", "true")],
+                "deletion-vectors",
+            ),
+            (vec![("force-lookup", "true")], "force-lookup"),
+            (vec![("bucket", "-2")], "postpone"),
+        ] {
+            let mut options = options;
+            options.push(("changelog-producer", "lookup"));
+            let refused = at_commit(&options).unwrap_err().join("; ");
+            assert!(refused.contains(why), "{options:?}: {refused}");
+        }
     }
 
     #[test]

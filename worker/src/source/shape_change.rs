@@ -3,12 +3,12 @@
 //! the newest schema id, even one committed by a writer still running with the old options. So
 //! a snapshot's schema doesn't tell how it was written; what it holds (a changelog or not)
 //! does, and a change of the options that decide the reading, between the snapshot applied last
-//! and the one read next, is either read alike ([`TableShape::reads_alike`]) or the slot starts
+//! and the one read next, is either read alike ([`super::TableShape::reads_alike`]) or the slot starts
 //! over (a full read of the latest snapshot, then a sweep).
 
 use paimon::spec::Snapshot;
 
-use super::{options, PaimonSource, TableShape};
+use super::{options, shape, PaimonSource};
 use crate::error::Result;
 
 /// Whether `snapshot` holds no changelog (no manifest of one, or one of no records).
@@ -37,8 +37,12 @@ impl PaimonSource {
         if from >= to {
             return Ok(None);
         }
-        let shape_of =
-            |options: &std::collections::HashMap<String, String>| TableShape::from_options(options);
+        // As this sync reads them (`source.freshness`).
+        let shape_of = |options: &std::collections::HashMap<String, String>| {
+            shape::read_shape(options, self.freshness)
+                .map(|(shape, _)| shape)
+                .map_err(|why| why.join("; "))
+        };
         let schema = |id: i64| async move {
             self.table
                 .schema_manager()
