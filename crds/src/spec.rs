@@ -361,7 +361,10 @@ pub struct SourceSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consumer_id: Option<String>,
     /// How long to wait before looking again when no new snapshot was committed
-    /// (e.g. `1s`, `500ms`; at least 10ms).
+    /// (e.g. `1s`, `500ms`; at least 10ms). While snapshots keep coming (one within the last two
+    /// intervals) the worker looks five times as often, so a commit of a table being written
+    /// shows within a fifth of it; an idle table is looked at once per interval (each look
+    /// reads the `LATEST` hint and asks whether the next snapshot exists).
     #[serde(default = "default_poll_interval")]
     pub poll_interval: HumanDuration,
     /// What a schema change of the Paimon table does while the sync runs: `fail` (stop before

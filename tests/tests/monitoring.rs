@@ -298,8 +298,10 @@ async fn prometheus_scrapes_a_worker_and_every_dashboard_query_answers() {
                 "panel {:?}: {promql}\n{answer}",
                 panel["title"]
             );
-            // The operator's phase needs the operator; everything else a lone worker exports.
-            if !promql.contains("pms_sync_phase") {
+            // The operator's figures (phase, verify, database syncs) need the operator;
+            // everything else a lone worker exports.
+            let of_the_operator = ["pms_sync_phase", "pms_verify_", "pms_database_"];
+            if !of_the_operator.iter().any(|m| promql.contains(m)) {
                 assert!(
                     non_empty(&answer),
                     "panel {:?} has no data: {promql}\n{answer}",

@@ -270,8 +270,9 @@ pub async fn steady(
 ) -> Vec<SteadyFreshness> {
     let mut out = Vec::new();
     for (i, &load) in loads.iter().enumerate() {
+        // (The Flink job's consumer-id needs the table to expire consumers.)
         let table = orders_table(
-            serde_json::json!({"bucket": "4", "changelog-producer": "input"}),
+            serde_json::json!({"bucket": "4", "changelog-producer": "input", "consumer.expiration-time": "1 h"}),
             false,
         );
         const INITIAL: i64 = 10_000;

@@ -42,7 +42,10 @@ pub(super) async fn check(
             keys.join(", "),
             shape.bucket,
             shape.merge_engine,
-            shape.changelog_producer,
+            match source.reads_at_commit() {
+                true => "read as none (source.freshness: commit: each commit's level-0 files)",
+                false => shape.changelog_producer.as_str(),
+            },
             if shape.deletion_vectors { "on" } else { "off" },
         ),
     );

@@ -13,13 +13,14 @@ mod full_read;
 mod history;
 mod key_pass;
 mod overwrite;
+mod poll_pace;
 mod read;
 mod refresh;
 mod schema;
 mod start;
 mod writer;
 
-use std::time::Duration;
+use std::time::Instant;
 
 use pms_crds::contract::{
     consumer_id, BelongsTo, Checkpoint, Position, ReadPoint, RebuildReason, Slot,
@@ -116,6 +117,8 @@ struct Pipeline {
     full_read_rows: Option<crate::source::FullReadRows>,
     /// The OVERWRITE or refresh under way, to resume inside it (`key_pass.rs`).
     applying: Option<key_pass::Applying>,
+    /// When a caught-up run looks for the next snapshot.
+    pace: poll_pace::PollPace,
     summary: RunSummary,
     stop: watch::Receiver<bool>,
 }
@@ -296,6 +299,7 @@ async fn run_with_one_schema(
         sweep: start_over.is_some() || resumed.as_ref().is_some_and(|c| c.sweep),
         full_read_rows: None,
         applying: None,
+        pace: poll_pace::PollPace::new(cfg.spec.source.poll_interval.0),
         records_read: metrics.records_read_counters(),
         summary: RunSummary::default(),
         stop: opts.stop,
@@ -420,6 +424,7 @@ impl Pipeline {
     ) -> Result<Followed> {
         loop {
             let polled = crate::metrics::now_ms();
+            let looked_for = next;
             self.latest = self.source.latest_snapshot().await?.unwrap_or(0);
             if 0 < self.latest && self.latest < next - 1 {
                 if let Some(why) = self.history.changed_at(&self.source, next - 1).await? {
@@ -477,6 +482,9 @@ impl Pipeline {
             }
             if once || self.stopping() || self.at_boundary(next).await? {
                 return Ok(Followed::Done);
+            }
+            if next > looked_for {
+                self.pace.arrived(Instant::now());
             }
             // Caught up: write now, rather than make readers wait for the flush interval.
             self.flush(FlushReason::CaughtUp).await?;
@@ -700,13 +708,7 @@ impl Pipeline {
     /// Waits one poll interval, or less when asked to stop. A tick of a live loop (liveness).
     async fn idle(&mut self) {
         pms_runtime::liveness::beat();
-        let wait = self
-            .cfg
-            .spec
-            .source
-            .poll_interval
-            .0
-            .max(Duration::from_millis(10));
+        let wait = self.pace.wait(Instant::now());
         let _ = tokio::time::timeout(wait, self.stop.changed()).await;
     }
 }
