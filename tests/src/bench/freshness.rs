@@ -154,11 +154,13 @@ pub async fn lookup_table(
     for freshness in ["changelog", "commit"] {
         let db = TestDb::new(&format!("bench_lookup_{freshness}")).await;
         db.exec(ORDERS_DDL).await;
+        // Two syncs of one table: each its own consumer.
         let cfg = SyncConfig::builder(&table, &db)
             .freshness(freshness)
+            .consumer_id(&format!("bench-{freshness}"))
             .poll_interval(DEFAULT_POLL)
             .write_in(dir, &format!("lookup-{freshness}"));
-        children.push(run::spawn_continuous(&cfg.path));
+        children.push((run::spawn_continuous(&cfg.path), cfg.path.clone()));
         dbs.push(db);
     }
     let pools: Vec<mysql_async::Pool> = dbs
@@ -166,8 +168,9 @@ pub async fn lookup_table(
         .map(|db| mysql_async::Pool::new(mysql_async::Opts::from_url(&db.url()).unwrap()))
         .collect();
     // Both have read the table in full before the clock starts.
-    for db in &dbs {
+    for (db, (child, config)) in dbs.iter().zip(&mut children) {
         while db.count("orders").await < 1000 {
+            run::assert_running(child, config);
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -195,11 +198,14 @@ pub async fn lookup_table(
     table.commits(vec![json!({"compact": "minor"})]);
     let deadline = Instant::now() + Duration::from_secs(60);
     while seen.iter().any(|s| s.len() < committed.len()) {
+        for (child, config) in &mut children {
+            run::assert_running(child, config);
+        }
         assert!(Instant::now() < deadline, "rows never became visible");
         look(&pools, &mut seen, &committed, 1).await;
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    for child in &mut children {
+    for (child, _) in &mut children {
         run::terminate(child.id());
         let _ = child.wait();
     }
@@ -296,6 +302,7 @@ pub async fn steady(
         );
         for db in [&worker_db, &flink_db] {
             while db.count("orders").await < INITIAL {
+                run::assert_running(&mut worker, &cfg.path);
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
         }

@@ -29,15 +29,29 @@ pub fn worker() -> PathBuf {
     bin
 }
 
-/// A continuous (not `--once`) worker, logging warnings only, to nowhere.
+/// A continuous (not `--once`) worker, logging warnings only, beside its config
+/// (`<config>.stderr.log`).
 pub fn spawn_continuous(config: &Path) -> std::process::Child {
+    // Its warnings and errors beside the config, to say why a run went wrong.
+    let log = std::fs::File::create(config.with_extension("stderr.log")).expect("the worker's log");
     Command::new(worker())
         .args(["run", "--config"])
         .arg(config)
         .env("RUST_LOG", "warn")
-        .stderr(std::process::Stdio::null())
+        .stderr(log)
         .spawn()
         .expect("start pms-worker")
+}
+
+/// Panics, with its log, when the continuous worker of `config` has exited.
+pub fn assert_running(child: &mut std::process::Child, config: &Path) {
+    if let Ok(Some(status)) = child.try_wait() {
+        let log = std::fs::read_to_string(config.with_extension("stderr.log")).unwrap_or_default();
+        panic!(
+            "the worker of {} exited ({status}):\n{log}",
+            config.display()
+        );
+    }
 }
 
 /// SIGTERM to a worker: it flushes, checkpoints and exits.
