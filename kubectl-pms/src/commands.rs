@@ -103,6 +103,12 @@ pub async fn client(
     Client::try_from(config).map_err(Error::Connect)
 }
 
+/// What `status`, `logs` and `report` take a name for: a sync or a database sync.
+pub enum Target {
+    Sync(Box<PaimonMysqlSync>),
+    Database(Box<PaimonMysqlDatabaseSync>),
+}
+
 pub struct Ctx {
     pub client: Client,
     pub ns: String,
@@ -121,6 +127,29 @@ impl Ctx {
             .get_opt(name)
             .await
             .map_err(|source| api(format!("get PaimonMysqlSync {}/{name}", self.ns), source))
+    }
+
+    /// The sync or database sync `name` (a sync first), or an error that says there is neither.
+    pub async fn target(&self, name: &str) -> Result<Target> {
+        if let Some(pms) = self.sync(name).await? {
+            return Ok(Target::Sync(Box::new(pms)));
+        }
+        self.api::<PaimonMysqlDatabaseSync>()
+            .get_opt(name)
+            .await
+            .map_err(|source| {
+                api(
+                    format!("get PaimonMysqlDatabaseSync {}/{name}", self.ns),
+                    source,
+                )
+            })?
+            .map(|pmds| Target::Database(Box::new(pmds)))
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "no PaimonMysqlSync or PaimonMysqlDatabaseSync {name} in namespace {}",
+                    self.ns
+                ))
+            })
     }
 
     pub async fn savepoints(&self) -> Result<Vec<PaimonMysqlSyncSavepoint>> {
@@ -175,30 +204,14 @@ pub enum Output {
 }
 
 pub async fn status(ctx: &Ctx, name: &str, output: Output) -> Result<String> {
-    if let Some(pms) = ctx.sync(name).await? {
-        return Ok(match output {
-            Output::Text => status::sync_screen(&pms, &ctx.savepoints().await?, Timestamp::now()),
-            _ => document(&pms, output),
-        });
-    }
-    let pmds = ctx
-        .api::<PaimonMysqlDatabaseSync>()
-        .get_opt(name)
-        .await
-        .map_err(|source| {
-            api(
-                format!("get PaimonMysqlDatabaseSync {}/{name}", ctx.ns),
-                source,
-            )
-        })?;
-    match pmds {
-        Some(pmds) if output == Output::Text => Ok(status::database_screen(&pmds)),
-        Some(pmds) => Ok(document(&pmds, output)),
-        None => Err(Error::NotFound(format!(
-            "no PaimonMysqlSync or PaimonMysqlDatabaseSync {name} in namespace {}",
-            ctx.ns
-        ))),
-    }
+    Ok(match (ctx.target(name).await?, output) {
+        (Target::Sync(pms), Output::Text) => {
+            status::sync_screen(&pms, &ctx.savepoints().await?, Timestamp::now())
+        }
+        (Target::Database(pmds), Output::Text) => status::database_screen(&pmds),
+        (Target::Sync(pms), _) => document(&pms, output),
+        (Target::Database(pmds), _) => document(&pmds, output),
+    })
 }
 
 /// `status --watch`: the status again every `every`, printed when it changed (on a terminal,
@@ -227,12 +240,18 @@ pub async fn watch_status(
     }
 }
 
-/// A resource as YAML or JSON, without its managed fields, redacted.
-pub fn document<T: serde::Serialize>(resource: &T, output: Output) -> String {
+/// A resource as JSON, without its managed fields (the API server's bookkeeping).
+pub fn resource_value<T: serde::Serialize>(resource: &T) -> serde_json::Value {
     let mut value = serde_json::to_value(resource).unwrap_or_default();
     if let Some(meta) = value.get_mut("metadata").and_then(|m| m.as_object_mut()) {
         meta.remove("managedFields");
     }
+    value
+}
+
+/// A resource (or a report) as YAML or JSON, without its managed fields, redacted.
+pub fn document<T: serde::Serialize>(resource: &T, output: Output) -> String {
+    let value = resource_value(resource);
     let text = match output {
         Output::Json => serde_json::to_string_pretty(&value).unwrap_or_default() + "\n",
         _ => serde_yaml::to_string(&value).unwrap_or_default(),
@@ -430,6 +449,27 @@ mod tests {
         assert!(fresh.to_string().contains("not started"), "{fresh}");
         let other = restorable(&sp("t", Some(SavepointState::Completed)), "s").unwrap_err();
         assert!(other.to_string().contains("is of sync t, not s"), "{other}");
+    }
+
+    #[test]
+    fn a_resource_is_printed_without_its_managed_fields() {
+        let mut pms: PaimonMysqlSync = serde_json::from_value(json!({
+            "apiVersion": "paimonsync.io/v1alpha1", "kind": "PaimonMysqlSync",
+            "metadata": {"name": "orders", "managedFields": [{"manager": "kubectl"}]},
+            "spec": {
+                "source": {"warehouse": "/wh", "database": "db", "table": "t"},
+                "sink": {"url": "mysql://writer:s3cret@db:3306/serving", "table": "orders"},
+            },
+        }))
+        .unwrap();
+        assert!(pms.metadata.managed_fields.is_some());
+        let value = resource_value(&pms);
+        assert!(value["metadata"].get("managedFields").is_none(), "{value}");
+        assert_eq!(value["metadata"]["name"], "orders");
+        let yaml = document(&pms, Output::Yaml);
+        assert!(!yaml.contains("managedFields") && !yaml.contains("s3cret"), "{yaml}");
+        pms.metadata.managed_fields = None;
+        assert_eq!(resource_value(&pms), value);
     }
 
     #[test]

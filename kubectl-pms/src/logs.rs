@@ -10,9 +10,9 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ListParams, LogParams};
 use kube::{Api, ResourceExt};
 use pms_crds::contract::{DATABASE_SYNC_LABEL, RESERVED_IN_SYNC_NAMES, SLOT_LABEL, SYNC_LABEL};
-use pms_crds::{PaimonMysqlDatabaseSync, PaimonMysqlSync};
+use pms_crds::PaimonMysqlSync;
 
-use crate::commands::{api, Ctx, Error, Result};
+use crate::commands::{api, Ctx, Error, Result, Target};
 use crate::redact::redact;
 
 /// The operator's pods, as the chart labels them (any namespace).
@@ -48,27 +48,17 @@ impl LogOptions {
 
 /// The pods of a sync (one slot's with `slot`, its Jobs' too without), or of a database sync:
 /// its own (discovery, pool workers) and its tables' syncs'.
-pub async fn pods_of(ctx: &Ctx, name: &str, slot: Option<u32>) -> Result<Vec<Pod>> {
-    if ctx.sync(name).await?.is_some() {
-        let mut selector = format!("{SYNC_LABEL}={name}");
-        if let Some(k) = slot {
-            selector.push_str(&format!(",{SLOT_LABEL}={k}"));
+pub async fn pods_of(ctx: &Ctx, target: &Target, slot: Option<u32>) -> Result<Vec<Pod>> {
+    let name = match target {
+        Target::Sync(pms) => {
+            let mut selector = format!("{SYNC_LABEL}={}", pms.name_any());
+            if let Some(k) = slot {
+                selector.push_str(&format!(",{SLOT_LABEL}={k}"));
+            }
+            return list_pods(&ctx.api(), &selector).await;
         }
-        return list_pods(&ctx.api(), &selector).await;
-    }
-    let database: Option<PaimonMysqlDatabaseSync> =
-        ctx.api().get_opt(name).await.map_err(|source| {
-            api(
-                format!("get PaimonMysqlDatabaseSync {}/{name}", ctx.ns),
-                source,
-            )
-        })?;
-    if database.is_none() {
-        return Err(Error::NotFound(format!(
-            "no PaimonMysqlSync or PaimonMysqlDatabaseSync {name} in namespace {}",
-            ctx.ns
-        )));
-    }
+        Target::Database(pmds) => pmds.name_any(),
+    };
     let tables: Vec<String> = ctx
         .api::<PaimonMysqlSync>()
         .list(&ListParams::default().labels(&format!("{DATABASE_SYNC_LABEL}={name}")))
@@ -89,6 +79,14 @@ pub async fn pods_of(ctx: &Ctx, name: &str, slot: Option<u32>) -> Result<Vec<Pod
             })
         })
         .collect())
+}
+
+/// The lines of an operator's log that name the sync `name`.
+pub fn lines_naming(log: &str, name: &str) -> String {
+    log.lines()
+        .filter(|l| l.contains(name))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn slot_of(pod: &Pod) -> Option<u32> {
@@ -113,7 +111,7 @@ pub async fn operator_pods(ctx: &Ctx) -> Result<Vec<Pod>> {
 /// `kubectl pms logs`: each pod's log under a `==> pod <name> <==` line, or with `follow` the
 /// lines as they come, printed here, until every stream ends.
 pub async fn logs(ctx: &Ctx, name: &str, options: &LogOptions) -> Result<String> {
-    let pods = pods_of(ctx, name, options.slot).await?;
+    let pods = pods_of(ctx, &ctx.target(name).await?, options.slot).await?;
     if pods.is_empty() {
         return Err(Error::NotFound(format!(
             "no worker pod of {}/{name}{} (suspended, or not started yet?)",
@@ -137,10 +135,9 @@ pub async fn logs(ctx: &Ctx, name: &str, options: &LogOptions) -> Result<String>
         out.push_str(&format!("==> pod {pod} <==\n{log}\n"));
     }
     for (pod, log) in pod_logs(ctx, &operator, options).await {
-        let about: Vec<&str> = log.lines().filter(|l| l.contains(name)).collect();
         out.push_str(&format!(
             "==> operator pod {pod} (its lines naming {name}) <==\n{}\n",
-            about.join("\n")
+            lines_naming(&log, name)
         ));
     }
     Ok(out)

@@ -7,29 +7,16 @@
 use k8s_openapi::api::core::v1::Event;
 use kube::api::ListParams;
 use kube::ResourceExt;
-use pms_crds::PaimonMysqlDatabaseSync;
 use serde_json::{json, Value};
 
-use crate::commands::{api, document, Ctx, Error, Output, Result};
-use crate::logs::{operator_pods, pod_logs, pods_of, LogOptions};
+use crate::commands::{api, document, resource_value, Ctx, Output, Result, Target};
+use crate::logs::{lines_naming, operator_pods, pod_logs, pods_of, LogOptions};
 
 pub async fn print(ctx: &Ctx, name: &str) -> Result<String> {
-    let (kind, resource) = match ctx.sync(name).await? {
-        Some(pms) => ("sync", to_value(&pms)),
-        None => match ctx
-            .api::<PaimonMysqlDatabaseSync>()
-            .get_opt(name)
-            .await
-            .map_err(|source| api(format!("get PaimonMysqlDatabaseSync {name}"), source))?
-        {
-            Some(pmds) => ("databaseSync", to_value(&pmds)),
-            None => {
-                return Err(Error::NotFound(format!(
-                    "no PaimonMysqlSync or PaimonMysqlDatabaseSync {name} in namespace {}",
-                    ctx.ns
-                )))
-            }
-        },
+    let target = ctx.target(name).await?;
+    let (kind, resource) = match &target {
+        Target::Sync(pms) => ("sync", resource_value(pms)),
+        Target::Database(pmds) => ("databaseSync", resource_value(pmds)),
     };
     let savepoints: Vec<_> = ctx
         .savepoints()
@@ -37,7 +24,7 @@ pub async fn print(ctx: &Ctx, name: &str) -> Result<String> {
         .into_iter()
         .filter(|s| s.spec.sync_name == name)
         .collect();
-    let pods = pods_of(ctx, name, None).await?;
+    let pods = pods_of(ctx, &target, None).await?;
     let tail = LogOptions {
         tail: Some(100),
         ..Default::default()
@@ -56,10 +43,7 @@ pub async fn print(ctx: &Ctx, name: &str) -> Result<String> {
         pod_logs(ctx, &operator_pods(ctx).await?, &operator_tail)
             .await
             .into_iter()
-            .map(|(pod, log)| {
-                let about: Vec<&str> = log.lines().filter(|l| l.contains(name)).collect();
-                (pod, json!(about.join("\n")))
-            })
+            .map(|(pod, log)| (pod, json!(lines_naming(&log, name))))
             .collect();
     let pod_states: Vec<_> = pods
         .iter()
@@ -75,10 +59,6 @@ pub async fn print(ctx: &Ctx, name: &str) -> Result<String> {
         "operatorLogs": operator_logs,
     });
     Ok(document(&report, Output::Yaml))
-}
-
-fn to_value<T: serde::Serialize>(resource: &T) -> Value {
-    serde_json::to_value(resource).unwrap_or_default()
 }
 
 /// The namespace's events about the sync or one of its objects (named `<sync>-…`: slots'

@@ -32,17 +32,25 @@ fn anchors(page: &Path) -> BTreeSet<String> {
         .collect()
 }
 
-/// Every `[text](target)` of the prose.
-fn links(prose: &str) -> Vec<String> {
+/// Every piece of `text` that follows an `open` up to the next `close`.
+fn between<'a>(text: &'a str, open: &str, close: char) -> Vec<&'a str> {
     let mut out = Vec::new();
-    let mut rest = prose;
-    while let Some(i) = rest.find("](") {
-        rest = &rest[i + 2..];
-        if let Some(end) = rest.find(')') {
-            out.push(rest[..end].to_string());
+    let mut rest = text;
+    while let Some(i) = rest.find(open) {
+        rest = &rest[i + open.len()..];
+        if let Some(end) = rest.find(close) {
+            out.push(&rest[..end]);
         }
     }
     out
+}
+
+/// Every `[text](target)` of the prose.
+fn links(prose: &str) -> Vec<String> {
+    between(prose, "](", ')')
+        .into_iter()
+        .map(String::from)
+        .collect()
 }
 
 #[test]
@@ -277,30 +285,19 @@ fn built_book() -> std::path::PathBuf {
 
 /// Every `href="…"` and `src="…"` of an HTML page, entities decoded as far as links use them.
 fn html_targets(html: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for attr in [" href=\"", " src=\""] {
-        let mut rest = html;
-        while let Some(i) = rest.find(attr) {
-            rest = &rest[i + attr.len()..];
-            if let Some(end) = rest.find('"') {
-                out.push(rest[..end].replace("&amp;", "&").replace("&#x27;", "'"));
-            }
-        }
-    }
-    out
+    [" href=\"", " src=\""]
+        .iter()
+        .flat_map(|attr| between(html, attr, '"'))
+        .map(|t| t.replace("&amp;", "&").replace("&#x27;", "'"))
+        .collect()
 }
 
 /// Every `id="…"` of an HTML page.
 fn html_ids(html: &str) -> BTreeSet<String> {
-    let mut ids = BTreeSet::new();
-    let mut rest = html;
-    while let Some(i) = rest.find(" id=\"") {
-        rest = &rest[i + 5..];
-        if let Some(end) = rest.find('"') {
-            ids.insert(rest[..end].replace("&amp;", "&"));
-        }
-    }
-    ids
+    between(html, " id=\"", '"')
+        .into_iter()
+        .map(|id| id.replace("&amp;", "&"))
+        .collect()
 }
 
 fn html_pages(dir: &Path, out: &mut Vec<std::path::PathBuf>) {

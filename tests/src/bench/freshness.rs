@@ -163,10 +163,7 @@ pub async fn lookup_table(
         children.push((run::spawn_continuous(&cfg.path), cfg.path.clone()));
         dbs.push(db);
     }
-    let pools: Vec<mysql_async::Pool> = dbs
-        .iter()
-        .map(|db| mysql_async::Pool::new(mysql_async::Opts::from_url(&db.url()).unwrap()))
-        .collect();
+    let mut probe = Probe::new(&dbs.iter().collect::<Vec<_>>());
     // Both have read the table in full before the clock starts.
     for (db, (child, config)) in dbs.iter().zip(&mut children) {
         while db.count("orders").await < 1000 {
@@ -174,9 +171,8 @@ pub async fn lookup_table(
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
-    // Each committed row and its commit time (Unix ms); when each worker showed it.
+    // Each committed row and its commit time (Unix ms).
     let mut committed: Vec<(i64, i64)> = Vec::new();
-    let mut seen: [HashMap<i64, i64>; 2] = Default::default();
     let started = Instant::now();
     let (mut next_commit, mut last_compaction) = (started, started);
     let mut id = 1000;
@@ -192,38 +188,29 @@ pub async fn lookup_table(
             table.commits(vec![json!({"compact": "minor"})]);
             last_compaction = Instant::now();
         }
-        look(&pools, &mut seen, &committed, 1).await;
+        probe.look(&committed, 1).await;
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     table.commits(vec![json!({"compact": "minor"})]);
     let deadline = Instant::now() + Duration::from_secs(60);
-    while seen.iter().any(|s| s.len() < committed.len()) {
+    while !probe.all_seen(committed.len()) {
         for (child, config) in &mut children {
             run::assert_running(child, config);
         }
         assert!(Instant::now() < deadline, "rows never became visible");
-        look(&pools, &mut seen, &committed, 1).await;
+        probe.look(&committed, 1).await;
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     for (child, _) in &mut children {
         run::terminate(child.id());
         let _ = child.wait();
     }
-    for pool in pools {
-        pool.disconnect().await.ok();
-    }
-    let latencies = |w: usize| {
-        Latencies::of(
-            committed
-                .iter()
-                .map(|(id, at)| (seen[w][id] - at) as f64)
-                .collect(),
-        )
+    let found = LookupFreshness {
+        changelog: probe.latencies(0, &committed),
+        commit: probe.latencies(1, &committed),
     };
-    LookupFreshness {
-        changelog: latencies(0),
-        commit: latencies(1),
-    }
+    probe.close().await;
+    found
 }
 
 /// A steady load: `commits_per_second` commits of `rows_per_commit` new rows each.
@@ -330,22 +317,18 @@ pub async fn steady(
             })
         };
         let cpu_before = [cpu_seconds(worker.id()), cpu_seconds(flink.pid())];
-        let pools: Vec<mysql_async::Pool> = [&worker_db, &flink_db]
-            .iter()
-            .map(|db| mysql_async::Pool::new(mysql_async::Opts::from_url(&db.url()).unwrap()))
-            .collect();
-        let mut seen: [HashMap<i64, i64>; 2] = Default::default();
+        let mut probe = Probe::new(&[&worker_db, &flink_db]);
         let mut cpu_after = cpu_before;
         let mut deadline = None;
         loop {
             let commits = committed.lock().unwrap().clone();
-            look(&pools, &mut seen, &commits, load.rows_per_commit).await;
+            probe.look(&commits, load.rows_per_commit).await;
             if writer.is_finished() && deadline.is_none() {
                 cpu_after = [cpu_seconds(worker.id()), cpu_seconds(flink.pid())];
                 deadline = Some(Instant::now() + Duration::from_secs(60));
             }
             if let Some(d) = deadline {
-                if seen.iter().all(|s| s.len() == commits.len()) {
+                if probe.all_seen(commits.len()) {
                     break;
                 }
                 assert!(Instant::now() < d, "commits never became visible");
@@ -356,56 +339,81 @@ pub async fn steady(
         run::terminate(worker.id());
         let _ = worker.wait();
         drop(flink);
-        for pool in pools {
-            pool.disconnect().await.ok();
-        }
         let commits = committed.lock().unwrap().clone();
-        let latencies = |w: usize| {
-            Latencies::of(
-                commits
-                    .iter()
-                    .map(|(from, at)| (seen[w][from] - at) as f64)
-                    .collect(),
-            )
-        };
         out.push(SteadyFreshness {
             load,
             commits_per_second: commits.len() as f64 / elapsed.as_secs_f64(),
-            worker: latencies(0),
+            worker: probe.latencies(0, &commits),
             worker_cpu: (cpu_after[0] - cpu_before[0]) / elapsed.as_secs_f64(),
-            flink: latencies(1),
+            flink: probe.latencies(1, &commits),
             flink_cpu: (cpu_after[1] - cpu_before[1]) / elapsed.as_secs_f64(),
         });
+        probe.close().await;
     }
     out
 }
 
-/// Notes now for each commit (its first id; `rows` ids from there) whose rows have all just
-/// become visible in worker `w`'s table.
-async fn look(
-    pools: &[mysql_async::Pool],
-    seen: &mut [HashMap<i64, i64>; 2],
-    commits: &[(i64, i64)],
-    rows: i64,
-) {
-    for (w, pool) in pools.iter().enumerate() {
-        let mut conn = pool.get_conn().await.unwrap();
-        let pending: Vec<i64> = commits
-            .iter()
-            .map(|(from, _)| *from)
-            .filter(|from| !seen[w].contains_key(from))
-            .collect();
-        for from in pending {
-            let n: Option<i64> = conn
-                .exec_first(
-                    "SELECT COUNT(*) FROM orders WHERE id >= ? AND id < ?",
-                    (from, from + rows),
-                )
-                .await
-                .unwrap();
-            if n == Some(rows) {
-                seen[w].insert(from, now_millis());
+/// When each commit's rows show in each of several MySQL tables (one per follower).
+struct Probe {
+    pools: Vec<mysql_async::Pool>,
+    /// Per table: a commit's first id → when all its rows were there (Unix ms).
+    seen: Vec<HashMap<i64, i64>>,
+}
+
+impl Probe {
+    fn new(dbs: &[&TestDb]) -> Self {
+        Self {
+            pools: dbs
+                .iter()
+                .map(|db| mysql_async::Pool::new(mysql_async::Opts::from_url(&db.url()).unwrap()))
+                .collect(),
+            seen: vec![HashMap::new(); dbs.len()],
+        }
+    }
+
+    /// Notes now for each commit (its first id, commit time; `rows` ids from there) whose rows
+    /// have all just become visible in a table.
+    async fn look(&mut self, commits: &[(i64, i64)], rows: i64) {
+        for (pool, seen) in self.pools.iter().zip(&mut self.seen) {
+            let mut conn = pool.get_conn().await.unwrap();
+            let pending: Vec<i64> = commits
+                .iter()
+                .map(|(from, _)| *from)
+                .filter(|from| !seen.contains_key(from))
+                .collect();
+            for from in pending {
+                let n: Option<i64> = conn
+                    .exec_first(
+                        "SELECT COUNT(*) FROM orders WHERE id >= ? AND id < ?",
+                        (from, from + rows),
+                    )
+                    .await
+                    .unwrap();
+                if n == Some(rows) {
+                    seen.insert(from, now_millis());
+                }
             }
+        }
+    }
+
+    /// Whether every table shows all `commits` commits.
+    fn all_seen(&self, commits: usize) -> bool {
+        self.seen.iter().all(|s| s.len() == commits)
+    }
+
+    /// Commit → visible in table `t`, for every commit.
+    fn latencies(&self, t: usize, commits: &[(i64, i64)]) -> Latencies {
+        Latencies::of(
+            commits
+                .iter()
+                .map(|(from, at)| (self.seen[t][from] - at) as f64)
+                .collect(),
+        )
+    }
+
+    async fn close(self) {
+        for pool in self.pools {
+            pool.disconnect().await.ok();
         }
     }
 }
