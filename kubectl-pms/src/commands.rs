@@ -467,7 +467,10 @@ mod tests {
         assert!(value["metadata"].get("managedFields").is_none(), "{value}");
         assert_eq!(value["metadata"]["name"], "orders");
         let yaml = document(&pms, Output::Yaml);
-        assert!(!yaml.contains("managedFields") && !yaml.contains("s3cret"), "{yaml}");
+        assert!(
+            !yaml.contains("managedFields") && !yaml.contains("s3cret"),
+            "{yaml}"
+        );
         pms.metadata.managed_fields = None;
         assert_eq!(resource_value(&pms), value);
     }

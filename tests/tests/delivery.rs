@@ -12,7 +12,7 @@ use common::*;
 use mysql_async::prelude::*;
 use pms_tests::mysql::{OwnServer, TestDb};
 use pms_tests::paimon::Table;
-use serde_json::json;
+use serde_json::{json, Value as Json};
 
 /// Each applied change leaves one row in `audit`: a replayed change would leave two.
 const AUDIT: &[&str] = &[
@@ -438,6 +438,64 @@ async fn wait_caught_up(cfg: &SyncConfig, end: i64, child: &mut std::process::Ch
             "not caught up with snapshot {end}: {cp:?}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// One large snapshot in flushes of 100 changes, at-least-once: its parts whose keys differ
+/// are written side by side (the trigger sees another connection writing), and a key that comes again
+/// later in the snapshot waits for its earlier part, so it ends at its last value. Exactly-once
+/// (each transaction's progress row follows the one before) writes one part at a time.
+#[tokio::test]
+async fn the_parts_of_one_large_snapshot_go_side_by_side_where_their_keys_differ() {
+    let t = orders_table(json!({"bucket": "1", "changelog-producer": "input"}), false);
+    t.commits(vec![generate(1, 3000, "+I", 0)]);
+    let mut rows: Vec<(&str, Json)> = (1..=3000)
+        .map(|id| ("+U", order(id, "1.00", "first")))
+        .collect();
+    rows.extend(
+        (1..=3000)
+            .step_by(7)
+            .map(|id| ("+U", order(id, "2.00", "again"))),
+    );
+    rows.extend(
+        (1..=3000)
+            .step_by(11)
+            .map(|id| ("-D", order(id, "2.00", "again"))),
+    );
+    let last = t.commit(&rows);
+    for delivery in [Delivery::AtLeastOnce, Delivery::ExactlyOnce] {
+        let db = TestDb::new(&format!("side_by_side_{delivery:?}").to_lowercase()).await;
+        db.exec(ORDERS_DDL).await;
+        // Each row written notes how many other connections were writing `orders` then.
+        db.exec("CREATE TABLE audit (n BIGINT AUTO_INCREMENT PRIMARY KEY, op VARCHAR(6), id BIGINT, others INT)")
+            .await;
+        for (event, row) in [("INSERT", "NEW"), ("UPDATE", "NEW"), ("DELETE", "OLD")] {
+            db.exec(&format!(
+                "CREATE TRIGGER audit_{event} AFTER {event} ON orders FOR EACH ROW INSERT INTO audit (op, id, others) \
+                 VALUES ('{event}', {row}.id, (SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID() AND DB = DATABASE() \
+                 AND (INFO LIKE 'INSERT INTO %orders%' OR INFO LIKE 'DELETE FROM %orders%')))"
+            ))
+            .await;
+        }
+        let cfg = SyncConfig::builder(&t, &db)
+            .max_rows(100)
+            .delivery(delivery)
+            .from_snapshot(1)
+            .build();
+        let out = run_with(&cfg, &[]);
+        assert!(out.status.success(), "{delivery:?}: {}", stderr(&out));
+        assert_synced(&t, &db, "orders", Some(last)).await;
+        let beside = db
+            .query_strings(
+                "SELECT COUNT(*) FROM audit WHERE others > 0 AND op IN ('UPDATE', 'DELETE')",
+            )
+            .await;
+        let beside: i64 = beside[0][0].as_deref().unwrap().parse().unwrap();
+        if delivery == Delivery::AtLeastOnce {
+            assert!(beside > 0, "no part was written beside another");
+        } else {
+            assert_eq!(beside, 0, "exactly-once writes one part at a time");
+        }
     }
 }
 

@@ -15,6 +15,7 @@
 //! of one snapshot: the keys upserted by its earlier flushes, and from which bucket, are kept.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use mysql_async::Value;
 
@@ -31,6 +32,9 @@ pub struct Batch {
     pub delete_snapshots: Vec<i64>,
     /// Input records reduced into this batch (for the reduce ratio).
     pub input_records: u64,
+    /// A hash of each key it writes, where the buffer reduced by key: a later flush whose keys
+    /// hash otherwise can't meet it (see `pipeline/writer.rs`).
+    pub key_hashes: Vec<u64>,
 }
 
 impl Batch {
@@ -228,7 +232,14 @@ impl ChangeBuffer {
         let moving = self.moving_keys.is_some();
         let mut flushed_upserts = Vec::new();
         let mut newest = i64::MIN;
-        for (key, change) in self.changes.drain() {
+        let hasher = self.changes.hasher().clone();
+        batch.key_hashes.reserve(self.changes.len());
+        // In key order (for integer keys the table's order): the server then walks its index
+        // pages in order, as for a full read, not at random.
+        let mut changes: Vec<_> = self.changes.drain().collect();
+        changes.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        for (key, change) in changes {
+            batch.key_hashes.push(hasher.hash_one(&key));
             newest = newest.max(change.order.0);
             match change.kind {
                 ChangeKind::Upsert => {

@@ -82,13 +82,12 @@ impl Shape {
             t.load_warehouse(&cache);
             return t;
         }
-        // Large tables in chunks of 1M rows per commit, as a writer would.
-        let mut from = 1;
-        while from <= rows {
-            let count = (rows - from + 1).min(1_000_000);
-            t.commits(vec![generate_shape(name, from, count, "+I", 0)]);
-            from += count;
-        }
+        // Large tables in chunks of 1M rows per commit, as a writer would (one Java run).
+        let chunks = (1..=rows)
+            .step_by(1_000_000)
+            .map(|from| generate_shape(name, from, (rows - from + 1).min(1_000_000), "+I", 0))
+            .collect();
+        t.commits(chunks);
         let partial = cache.with_extension("partial");
         let _ = std::fs::remove_dir_all(&partial);
         std::fs::create_dir_all(cache.parent().expect("a parent")).expect("the bench table cache");

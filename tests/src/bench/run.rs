@@ -195,6 +195,53 @@ pub fn histogram_quantile(text: &str, name: &str, q: f64) -> Option<f64> {
     None
 }
 
+/// Runs `pms-worker run --config … --once` under `perf` (CPU-clock samples with DWARF call
+/// stacks) and draws where its time went as a flame graph at `svg` (inferno's tools, which
+/// `make bench` installs). A run of its own: sampling slows the worker, so its figures are not
+/// reported.
+pub fn profile(config: &Path, svg: &Path, title: &str) {
+    let data = config.with_extension("perf.data");
+    let status = Command::new("perf")
+        .args([
+            "record",
+            "-e",
+            "cpu-clock",
+            "-F",
+            "499",
+            "--call-graph",
+            "dwarf,16384",
+            "-o",
+        ])
+        .arg(&data)
+        .arg("--")
+        .arg(worker())
+        .args(["run", "--once", "--config"])
+        .arg(config)
+        .env("RUST_LOG", "warn")
+        .status()
+        .expect("perf: install it (Debian's linux-perf) to draw the flame graphs");
+    assert!(
+        status.success(),
+        "perf record of the worker failed: {status}"
+    );
+    let script = Command::new("sh")
+        .arg("-c")
+        .arg(
+            "perf script -i \"$1\" 2>/dev/null | inferno-collapse-perf | inferno-flamegraph --minwidth 0.2 --title \"$2\" > \"$3\"",
+        )
+        .args(["flame", data.to_str().expect("a UTF-8 path"), title])
+        .arg(svg)
+        .status()
+        .expect("sh");
+    assert!(
+        script.success(),
+        "drawing {} failed: inferno-collapse-perf and inferno-flamegraph come with `cargo install inferno`",
+        svg.display()
+    );
+    let _ = std::fs::remove_file(&data);
+    eprintln!("bench: wrote {}", svg.display());
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

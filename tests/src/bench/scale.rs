@@ -24,10 +24,14 @@ pub type Run = (Shape, i64, u32, u32);
 /// Up to 2M rows: every size × bucket count (1, 4, 16) × slot count (1, 2, 4, no more than
 /// the buckets) of the 4-column `orders`, and the 30-column `wide` shape (4 buckets, 1 and 2
 /// slots). Past 2M rows (10M is ~9 GB as `wide`): `orders` with 1 bucket (1 slot) and 4 buckets
-/// (1, 2 and 4 slots).
+/// (1, 2 and 4 slots). Past 10M: `orders` with 4 buckets, read by 1 and 4 slots.
 pub fn grid(sizes: &[i64]) -> Vec<Run> {
     let mut grid = Vec::new();
     for &rows in sizes {
+        if rows > 10_000_000 {
+            grid.extend([1, 4].map(|slots| (Shape::Orders, rows, 4, slots)));
+            continue;
+        }
         let buckets: &[u32] = if rows <= 2_000_000 {
             &[1, 4, 16]
         } else {

@@ -27,6 +27,7 @@ pub async fn full_reads(
     smoke: bool,
     dir: &Path,
     limits: &Limits,
+    flame: Option<&Path>,
     results: &mut Vec<Measurement>,
 ) -> f64 {
     // `None`: the defaults (maxRows unset: the full read flushes every 10,000 rows).
@@ -67,6 +68,18 @@ pub async fn full_reads(
             });
         } else {
             results.push(m);
+        }
+        if let (Some(images), None) = (flame, setting) {
+            // Where the defaults' time goes: the same read again, into a new table, sampled.
+            let db = TestDb::new("bench_full_profiled").await;
+            db.exec(ORDERS_DDL).await;
+            let profiled = config(table, &db).write_in(dir, "full-profiled");
+            run::profile(
+                &profiled.path,
+                &images.join("flame-full-read.svg"),
+                &format!("pms-worker: full read of {rows} rows at the defaults"),
+            );
+            synced.check(&db, "full read, profiled").await;
         }
         if smoke {
             // The table just synced, compared with its snapshot (the full run measures this
@@ -148,6 +161,7 @@ pub async fn changes(
     rows: i64,
     dir: &Path,
     limits: &Limits,
+    flame: Option<&Path>,
     results: &mut Vec<Measurement>,
 ) -> (TestDb, SyncConfig) {
     let db = TestDb::new("bench_changes").await;
@@ -168,17 +182,42 @@ pub async fn changes(
     };
     let updated = |salt| Expected::all(rows, salt);
     let mut salt = 10;
-    for max_rows in [100u32, 1000, 10_000] {
+    // `None`: the defaults (maxRows unset: changes flush every 1,000).
+    for setting in [Some(100u32), Some(1000), Some(10_000), None] {
         salt += 1;
+        let (name, max_rows, cfg) = match setting {
+            Some(n) => (
+                format!("update-heavy, maxRows {n}"),
+                n,
+                config(table, &db).max_rows(n),
+            ),
+            None => (
+                "update-heavy, defaults (maxRows unset)".into(),
+                1000,
+                config(table, &db),
+            ),
+        };
         let m = changes_run(
-            format!("update-heavy, maxRows {max_rows}"),
+            name,
             max_rows,
-            config(table, &db).max_rows(max_rows),
+            cfg,
             generate(1, rows, "+U", salt),
             rows as u64,
         );
         updated(salt).check(&db, &m.name).await;
         results.push(m);
+    }
+    if let Some(images) = flame {
+        // Where the defaults' time goes: another snapshot updating every row, sampled.
+        salt += 1;
+        table.commits(vec![generate(1, rows, "+U", salt)]);
+        let profiled = config(table, &db).write_in(dir, "changes");
+        run::profile(
+            &profiled.path,
+            &images.join("flame-update-snapshot.svg"),
+            &format!("pms-worker: a snapshot updating {rows} rows at the defaults"),
+        );
+        updated(salt).check(&db, "update-heavy, profiled").await;
     }
     let modes = [
         (

@@ -1,6 +1,6 @@
 //! `make bench`: the worker against the raw MariaDB limits, on one server in one run.
 //!
-//!   bench --size quick|full|huge     200k / 2M / 10M rows
+//!   bench --size quick|full|huge     200k / 2M / 10M rows (giant: 100M, for --scale --one-size)
 //!   bench --smoke                    the CI subset: fails only on a gross regression
 //!   bench --isolation                deadlocks between two slots, REPEATABLE READ vs READ COMMITTED
 //!   bench --recovery --size S        verify and rebuild only (with LOAD DATA for comparison)
@@ -26,6 +26,7 @@ enum Size {
     Quick,
     Full,
     Huge,
+    Giant,
 }
 
 impl Size {
@@ -34,6 +35,7 @@ impl Size {
             Size::Quick => 200_000,
             Size::Full => 2_000_000,
             Size::Huge => 10_000_000,
+            Size::Giant => 100_000_000,
         }
     }
 
@@ -42,6 +44,7 @@ impl Size {
             Size::Quick => "quick",
             Size::Full => "full",
             Size::Huge => "huge",
+            Size::Giant => "giant",
         }
     }
 }
@@ -82,6 +85,9 @@ struct Args {
     /// (1, 4, 16), slots (1, 2, 4) and row width (4 or 30 columns), into `<date>-scale.{md,csv}`.
     #[arg(long)]
     scale: bool,
+    /// With --scale: only the table size --size names, not every size up to it.
+    #[arg(long)]
+    one_size: bool,
     /// Only write the Paimon tables the run would read into the cache (`~/.cache/pms/bench-tables`),
     /// e.g. while another run measures.
     #[arg(long)]
@@ -90,6 +96,10 @@ struct Args {
     /// flink, changes, freshness, lookup-freshness. The raw limits are always measured.
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<Group>,
+    /// Also draw where the worker's time goes at the defaults (its full read and its update
+    /// snapshot, each in a run of its own under `perf`) as flame graphs in this directory.
+    #[arg(long)]
+    flame: Option<PathBuf>,
     /// Where the markdown report and the CSV go.
     #[arg(long, default_value = "bench/results")]
     out: PathBuf,
@@ -132,10 +142,10 @@ async fn main() {
     let rows = args.size.rows();
     if args.scale {
         let work = tempfile::tempdir().unwrap();
-        let sizes: Vec<i64> = [Size::Quick, Size::Full, Size::Huge]
+        let sizes: Vec<i64> = [Size::Quick, Size::Full, Size::Huge, Size::Giant]
             .iter()
             .map(|s| s.rows())
-            .filter(|&r| r <= rows)
+            .filter(|&r| r == rows || (r < rows && !args.one_size))
             .collect();
         let grid = scale::grid(&sizes);
         if args.prepare {
@@ -174,7 +184,16 @@ async fn main() {
     }
     let wanted = |g: Group| args.only.is_empty() || args.only.contains(&g);
     let ratio = if wanted(Group::FullRead) {
-        scenarios::full_reads(&t1, rows, args.smoke, dir, &limits, &mut results).await
+        scenarios::full_reads(
+            &t1,
+            rows,
+            args.smoke,
+            dir,
+            &limits,
+            args.flame.as_deref(),
+            &mut results,
+        )
+        .await
     } else {
         0.0
     };
@@ -212,7 +231,8 @@ async fn main() {
     }
     let mut fresh = None;
     if wanted(Group::Changes) || wanted(Group::Freshness) {
-        let (db, synced) = scenarios::changes(&t1, rows, dir, &limits, &mut results).await;
+        let (db, synced) =
+            scenarios::changes(&t1, rows, dir, &limits, args.flame.as_deref(), &mut results).await;
         // Freshness: from a Paimon commit to its row being visible in MySQL, at a steady commit rate.
         if wanted(Group::Freshness) {
             fresh = Some(freshness::measure(&t1, &db, &synced, dir, rows).await);

@@ -43,7 +43,7 @@ pub use flush_policy::{Clock, FlushPolicy, FlushReason, SystemClock};
 use full_read::FullRead;
 use history::History;
 use start::Start;
-use writer::Writer;
+use writer::{Overlap, Writer};
 
 /// How a run ended.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +100,8 @@ struct Pipeline {
     read_to: Option<ReadPoint>,
     /// The read point of the last flush handed to the writer (committed or not yet).
     sent_to_writer: Option<ReadPoint>,
+    /// Where that flush began (the read point of the one before it).
+    sent_from: Option<ReadPoint>,
     latest: i64,
     /// The last snapshot the freshness metrics were told is visible.
     visible_snapshot: i64,
@@ -290,6 +292,7 @@ async fn run_with_one_schema(
         rescaled_from: resumed.as_ref().and_then(|c| c.rescaled_from),
         read_to: resumed_point,
         sent_to_writer: resumed_point,
+        sent_from: None,
         latest: 0,
         visible_snapshot: 0,
         cut: Cut::default(),
@@ -524,6 +527,7 @@ impl Pipeline {
                 if let Some(point) = self.read_to {
                     self.writer.mark_committed(point);
                 }
+                self.sent_from = self.sent_to_writer;
                 self.sent_to_writer = self.read_to;
             }
             return Ok(());
@@ -540,16 +544,38 @@ impl Pipeline {
             mode: self.write_mode,
             progress_row,
         };
-        // One row per key in a full read: its flushes may overlap (without a progress row,
-        // whose update each transaction conditions on the one before).
-        let disjoint = self.buffer.unique_keys()
-            && matches!(self.read_to, Some(ReadPoint::FullRead { .. }))
-            && request.progress_row.is_none();
+        let overlap = self.overlap(&request);
         self.writer
-            .send(request, self.read_to, reason, disjoint)
+            .send(request, self.read_to, reason, overlap)
             .await?;
+        self.sent_from = self.sent_to_writer;
         self.sent_to_writer = self.read_to;
         Ok(())
+    }
+
+    /// Whether this flush may be written beside the ones in flight. Never with a progress row
+    /// (each transaction's update is conditioned on the one before). A full read that holds one
+    /// row per key: yes. Changes: only of one snapshot, the one the flush before also lies in, in
+    /// batch visibility (a reader sees a state within that snapshot, as a part of it shows
+    /// already), where only the key is unique (another unique key's values move between keys),
+    /// and keys stay in their partition (a key's rows in two partitions hash apart).
+    fn overlap(&self, request: &WriteRequest) -> Overlap {
+        if request.progress_row.is_some() {
+            return Overlap::None;
+        }
+        if self.buffer.unique_keys() && matches!(self.read_to, Some(ReadPoint::FullRead { .. })) {
+            return Overlap::Disjoint;
+        }
+        let keyed_changes = self.policy.allows_bulk()
+            && !self.cfg.spec.sink.allow_extra_unique_keys
+            && self.layout.delete_qualifiers.is_empty();
+        match (
+            one_snapshot(self.sent_to_writer, self.read_to),
+            one_snapshot(self.sent_from, self.sent_to_writer),
+        ) {
+            (Some(s), Some(before)) if keyed_changes && s == before => Overlap::WithinSnapshot(s),
+            _ => Overlap::None,
+        }
     }
 
     fn checkpoint_at(&self, point: ReadPoint) -> Checkpoint {
@@ -710,5 +736,69 @@ impl Pipeline {
         pms_runtime::liveness::beat();
         let wait = self.pace.wait(Instant::now());
         let _ = tokio::time::timeout(wait, self.stop.changed()).await;
+    }
+}
+
+/// The snapshot whose changes between `from` and `to` are all of (none when they span two,
+/// or either is not a point in the changes).
+fn one_snapshot(from: Option<ReadPoint>, to: Option<ReadPoint>) -> Option<i64> {
+    match (from?, to?) {
+        (
+            ReadPoint::Changes {
+                next_snapshot: a, ..
+            },
+            ReadPoint::Changes {
+                next_snapshot: b,
+                at,
+            },
+        ) if b == a || (b == a + 1 && at.is_start()) => Some(a),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use pms_crds::contract::Position;
+
+    use super::*;
+
+    fn at(snapshot: i64, position: Position) -> Option<ReadPoint> {
+        Some(ReadPoint::Changes {
+            next_snapshot: snapshot,
+            at: position,
+        })
+    }
+
+    #[test]
+    fn a_flush_lies_in_one_snapshot_only_between_two_points_of_it() {
+        let start = Position::START;
+        let mid = Position {
+            split: 3,
+            row: 7,
+            plan: None,
+        };
+        assert_eq!(one_snapshot(at(5, start), at(5, mid)), Some(5));
+        assert_eq!(
+            one_snapshot(at(5, mid), at(6, start)),
+            Some(5),
+            "to its end"
+        );
+        assert_eq!(
+            one_snapshot(at(5, start), at(6, start)),
+            Some(5),
+            "all of it"
+        );
+        assert_eq!(one_snapshot(at(5, mid), at(6, mid)), None, "into the next");
+        assert_eq!(
+            one_snapshot(at(4, mid), at(6, start)),
+            None,
+            "two snapshots"
+        );
+        assert_eq!(one_snapshot(None, at(5, mid)), None);
+        let full_read = Some(ReadPoint::FullRead {
+            snapshot_id: 5,
+            at: Some(mid),
+        });
+        assert_eq!(one_snapshot(full_read, at(5, mid)), None);
     }
 }

@@ -116,13 +116,15 @@ fn opts(m: &MysqlTarget, transport: &Transport, read_committed: bool, max: usize
         // server's or none, and a socket is never encrypted. The URL's address is the server.
         .prefer_socket(false)
         .ssl_opts(ssl)
-        // `setup`, not `init`: the pool resets a connection (COM_RESET_CONNECTION) each time
-        // it comes back, which restores the server's global settings; `setup` runs again after
-        // every reset, `init` only once per connection.
+        // Run on each new connection. The pool doesn't reset a connection each time it comes
+        // back (COM_RESET_CONNECTION, then these settings again, and every statement prepared
+        // again: five round trips per flush): nothing here changes a session's state beyond
+        // these settings, and the driver rolls back a transaction left open.
         .setup(setup)
         .pool_opts(
             PoolOpts::default()
-                .with_constraints(PoolConstraints::new(1, max.max(1)).unwrap_or_default()),
+                .with_constraints(PoolConstraints::new(1, max.max(1)).unwrap_or_default())
+                .with_reset_connection(false),
         );
     opts.into()
 }

@@ -129,17 +129,22 @@ impl MysqlSink {
         conn.set_infile_handler(async move { Ok(futures::stream::iter(pieces).boxed()) });
         // LOCAL turns data errors into warnings even in strict mode: the load runs in a
         // transaction that any warning rolls back, and the upserts (strict) then name the row.
+        // The driver's transaction: one that ends in an error rolls back before the pool hands
+        // its connection out again.
         let failed = |e| Failure::new("bulk load", e);
-        conn.query_drop("START TRANSACTION").await.map_err(failed)?;
-        conn.query_drop(self.statements.load_data())
+        let mut tx = conn
+            .start_transaction(TxOpts::default())
             .await
             .map_err(failed)?;
-        if conn.get_warnings() > 0 {
-            let first: Option<(String, u32, String)> = conn
+        tx.query_drop(self.statements.load_data())
+            .await
+            .map_err(failed)?;
+        if tx.get_warnings() > 0 {
+            let first: Option<(String, u32, String)> = tx
                 .query_first("SHOW WARNINGS LIMIT 1")
                 .await
                 .map_err(failed)?;
-            conn.query_drop("ROLLBACK").await.map_err(failed)?;
+            tx.rollback().await.map_err(failed)?;
             let (_, code, message) = first.unwrap_or_default();
             return Err(failed(mysql_async::Error::Server(
                 mysql_async::ServerError {
@@ -151,11 +156,8 @@ impl MysqlSink {
                 },
             )));
         }
-        if let Err(fenced) = self.check_slot(&mut conn).await {
-            conn.query_drop("ROLLBACK").await.map_err(failed)?;
-            return Err(fenced);
-        }
-        conn.query_drop("COMMIT").await.map_err(failed)
+        self.check_slot(&mut tx).await?;
+        tx.commit().await.map_err(failed)
     }
 
     /// Runs statements of up to `sink.maxRowsPerStatement` rows and about `max_statement_bytes`

@@ -75,6 +75,7 @@ pub(super) async fn write(repair: &Repair<'_>, cfg: &WorkerConfig, fixes: Batch)
             upserts: upserts.drain(..take_upserts).collect(),
             upsert_snapshots: upsert_snapshots.drain(..take_upserts).collect(),
             input_records: (take_deletes + take_upserts) as u64,
+            key_hashes: Vec::new(),
         };
         repair
             .sink
