@@ -5,7 +5,7 @@ export CARGO_TARGET_DIR ?= $(HOME)/.cache/pms/target
 # debug build is only slightly slower without them.
 export CARGO_INCREMENTAL ?= 0
 
-.PHONY: demo test test-deps hdfs-jar flink-peer docs mdbook krew bench bench-scale bench-cut footprint api-load soak unit fixtures k8s-tools s3-server images prometheus-tools mysql8-server manifests build release bench-bin crds check clean
+.PHONY: demo test test-deps hdfs-jar flink-peer docs mdbook krew bench bench-scale bench-shapes bench-cut footprint api-load soak unit fixtures k8s-tools s3-server images prometheus-tools mysql8-server manifests build release bench-bin crds check clean
 
 ## Sync the bundled sample Paimon table into a throw-away local MariaDB (standalone worker). Builds
 ## only pms-worker, unoptimised (the demo profile: minutes from a fresh clone, where the release build
@@ -46,7 +46,9 @@ api-load: build k8s-tools
 ## Benchmarks against the raw MariaDB limits (BENCH_SIZE=quick|full|huge: 200k, 2M, 10M rows).
 BENCH_SIZE ?= full
 bench: bench-bin fixtures
-	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --size $(BENCH_SIZE)
+	command -v perf >/dev/null || { echo "make bench draws flame graphs with perf: install Debian's linux-perf" >&2; exit 1; }
+	command -v inferno-flamegraph >/dev/null || cargo install inferno --locked
+	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --size $(BENCH_SIZE) --flame docs/images
 	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --isolation
 	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --memory
 	python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q matplotlib
@@ -57,6 +59,13 @@ bench-scale: bench-bin fixtures
 	scripts/with-mariadb.sh $(CARGO_TARGET_DIR)/release/bench --scale --size $(BENCH_SIZE)
 	python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q matplotlib
 	python3 bench/plot_scale.py $$(ls -t bench/results/*-scale.csv | head -1)
+
+## The defaults by table shape (1/4/16 buckets, changelog producer none/input/lookup, 4 vs 30
+## columns) and beside a busy core, plotted.
+bench-shapes: bench-bin fixtures
+	scripts/with-mariadb.sh scripts/with-paimon-java.sh $(CARGO_TARGET_DIR)/release/bench --shapes
+	python3 -c "import matplotlib" 2>/dev/null || python3 -m pip install -q matplotlib
+	python3 bench/plot_shapes.py $$(ls -t bench/results/*-shapes.csv | head -1)
 
 ## Savepoint latency and rescale time on a 2M-row table with changes flowing (PMS_CUT_ROWS=…).
 bench-cut: build fixtures k8s-tools

@@ -11,6 +11,7 @@ pub mod report;
 pub mod run;
 pub mod scale;
 pub mod scenarios;
+pub mod shapes;
 pub mod wide;
 
 use std::time::Duration;
@@ -70,14 +71,23 @@ impl Shape {
     /// `changelog-producer=input`. Written once per shape, size and bucket count into
     /// `~/.cache/pms/bench-tables` (2M rows take minutes), then copied.
     pub fn table(self, rows: i64, buckets: u32) -> Table {
-        let options = json!({"bucket": buckets.to_string(), "changelog-producer": "input"});
+        self.table_with(rows, buckets, "input")
+    }
+
+    /// [`Self::table`] with another `changelog-producer` (`none`, `input`, `lookup`).
+    pub fn table_with(self, rows: i64, buckets: u32, producer: &str) -> Table {
+        let options = json!({"bucket": buckets.to_string(), "changelog-producer": producer});
         let (t, name) = match self {
             Shape::Orders => (orders_table(options, false), "orders"),
             Shape::Wide => (wide::table(options), "wide"),
         };
+        let producer_part = match producer {
+            "input" => String::new(),
+            other => format!("-{other}"),
+        };
         let cache = crate::cache_dir()
             .join("bench-tables")
-            .join(format!("{name}-{rows}-{buckets}-v1"));
+            .join(format!("{name}-{rows}-{buckets}{producer_part}-v1"));
         if cache.join("db.db").exists() {
             t.load_warehouse(&cache);
             return t;

@@ -26,33 +26,44 @@ pub async fn measure(
     dir: &Path,
     results: &mut Vec<Measurement>,
 ) -> Limits {
+    measure_as(port, rows, smoke, dir, "", results).await
+}
+
+/// [`measure`], each result's name followed by `label` (the conditions it was measured under).
+pub async fn measure_labelled(
+    port: u16,
+    rows: i64,
+    dir: &Path,
+    label: &str,
+    results: &mut Vec<Measurement>,
+) -> Limits {
+    measure_as(port, rows, false, dir, label, results).await
+}
+
+async fn measure_as(
+    port: u16,
+    rows: i64,
+    smoke: bool,
+    dir: &Path,
+    label: &str,
+    results: &mut Vec<Measurement>,
+) -> Limits {
     let raw_db = TestDb::new("bench_raw").await;
     raw_db.exec(ORDERS_DDL).await;
     let mut load_rps = None;
+    let mut push = |name: &str, d: Duration| {
+        results.push(Measurement::raw(&format!("{name}{label}"), rows as u64, d));
+        rows as f64 / d.as_secs_f64()
+    };
     if !smoke {
         let d = load_data(port, &raw_db.name, "orders", rows, dir);
-        results.push(Measurement::raw(
-            "LOAD DATA LOCAL INFILE into an empty table",
-            rows as u64,
-            d,
-        ));
-        load_rps = Some(rows as f64 / d.as_secs_f64());
+        load_rps = Some(push("LOAD DATA LOCAL INFILE into an empty table", d));
         raw_db.exec("TRUNCATE TABLE orders").await;
     }
     let d = multi_row_upsert(port, &raw_db.name, "orders", rows, 0, dir);
-    results.push(Measurement::raw(
-        "multi-row ODKU, 1000 rows/statement, insert",
-        rows as u64,
-        d,
-    ));
-    let odku_insert_rps = rows as f64 / d.as_secs_f64();
+    let odku_insert_rps = push("multi-row ODKU, 1000 rows/statement, insert", d);
     let d = multi_row_upsert(port, &raw_db.name, "orders", rows, 1, dir);
-    results.push(Measurement::raw(
-        "multi-row ODKU, 1000 rows/statement, update",
-        rows as u64,
-        d,
-    ));
-    let odku_update_rps = rows as f64 / d.as_secs_f64();
+    let odku_update_rps = push("multi-row ODKU, 1000 rows/statement, update", d);
     Limits {
         load_rps,
         odku_insert_rps,

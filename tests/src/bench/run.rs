@@ -224,12 +224,16 @@ pub fn profile(config: &Path, svg: &Path, title: &str) {
         status.success(),
         "perf record of the worker failed: {status}"
     );
+    let folded = config.with_extension("folded");
     let script = Command::new("sh")
         .arg("-c")
         .arg(
-            "perf script -i \"$1\" 2>/dev/null | inferno-collapse-perf | inferno-flamegraph --minwidth 0.2 --title \"$2\" > \"$3\"",
+            "perf script -i \"$1\" 2>/dev/null | inferno-collapse-perf > \"$2\" \
+             && inferno-flamegraph --minwidth 0.2 --title \"$3\" < \"$2\" > \"$4\"",
         )
-        .args(["flame", data.to_str().expect("a UTF-8 path"), title])
+        .args(["flame", data.to_str().expect("a UTF-8 path")])
+        .arg(&folded)
+        .arg(title)
         .arg(svg)
         .status()
         .expect("sh");
@@ -238,8 +242,36 @@ pub fn profile(config: &Path, svg: &Path, title: &str) {
         "drawing {} failed: inferno-collapse-perf and inferno-flamegraph come with `cargo install inferno`",
         svg.display()
     );
+    let stacks = std::fs::read_to_string(&folded).unwrap_or_default();
+    eprintln!(
+        "bench: {title}: where the samples were (self time)\n{}",
+        top_frames(&stacks, 15)
+    );
     let _ = std::fs::remove_file(&data);
     eprintln!("bench: wrote {}", svg.display());
+}
+
+/// The `n` functions most samples of inferno's folded `stacks` were in, with their share.
+fn top_frames(stacks: &str, n: usize) -> String {
+    let mut by_frame: std::collections::HashMap<&str, u64> = Default::default();
+    let mut total = 0;
+    for line in stacks.lines() {
+        let Some((stack, count)) = line.rsplit_once(' ') else {
+            continue;
+        };
+        let count: u64 = count.parse().unwrap_or(0);
+        let frame = stack.rsplit(';').next().unwrap_or(stack);
+        *by_frame.entry(frame).or_default() += count;
+        total += count;
+    }
+    let mut frames: Vec<_> = by_frame.into_iter().collect();
+    frames.sort_by_key(|f| std::cmp::Reverse(f.1));
+    frames
+        .iter()
+        .take(n)
+        .map(|(f, c)| format!("  {:5.1}%  {f}", 100.0 * *c as f64 / total.max(1) as f64))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //!   bench --recovery --size S        verify and rebuild only (with LOAD DATA for comparison)
 //!   bench --memory [--keys N]        peak memory of a 5M-key overwrite and verify --live
 //!   bench --scale --size S           the full read by size, buckets, slots and row width
+//!   bench --shapes                   the defaults by buckets, changelog producer, row width, busy core
 //!   bench --only full-read,changes   some groups only (quicker, while tuning)
 //!   bench --prepare [--scale]        only write the tables those runs read into the cache
 //!
@@ -18,7 +19,7 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use pms_tests::bench::{
-    freshness, isolation, memory, orders, raw, report, scale, scenarios, Measurement,
+    freshness, isolation, memory, orders, raw, report, scale, scenarios, shapes, Measurement,
 };
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -85,6 +86,10 @@ struct Args {
     /// (1, 4, 16), slots (1, 2, 4) and row width (4 or 30 columns), into `<date>-scale.{md,csv}`.
     #[arg(long)]
     scale: bool,
+    /// Only the shapes: a full read and an update snapshot at the defaults, by buckets (1, 4,
+    /// 16), changelog producer (none, input, lookup) and row width, and with a core kept busy.
+    #[arg(long)]
+    shapes: bool,
     /// With --scale: only the table size --size names, not every size up to it.
     #[arg(long)]
     one_size: bool,
@@ -137,6 +142,25 @@ async fn main() {
             &results,
         );
         write_report(&args.out, "memory", &md, &report::csv(&results));
+        return;
+    }
+    if args.shapes && args.prepare {
+        shapes::prepare();
+        return;
+    }
+    if args.shapes {
+        let work = tempfile::tempdir().unwrap();
+        let port = pms_tests::mysql::server_port();
+        let mut results = Vec::new();
+        shapes::measure(port, work.path(), &mut results).await;
+        let mut context = report::context(port, shapes::ORDERS_ROWS, None);
+        context.push(shapes::CONDITIONS.into());
+        let md = report::markdown(
+            "pms-worker on several table shapes, at the defaults",
+            &context,
+            &results,
+        );
+        write_report(&args.out, "shapes", &md, &report::csv(&results));
         return;
     }
     let rows = args.size.rows();
