@@ -100,8 +100,6 @@ struct Pipeline {
     read_to: Option<ReadPoint>,
     /// The read point of the last flush handed to the writer (committed or not yet).
     sent_to_writer: Option<ReadPoint>,
-    /// Where that flush began (the read point of the one before it).
-    sent_from: Option<ReadPoint>,
     latest: i64,
     /// The last snapshot the freshness metrics were told is visible.
     visible_snapshot: i64,
@@ -292,7 +290,6 @@ async fn run_with_one_schema(
         rescaled_from: resumed.as_ref().and_then(|c| c.rescaled_from),
         read_to: resumed_point,
         sent_to_writer: resumed_point,
-        sent_from: None,
         latest: 0,
         visible_snapshot: 0,
         cut: Cut::default(),
@@ -527,7 +524,6 @@ impl Pipeline {
                 if let Some(point) = self.read_to {
                     self.writer.mark_committed(point);
                 }
-                self.sent_from = self.sent_to_writer;
                 self.sent_to_writer = self.read_to;
             }
             return Ok(());
@@ -548,17 +544,16 @@ impl Pipeline {
         self.writer
             .send(request, self.read_to, reason, overlap)
             .await?;
-        self.sent_from = self.sent_to_writer;
         self.sent_to_writer = self.read_to;
         Ok(())
     }
 
     /// Whether this flush may be written beside the ones in flight. Never with a progress row
     /// (each transaction's update is conditioned on the one before). A full read that holds one
-    /// row per key: yes. Changes: only of one snapshot, the one the flush before also lies in, in
-    /// batch visibility (a reader sees a state within that snapshot, as a part of it shows
-    /// already), where only the key is unique (another unique key's values move between keys),
-    /// and keys stay in their partition (a key's rows in two partitions hash apart).
+    /// row per key: yes. Changes: only those of one snapshot, beside others of the same snapshot
+    /// (the writer checks), in batch visibility (a reader sees a state within that snapshot, as a
+    /// part of it shows already), where only the key is unique (another unique key's values move
+    /// between keys), and keys stay in their partition (a key's rows in two partitions hash apart).
     fn overlap(&self, request: &WriteRequest) -> Overlap {
         if request.progress_row.is_some() {
             return Overlap::None;
@@ -569,11 +564,8 @@ impl Pipeline {
         let keyed_changes = self.policy.allows_bulk()
             && !self.cfg.spec.sink.allow_extra_unique_keys
             && self.layout.delete_qualifiers.is_empty();
-        match (
-            one_snapshot(self.sent_to_writer, self.read_to),
-            one_snapshot(self.sent_from, self.sent_to_writer),
-        ) {
-            (Some(s), Some(before)) if keyed_changes && s == before => Overlap::WithinSnapshot(s),
+        match one_snapshot(self.sent_to_writer, self.read_to) {
+            Some(s) if keyed_changes => Overlap::WithinSnapshot(s),
             _ => Overlap::None,
         }
     }
