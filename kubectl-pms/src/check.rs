@@ -28,10 +28,8 @@ pub async fn check(ctx: &Ctx, sync: &str, timeout: Duration) -> Result<String> {
     ctx.existing_sync(sync).await?;
     let slot0 = deployment_name(sync, 0);
     let deployment = ctx
-        .api::<Deployment>()
-        .get_opt(&slot0)
-        .await
-        .map_err(|source| api(format!("get Deployment {}/{slot0}", ctx.ns), source))?
+        .get_opt::<Deployment>(&slot0)
+        .await?
         .ok_or_else(|| {
             Error::NotFound(format!(
                 "no Deployment {slot0} yet: the check runs with slot 0's pod, which the operator has not made \

@@ -122,11 +122,22 @@ impl Ctx {
         Api::namespaced(self.client.clone(), &self.ns)
     }
 
-    pub async fn sync(&self, name: &str) -> Result<Option<PaimonMysqlSync>> {
-        self.api::<PaimonMysqlSync>()
+    /// The object `name` of kind `K` in this namespace, if there is one.
+    pub async fn get_opt<K>(&self, name: &str) -> Result<Option<K>>
+    where
+        K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+    {
+        self.api::<K>()
             .get_opt(name)
             .await
-            .map_err(|source| api(format!("get PaimonMysqlSync {}/{name}", self.ns), source))
+            .map_err(|source| api(format!("get {} {}/{name}", K::kind(&()), self.ns), source))
+    }
+
+    pub async fn sync(&self, name: &str) -> Result<Option<PaimonMysqlSync>> {
+        self.get_opt(name).await
     }
 
     /// The sync or database sync `name` (a sync first), or an error that says there is neither.
@@ -134,15 +145,8 @@ impl Ctx {
         if let Some(pms) = self.sync(name).await? {
             return Ok(Target::Sync(Box::new(pms)));
         }
-        self.api::<PaimonMysqlDatabaseSync>()
-            .get_opt(name)
-            .await
-            .map_err(|source| {
-                api(
-                    format!("get PaimonMysqlDatabaseSync {}/{name}", self.ns),
-                    source,
-                )
-            })?
+        self.get_opt::<PaimonMysqlDatabaseSync>(name)
+            .await?
             .map(|pmds| Target::Database(Box::new(pmds)))
             .ok_or_else(|| {
                 Error::NotFound(format!(
@@ -315,16 +319,7 @@ pub async fn verify(ctx: &Ctx, sync: &str) -> Result<String> {
 }
 
 pub async fn restore(ctx: &Ctx, sync: &str, savepoint: &str, yes: bool) -> Result<String> {
-    let found = ctx
-        .api::<PaimonMysqlSyncSavepoint>()
-        .get_opt(savepoint)
-        .await
-        .map_err(|source| {
-            api(
-                format!("get PaimonMysqlSyncSavepoint {}/{savepoint}", ctx.ns),
-                source,
-            )
-        })?;
+    let found = ctx.get_opt::<PaimonMysqlSyncSavepoint>(savepoint).await?;
     let Some(sp) = found else {
         return Err(Error::NotFound(format!(
             "no PaimonMysqlSyncSavepoint {savepoint} in namespace {} (kubectl get pmssp -n {})",
